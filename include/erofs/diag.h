@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Diagnostics: every message carries the program name, and callers name the
+ * path or inode and the reason.  Verbosity lives in the caller's context; these
+ * functions only format and print.
+ */
+#ifndef EROFS_DIAG_H
+#define EROFS_DIAG_H
+
+#include <stdarg.h>
+
+#define EROFS_PRINTF(a, b) __attribute__((format(printf, a, b)))
+
+void erofs_err(const char *fmt, ...) EROFS_PRINTF(1, 2);
+void erofs_warn(const char *fmt, ...) EROFS_PRINTF(1, 2);
+void erofs_note(const char *fmt, ...) EROFS_PRINTF(1, 2);
+
+#endif

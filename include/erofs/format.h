@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * EROFS on-disk format: constants and decoded (host-order) records.
+ *
+ * Written for erofs-forge from Documentation/filesystems/erofs.rst and the
+ * layout described by fs/erofs/erofs_fs.h of Linux 6.1.  Nothing here is a
+ * raw overlay of disk bytes: every record is encoded and decoded field by
+ * field through the little-endian helpers of ondisk.c, so host struct
+ * padding and byte order never reach an image.
+ */
+#ifndef EROFS_FORMAT_H
+#define EROFS_FORMAT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define EROFS_MAGIC			0xE0F5E1E2u
+#define EROFS_SUPER_OFFSET		1024u
+#define EROFS_SUPER_SIZE		128u	/* sb_extslots == 0 */
+#define EROFS_MIN_BLKSZBITS		9u
+#define EROFS_MAX_BLKSZBITS		12u	/* PAGE_SHIFT on x86-64 */
+#define EROFS_NAME_LEN			255u
+#define EROFS_SLOT_BITS			5u	/* inodes live in 32-byte slots */
+#define EROFS_SLOT_SIZE			(1u << EROFS_SLOT_BITS)
+#define EROFS_NULL_ADDR			0xFFFFFFFFu
+#define EROFS_MAX_LABEL_LEN		15u	/* 6.1 wants a NUL in the 16-byte field */
+
+/* compat features: unknown ones are ignored by the kernel */
+#define EROFS_COMPAT_SB_CHKSUM		0x00000001u
+#define EROFS_COMPAT_MTIME		0x00000002u
+
+/* incompat features: a 6.1 kernel refuses any bit outside this set */
+#define EROFS_INCOMPAT_ZERO_PADDING	0x00000001u
+#define EROFS_INCOMPAT_COMPR_CFGS	0x00000002u	/* same bit: BIG_PCLUSTER */
+#define EROFS_INCOMPAT_CHUNKED_FILE	0x00000004u
+#define EROFS_INCOMPAT_DEVICE_TABLE	0x00000008u	/* same bit: COMPR_HEAD2 */
+#define EROFS_INCOMPAT_ZTAILPACKING	0x00000010u
+#define EROFS_INCOMPAT_FRAGMENTS	0x00000020u	/* same bit: DEDUPE */
+#define EROFS_INCOMPAT_LINUX_6_1	0x0000003Fu
+
+/* i_format: bit 0 version, bits 1..3 data layout; 6.1 rejects higher bits */
+#define EROFS_I_VERSION_MASK		0x0001u
+#define EROFS_I_LAYOUT_SHIFT		1u
+#define EROFS_I_LAYOUT_MASK		0x0007u
+#define EROFS_I_FORMAT_KNOWN		0x000Fu
+
+enum erofs_inode_version {
+	EROFS_INODE_COMPACT = 0,	/* 32 bytes */
+	EROFS_INODE_EXTENDED = 1,	/* 64 bytes */
+};
+
+#define EROFS_COMPACT_INODE_SIZE	32u
+#define EROFS_EXTENDED_INODE_SIZE	64u
+
+enum erofs_data_layout {
+	EROFS_LAYOUT_FLAT_PLAIN = 0,
+	EROFS_LAYOUT_COMPRESSED_FULL = 1,
+	EROFS_LAYOUT_FLAT_INLINE = 2,
+	EROFS_LAYOUT_COMPRESSED_COMPACT = 3,
+	EROFS_LAYOUT_CHUNK_BASED = 4,
+};
+
+/* directory entry file types (the kernel's FT_* numbering) */
+enum erofs_file_type {
+	EROFS_FT_UNKNOWN = 0,
+	EROFS_FT_REG_FILE = 1,
+	EROFS_FT_DIR = 2,
+	EROFS_FT_CHRDEV = 3,
+	EROFS_FT_BLKDEV = 4,
+	EROFS_FT_FIFO = 5,
+	EROFS_FT_SOCK = 6,
+	EROFS_FT_SYMLINK = 7,
+	EROFS_FT_MAX = 8,
+};
+
+#define EROFS_DIRENT_SIZE		12u
+
+/* xattrs */
+#define EROFS_XATTR_IBODY_HEADER_SIZE	12u
+#define EROFS_XATTR_ENTRY_HEADER_SIZE	4u
+#define EROFS_XATTR_ALIGN		4u
+#define EROFS_XATTR_MAX_SHARED		255u	/* h_shared_count is a u8 */
+#define EROFS_XATTR_MAX_VALUE		65535u	/* e_value_size is a u16 */
+
+enum erofs_xattr_index {
+	EROFS_XATTR_INDEX_NONE = 0,	/* full name stored, hidden from the kernel */
+	EROFS_XATTR_INDEX_USER = 1,
+	EROFS_XATTR_INDEX_POSIX_ACL_ACCESS = 2,
+	EROFS_XATTR_INDEX_POSIX_ACL_DEFAULT = 3,
+	EROFS_XATTR_INDEX_TRUSTED = 4,
+	EROFS_XATTR_INDEX_LUSTRE = 5,
+	EROFS_XATTR_INDEX_SECURITY = 6,
+};
+
+/* The superblock, decoded. Fields beyond 6.1's 128 bytes are not modelled. */
+struct erofs_super {
+	uint32_t magic;
+	uint32_t checksum;
+	uint32_t feature_compat;
+	uint8_t blkszbits;
+	uint8_t sb_extslots;
+	uint16_t root_nid;
+	uint64_t inos;
+	uint64_t build_time;
+	uint32_t build_time_nsec;
+	uint32_t blocks;
+	uint32_t meta_blkaddr;
+	uint32_t xattr_blkaddr;
+	uint8_t uuid[16];
+	uint8_t volume_name[16];
+	uint32_t feature_incompat;
+	uint16_t u1;		/* available_compr_algs or lz4_max_distance */
+	uint16_t extra_devices;
+	uint16_t devt_slotoff;
+	uint8_t dirblkbits;
+	uint64_t packed_nid;
+};
+
+/* Offsets inside the 128-byte superblock that code other than the codec needs. */
+#define EROFS_SB_CHECKSUM_OFFSET	4u
+
+/* An inode core, decoded; the same record serves compact and extended forms. */
+struct erofs_dinode {
+	uint16_t format;		/* raw i_format */
+	uint16_t xattr_icount;
+	uint16_t mode;
+	uint64_t size;
+	uint32_t u;			/* raw_blkaddr, rdev, compressed_blocks, chunk format */
+	uint32_t ino;
+	uint32_t uid;
+	uint32_t gid;
+	int64_t mtime;			/* extended only */
+	uint32_t mtime_nsec;		/* extended only */
+	uint32_t nlink;
+};
+
+struct erofs_dirent {
+	uint64_t nid;
+	uint16_t nameoff;
+	uint8_t file_type;
+};
+
+struct erofs_xattr_entry {
+	uint8_t name_len;
+	uint8_t name_index;
+	uint16_t value_size;
+};
+
+static inline unsigned int erofs_inode_version(uint16_t format)
+{
+	return format & EROFS_I_VERSION_MASK;
+}
+
+static inline unsigned int erofs_inode_layout(uint16_t format)
+{
+	return (format >> EROFS_I_LAYOUT_SHIFT) & EROFS_I_LAYOUT_MASK;
+}
+
+static inline uint16_t erofs_inode_format(unsigned int version, unsigned int layout)
+{
+	return (uint16_t)(version | (layout << EROFS_I_LAYOUT_SHIFT));
+}
+
+static inline unsigned int erofs_inode_core_size(unsigned int version)
+{
+	return version == EROFS_INODE_EXTENDED ? EROFS_EXTENDED_INODE_SIZE
+					       : EROFS_COMPACT_INODE_SIZE;
+}
+
+/* Size of the inline xattr region for a given i_xattr_icount. */
+static inline unsigned int erofs_xattr_ibody_size(uint16_t icount)
+{
+	return icount ? EROFS_XATTR_IBODY_HEADER_SIZE + 4u * (icount - 1u) : 0;
+}
+
+static inline unsigned int erofs_xattr_entry_size(unsigned int name_len,
+						  unsigned int value_size)
+{
+	unsigned int raw = EROFS_XATTR_ENTRY_HEADER_SIZE + name_len + value_size;
+
+	return (raw + EROFS_XATTR_ALIGN - 1) & ~(EROFS_XATTR_ALIGN - 1);
+}
+
+/* rdev as the kernel's new_decode_dev() expects it */
+static inline uint32_t erofs_encode_rdev(uint32_t major, uint32_t minor)
+{
+	return (minor & 0xffu) | (major << 8) | ((minor & ~0xffu) << 12);
+}
+
+static inline void erofs_decode_rdev(uint32_t rdev, uint32_t *major, uint32_t *minor)
+{
+	*major = (rdev & 0xfff00u) >> 8;
+	*minor = (rdev & 0xffu) | ((rdev >> 12) & 0xfff00u);
+}
+
+#endif

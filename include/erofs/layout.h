@@ -1,0 +1,4 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef EROFS_LAYOUT_H
+#define EROFS_LAYOUT_H
+#endif

@@ -1,0 +1,4 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef EROFS_TREE_H
+#define EROFS_TREE_H
+#endif

@@ -1,0 +1,4 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef EROFS_WRITER_H
+#define EROFS_WRITER_H
+#endif

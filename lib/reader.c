@@ -1,0 +1,3 @@
+// SPDX-License-Identifier: MIT
+/* placeholder until written */
+#include "erofs/reader.h"
