@@ -1,3 +1,223 @@
 // SPDX-License-Identifier: MIT
-/* placeholder until written */
+/* Image output: temporary file, atomic rename, buffered sequential writes. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "erofs/diag.h"
 #include "erofs/io.h"
+
+int erofs_image_create(struct erofs_image_file *img, const char *final_path)
+{
+	size_t len = strlen(final_path);
+
+	img->final_path = final_path;
+	img->tmp_path = malloc(len + sizeof(".tmp-XXXXXX"));
+	if (!img->tmp_path)
+		return -ENOMEM;
+	memcpy(img->tmp_path, final_path, len);
+	memcpy(img->tmp_path + len, ".tmp-XXXXXX", sizeof(".tmp-XXXXXX"));
+	img->fd = mkostemp(img->tmp_path, O_CLOEXEC);
+	if (img->fd < 0) {
+		int err = errno;
+
+		erofs_err("%s: cannot create the image: %s", final_path, strerror(err));
+		free(img->tmp_path);
+		img->tmp_path = NULL;
+		return -err;
+	}
+	/* mkostemp makes 0600; an image is as readable as any new file */
+	{
+		mode_t mask = umask(0);
+
+		umask(mask);
+		if (fchmod(img->fd, 0666 & ~mask))
+			erofs_warn("%s: cannot set the image mode: %s", final_path,
+				   strerror(errno));
+	}
+	return 0;
+}
+
+int erofs_image_commit(struct erofs_image_file *img, uint64_t size)
+{
+	int err = 0;
+
+	if (ftruncate(img->fd, (off_t)size))
+		err = errno;
+	if (close(img->fd) && !err)
+		err = errno;
+	img->fd = -1;
+	if (!err && rename(img->tmp_path, img->final_path))
+		err = errno;
+	if (err) {
+		erofs_err("%s: cannot finish the image: %s", img->final_path, strerror(err));
+		erofs_image_abort(img);
+		return -err;
+	}
+	free(img->tmp_path);
+	img->tmp_path = NULL;
+	return 0;
+}
+
+void erofs_image_abort(struct erofs_image_file *img)
+{
+	if (img->fd >= 0)
+		close(img->fd);
+	img->fd = -1;
+	if (img->tmp_path)
+		unlink(img->tmp_path);
+	free(img->tmp_path);
+	img->tmp_path = NULL;
+}
+
+int erofs_pwrite_all(int fd, const void *buf, size_t len, uint64_t pos)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, (off_t)pos);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -ENOSPC;
+		p += n;
+		len -= (size_t)n;
+		pos += (uint64_t)n;
+	}
+	return 0;
+}
+
+int erofs_pread_all(int fd, void *buf, size_t len, uint64_t pos)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = pread(fd, p, len, (off_t)pos);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;
+		p += n;
+		len -= (size_t)n;
+		pos += (uint64_t)n;
+	}
+	return 0;
+}
+
+int erofs_seq_init(struct erofs_seq_writer *w, int fd, const char *display, size_t cap)
+{
+	memset(w, 0, sizeof(*w));
+	w->fd = fd;
+	w->display = display;
+	w->cap = cap;
+	w->buf = malloc(cap);
+	return w->buf ? 0 : -ENOMEM;
+}
+
+static void seq_fail(struct erofs_seq_writer *w, int err)
+{
+	if (!w->error) {
+		w->error = err;
+		erofs_err("%s: write failed: %s", w->display, strerror(-err));
+	}
+}
+
+/* Writes out the buffer and restarts it at pos. */
+static void seq_drain(struct erofs_seq_writer *w, uint64_t pos)
+{
+	if (w->len && !w->error) {
+		int err = erofs_pwrite_all(w->fd, w->buf, w->len, w->buf_pos);
+
+		if (err)
+			seq_fail(w, err);
+	}
+	w->len = 0;
+	w->buf_pos = pos;
+}
+
+uint8_t *erofs_seq_reserve(struct erofs_seq_writer *w, uint64_t pos, size_t len)
+{
+	uint64_t end = w->buf_pos + w->len;
+
+	if (w->error)
+		return NULL;
+	if (pos < end) {
+		seq_fail(w, -EINVAL);	/* the plan went backwards: a bug */
+		return NULL;
+	}
+	/* a gap the buffer cannot hold is left as a hole in the file */
+	if (pos + len - w->buf_pos > w->cap)
+		seq_drain(w, pos);
+	if (len > w->cap) {
+		uint8_t *bigger = realloc(w->buf, len);
+
+		if (!bigger) {
+			seq_fail(w, -ENOMEM);
+			return NULL;
+		}
+		w->buf = bigger;
+		w->cap = len;
+	}
+	end = w->buf_pos + w->len;
+	memset(w->buf + w->len, 0, (size_t)(pos + len - end));
+	w->len = (size_t)(pos + len - w->buf_pos);
+	return w->buf + (pos - w->buf_pos);
+}
+
+void erofs_seq_write(struct erofs_seq_writer *w, uint64_t pos, const void *data, size_t len)
+{
+	uint8_t *dst = erofs_seq_reserve(w, pos, len);
+
+	if (dst)
+		memcpy(dst, data, len);
+}
+
+int erofs_seq_copy(struct erofs_seq_writer *w, uint64_t pos, int src_fd, uint64_t len)
+{
+	uint64_t done = 0;
+
+	while (done < len && !w->error) {
+		size_t chunk = len - done < w->cap ? (size_t)(len - done) : w->cap;
+		uint8_t *dst = erofs_seq_reserve(w, pos + done, chunk);
+		ssize_t n;
+
+		if (!dst)
+			break;
+		n = pread(src_fd, dst, chunk, (off_t)done);
+		if (n < 0) {
+			if (errno == EINTR) {
+				w->len -= chunk;
+				continue;
+			}
+			return -errno;
+		}
+		if ((size_t)n < chunk)
+			return -ENODATA;
+		done += chunk;
+	}
+	return w->error;
+}
+
+int erofs_seq_flush(struct erofs_seq_writer *w)
+{
+	seq_drain(w, w->buf_pos + w->len);
+	return w->error;
+}
+
+void erofs_seq_release(struct erofs_seq_writer *w)
+{
+	free(w->buf);
+	w->buf = NULL;
+}

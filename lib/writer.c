@@ -1,3 +1,251 @@
 // SPDX-License-Identifier: MIT
-/* placeholder until written */
+/*
+ * Writing the image the planner laid out.  One pass over the inodes in plan
+ * order feeds two sequential writers: one for the metadata area (inodes,
+ * xattrs, inline tails), one for the data blocks, so each source file is
+ * opened once.  The superblock and its checksum come last, because the
+ * checksum covers the metadata that shares block 0.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "erofs/diag.h"
+#include "erofs/dir.h"
+#include "erofs/format.h"
+#include "erofs/io.h"
+#include "erofs/ondisk.h"
 #include "erofs/writer.h"
+#include "erofs/xattr.h"
+
+#define WRITE_BUFFER_SIZE (1u << 20)
+
+struct write_ctx {
+	const struct erofs_build_options *opts;
+	const struct erofs_tree *tree;
+	const struct erofs_plan *plan;
+	struct erofs_seq_writer meta, data;
+	uint64_t bytes_done;
+	struct timespec last_progress;
+};
+
+static void report_progress(struct write_ctx *w, uint32_t done, bool final)
+{
+	struct timespec now;
+
+	if (!w->opts->show_progress)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (!final && (now.tv_sec - w->last_progress.tv_sec) * 1000000000L +
+		      (now.tv_nsec - w->last_progress.tv_nsec) < 100000000L)
+		return;
+	w->last_progress = now;
+	fprintf(stderr, "\rwriting: %u/%u inodes, %.1f/%.1f MiB%s", done, w->tree->nr_inodes,
+		w->bytes_done / 1048576.0, w->tree->data_bytes / 1048576.0, final ? "\n" : "");
+}
+
+static uint32_t inode_u_field(const struct erofs_inode *inode)
+{
+	switch (inode->mode & S_IFMT) {
+	case S_IFCHR:
+	case S_IFBLK:
+		return erofs_encode_rdev(inode->rdev_major, inode->rdev_minor);
+	case S_IFIFO:
+	case S_IFSOCK:
+		return 0;
+	default:
+		return inode->blkaddr;
+	}
+}
+
+/* Places the inode core and its xattrs; returns where the inline tail goes. */
+static uint8_t *put_inode(struct write_ctx *w, const struct erofs_inode *inode)
+{
+	const unsigned int core = erofs_inode_core_size(inode->version);
+	struct erofs_dinode di = {
+		.format = erofs_inode_format(inode->version, inode->layout),
+		.xattr_icount = inode->xattr_icount,
+		.mode = inode->mode,
+		.size = inode->size,
+		.u = inode_u_field(inode),
+		.ino = inode->ino,
+		.uid = inode->uid,
+		.gid = inode->gid,
+		.mtime = inode->mtime,
+		.mtime_nsec = inode->mtime_nsec,
+		.nlink = inode->nlink,
+	};
+	uint8_t *p = erofs_seq_reserve(&w->meta, erofs_inode_pos(w->plan, inode->nid),
+				       core + inode->xattr_size + inode->inline_size);
+
+	if (!p)
+		return NULL;
+	erofs_dinode_encode(&di, p);
+	if (inode->xattr_size)
+		erofs_xattr_ibody_encode(inode, p + core);
+	return p + core + inode->xattr_size;
+}
+
+static uint64_t block_pos(const struct write_ctx *w, uint32_t blkaddr)
+{
+	return (uint64_t)blkaddr << w->plan->blkszbits;
+}
+
+/* Data held in memory (directories, symlinks): blocks, then the tail. */
+static void put_bytes(struct write_ctx *w, const struct erofs_inode *inode,
+		      uint8_t *tail_at, const uint8_t *bytes)
+{
+	uint64_t in_blocks = inode->size - inode->inline_size;
+
+	if (in_blocks)
+		erofs_seq_write(&w->data, block_pos(w, inode->blkaddr), bytes, in_blocks);
+	if (inode->inline_size && tail_at)
+		memcpy(tail_at, bytes + in_blocks, inode->inline_size);
+}
+
+static int put_regular(struct write_ctx *w, const struct erofs_inode *inode, uint8_t *tail_at)
+{
+	const char *src = w->opts->source;
+	uint64_t in_blocks = inode->size - inode->inline_size;
+	struct stat st;
+	int fd, err = 0;
+
+	if (!inode->size)
+		return 0;
+	fd = erofs_tree_open_file(w->tree, inode);
+	if (fd < 0) {
+		err = errno;
+		erofs_err("%s/%s: cannot open: %s", src, inode->path, strerror(err));
+		return -err;
+	}
+	if (in_blocks)
+		err = erofs_seq_copy(&w->data, block_pos(w, inode->blkaddr), fd, in_blocks);
+	if (!err && inode->inline_size && tail_at)
+		err = erofs_pread_all(fd, tail_at, inode->inline_size, in_blocks);
+	if (err == -ENODATA || err == -EIO) {
+		erofs_err("%s/%s: file shrank during the build", src, inode->path);
+	} else if (err) {
+		if (!w->data.error)
+			erofs_err("%s/%s: cannot read: %s", src, inode->path, strerror(-err));
+	} else if (fstat(fd, &st) || (uint64_t)st.st_size != inode->size) {
+		erofs_err("%s/%s: file changed size during the build", src, inode->path);
+		err = -EAGAIN;
+	}
+	close(fd);
+	w->bytes_done += inode->size;
+	return err;
+}
+
+static int put_inode_and_data(struct write_ctx *w, const struct erofs_inode *inode)
+{
+	uint8_t *tail_at = put_inode(w, inode);
+	int err = 0;
+
+	switch (inode->mode & S_IFMT) {
+	case S_IFREG:
+		return put_regular(w, inode, tail_at);
+	case S_IFLNK:
+		put_bytes(w, inode, tail_at, (const uint8_t *)inode->symlink);
+		break;
+	case S_IFDIR: {
+		uint8_t *bytes = malloc(inode->size);
+
+		if (!bytes)
+			return -ENOMEM;
+		erofs_dir_encode(inode, w->plan->blkszbits, bytes);
+		put_bytes(w, inode, tail_at, bytes);
+		free(bytes);
+		break;
+	}
+	}
+	return err;
+}
+
+static int put_superblock(struct write_ctx *w, int fd)
+{
+	const struct erofs_plan *plan = w->plan;
+	size_t span = erofs_sb_checksum_span(plan->blkszbits);
+	struct erofs_super sb = {
+		.magic = EROFS_MAGIC,
+		.feature_compat = EROFS_COMPAT_SB_CHKSUM | EROFS_COMPAT_MTIME,
+		.blkszbits = (uint8_t)plan->blkszbits,
+		.root_nid = (uint16_t)w->tree->root->nid,
+		.inos = w->tree->nr_inodes,
+		.build_time = (uint64_t)plan->epoch,
+		.build_time_nsec = plan->epoch_nsec,
+		.blocks = plan->nr_blocks,
+		.meta_blkaddr = plan->meta_blkaddr,
+		.xattr_blkaddr = 0,
+	};
+	uint8_t raw[EROFS_SUPER_SIZE], *block;
+	int err;
+
+	memcpy(sb.uuid, w->opts->uuid, sizeof(sb.uuid));
+	memcpy(sb.volume_name, w->opts->label, sizeof(sb.volume_name));
+	erofs_super_encode(&sb, raw);
+	if ((err = erofs_pwrite_all(fd, raw, sizeof(raw), EROFS_SUPER_OFFSET)))
+		return err;
+
+	/* the checksum covers the rest of the superblock's block as written */
+	block = calloc(1, span);
+	if (!block)
+		return -ENOMEM;
+	err = erofs_pread_all(fd, block, span, EROFS_SUPER_OFFSET);
+	if (!err) {
+		uint8_t crc[4];
+
+		put_le32(crc, erofs_sb_checksum(block, span));
+		err = erofs_pwrite_all(fd, crc, sizeof(crc),
+				       EROFS_SUPER_OFFSET + EROFS_SB_CHECKSUM_OFFSET);
+	}
+	free(block);
+	return err;
+}
+
+int erofs_write_image(const struct erofs_build_options *opts, const struct erofs_tree *tree,
+		      const struct erofs_plan *plan)
+{
+	struct write_ctx w = { .opts = opts, .tree = tree, .plan = plan };
+	struct erofs_image_file img;
+	uint64_t image_size = (uint64_t)plan->nr_blocks << plan->blkszbits;
+	int err;
+
+	if ((err = erofs_image_create(&img, opts->image)))
+		return err;
+	if ((err = erofs_seq_init(&w.meta, img.fd, opts->image, WRITE_BUFFER_SIZE)) ||
+	    (err = erofs_seq_init(&w.data, img.fd, opts->image, WRITE_BUFFER_SIZE)))
+		goto out;
+	w.data.buf_pos = block_pos(&w, plan->data_blkaddr);
+
+	if (plan->shared.count) {
+		uint8_t *area = erofs_seq_reserve(&w.meta, plan->shared_pos, plan->shared.size);
+
+		if (area)
+			erofs_xattr_table_encode(&plan->shared, area);
+	}
+	for (uint32_t i = 0; i < tree->nr_inodes && !err; i++) {
+		err = put_inode_and_data(&w, tree->inodes[i]);
+		if (!err)
+			err = w.meta.error ? w.meta.error : w.data.error;
+		report_progress(&w, i + 1, false);
+	}
+	if (!err)
+		err = erofs_seq_flush(&w.meta);
+	if (!err)
+		err = erofs_seq_flush(&w.data);
+	/* the superblock lies inside the first metadata block: write it after */
+	if (!err && (err = put_superblock(&w, img.fd)))
+		erofs_err("%s: write failed: %s", opts->image, strerror(-err));
+	report_progress(&w, tree->nr_inodes, true);
+out:
+	erofs_seq_release(&w.meta);
+	erofs_seq_release(&w.data);
+	if (!err)
+		return erofs_image_commit(&img, image_size);
+	erofs_image_abort(&img);
+	return err;
+}

@@ -1,1 +1,388 @@
-int main(void) { return 1; }
+// SPDX-License-Identifier: MIT
+/*
+ * mkfs.erofs front end: parses the command line (spelled as erofs-utils'
+ * mkfs.erofs spells it), then scans, plans and writes.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+#include <uuid/uuid.h>
+
+#include "erofs/build.h"
+#include "erofs/diag.h"
+#include "erofs/format.h"
+#include "erofs/layout.h"
+#include "erofs/tree.h"
+#include "erofs/writer.h"
+
+enum {
+	OPT_ALL_ROOT = 256, OPT_FORCE_UID, OPT_FORCE_GID, OPT_UID_OFFSET, OPT_GID_OFFSET,
+	OPT_EXCLUDE_PATH, OPT_EXCLUDE_REGEX, OPT_QUIET, OPT_HELP, OPT_IGNORE_MTIME,
+	OPT_HARD_DEREF, OPT_MKFS_TIME,
+};
+
+static const struct option long_options[] = {
+	{ "all-root", no_argument, NULL, OPT_ALL_ROOT },
+	{ "force-uid", required_argument, NULL, OPT_FORCE_UID },
+	{ "force-gid", required_argument, NULL, OPT_FORCE_GID },
+	{ "uid-offset", required_argument, NULL, OPT_UID_OFFSET },
+	{ "gid-offset", required_argument, NULL, OPT_GID_OFFSET },
+	{ "exclude-path", required_argument, NULL, OPT_EXCLUDE_PATH },
+	{ "exclude-regex", required_argument, NULL, OPT_EXCLUDE_REGEX },
+	{ "ignore-mtime", no_argument, NULL, OPT_IGNORE_MTIME },
+	{ "hard-dereference", no_argument, NULL, OPT_HARD_DEREF },
+	{ "mkfs-time", required_argument, NULL, OPT_MKFS_TIME },
+	{ "quiet", no_argument, NULL, OPT_QUIET },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void usage(FILE *out)
+{
+	fputs("Usage: mkfs.erofs [OPTIONS] IMAGE SOURCE_DIRECTORY\n"
+	      "Build an EROFS image of SOURCE_DIRECTORY into IMAGE.\n"
+	      "\n"
+	      "Options:\n"
+	      " -b SIZE                 block size in bytes: 512, 1024, 2048 or 4096 (default 4096)\n"
+	      " -d LEVEL                debug level 0..9 (default 2)\n"
+	      " -E OPT[,OPT...]         extended options: force-inode-compact,\n"
+	      "                         force-inode-extended, noinline_data\n"
+	      " -L LABEL                volume label, at most 15 bytes\n"
+	      " -T SECONDS              fixed UNIX time for the image and every file\n"
+	      " -U UUID                 volume UUID, or 'clear' (all zero) or 'random'\n"
+	      " -x N                    store an xattr once in the shared area when more\n"
+	      "                         than N inodes carry it (default 2); N < 0: no xattrs\n"
+	      " -z ALGORITHM            compression (not available in this version)\n"
+	      " --all-root              make every file owned by root\n"
+	      " --force-uid=UID         make every file owned by UID\n"
+	      " --force-gid=GID         make every file owned by group GID\n"
+	      " --uid-offset=N          add N to every uid\n"
+	      " --gid-offset=N          add N to every gid\n"
+	      " --exclude-path=PATH     leave out PATH (relative to the source) and its subtree\n"
+	      " --exclude-regex=REGEX   leave out paths matching the extended REGEX\n"
+	      " --hard-dereference      store hard-linked files as separate files\n"
+	      " --ignore-mtime          do not keep per-file mtimes (all read as the image time)\n"
+	      " --mkfs-time=SECONDS     set only the image time, keeping file mtimes\n"
+	      " --quiet                 no progress and no summary\n"
+	      " -V, --version           print the version and exit\n"
+	      " --help                  print this help and exit\n"
+	      "\n"
+	      "Without -T or --mkfs-time, the image time is SOURCE_DATE_EPOCH when set (file\n"
+	      "mtimes are then clamped to it), else the most common mtime of the tree.\n",
+	      out);
+}
+
+static int parse_int64(const char *arg, const char *what, int64_t min, int64_t max,
+		       int64_t *out)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(arg, &end, 0);
+	if (errno || end == arg || *end || v < min || v > max) {
+		erofs_err("invalid %s '%s' (expected an integer from %" PRId64 " to %" PRId64 ")",
+			  what, arg, min, max);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_block_size(const char *arg, struct erofs_build_options *opts)
+{
+	int64_t size;
+
+	if (parse_int64(arg, "block size", 512, 4096, &size))
+		return -EINVAL;
+	for (unsigned int bits = EROFS_MIN_BLKSZBITS; bits <= EROFS_MAX_BLKSZBITS; bits++)
+		if (size == 1 << bits) {
+			opts->blkszbits = bits;
+			return 0;
+		}
+	erofs_err("invalid block size %s: Linux 6.1 mounts 512, 1024, 2048 or 4096", arg);
+	return -EINVAL;
+}
+
+static int parse_extended(char *list, struct erofs_build_options *opts)
+{
+	for (char *save = NULL, *opt = strtok_r(list, ",", &save); opt;
+	     opt = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(opt, "force-inode-compact"))
+			opts->inode_form = EROFS_FORM_COMPACT;
+		else if (!strcmp(opt, "force-inode-extended"))
+			opts->inode_form = EROFS_FORM_EXTENDED;
+		else if (!strcmp(opt, "noinline_data"))
+			opts->inline_data = false;
+		else if (!strcmp(opt, "inline_data"))
+			opts->inline_data = true;
+		else if (!strcmp(opt, "legacy-compress"))
+			;	/* full indexes: only matters with -z */
+		else {
+			erofs_err("unknown extended option '%s'", opt);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int parse_uuid(const char *arg, struct erofs_build_options *opts)
+{
+	if (!strcmp(arg, "clear"))
+		memset(opts->uuid, 0, sizeof(opts->uuid));
+	else if (!strcmp(arg, "random"))
+		uuid_generate(opts->uuid);
+	else if (uuid_parse(arg, opts->uuid)) {
+		erofs_err("invalid UUID '%s'", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int add_exclude(struct erofs_build_options *opts, const char *arg, bool regex)
+{
+	struct erofs_exclude *ex, *bigger;
+
+	bigger = realloc(opts->excludes, (opts->nr_excludes + 1) * sizeof(*bigger));
+	if (!bigger)
+		return -ENOMEM;
+	opts->excludes = bigger;
+	ex = &bigger[opts->nr_excludes];
+	memset(ex, 0, sizeof(*ex));
+	if (regex) {
+		int rc = regcomp(&ex->regex, arg, REG_EXTENDED | REG_NOSUB);
+
+		if (rc) {
+			char msg[256];
+
+			regerror(rc, &ex->regex, msg, sizeof(msg));
+			erofs_err("invalid --exclude-regex '%s': %s", arg, msg);
+			return -EINVAL;
+		}
+	} else {
+		/* compare against paths relative to the source root */
+		while (arg[0] == '/' || (arg[0] == '.' && arg[1] == '/'))
+			arg += arg[0] == '/' ? 1 : 2;
+		if (!(ex->path = strdup(arg)))
+			return -ENOMEM;
+		for (size_t n = strlen(ex->path); n > 1 && ex->path[n - 1] == '/'; n--)
+			ex->path[n - 1] = '\0';
+	}
+	opts->nr_excludes++;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct erofs_build_options *opts)
+{
+	int64_t v;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "b:d:E:L:T:U:Vx:z:C:", long_options, NULL)) != -1) {
+		int err = 0;
+
+		switch (c) {
+		case 'b': err = parse_block_size(optarg, opts); break;
+		case 'd':
+			err = parse_int64(optarg, "debug level", 0, 9, &v);
+			opts->debug_level = (int)v;
+			break;
+		case 'E': err = parse_extended(optarg, opts); break;
+		case 'L':
+			if (strlen(optarg) > EROFS_MAX_LABEL_LEN) {
+				erofs_err("volume label '%s' is longer than %u bytes", optarg,
+					  EROFS_MAX_LABEL_LEN);
+				err = -EINVAL;
+			}
+			strncpy(opts->label, optarg, sizeof(opts->label) - 1);
+			break;
+		case 'T':
+			err = parse_int64(optarg, "timestamp", INT64_MIN, INT64_MAX, &opts->fixed_time);
+			opts->time_policy = EROFS_TIME_FIXED;
+			break;
+		case 'U': err = parse_uuid(optarg, opts); break;
+		case 'x':
+			err = parse_int64(optarg, "xattr tolerance", INT32_MIN, INT32_MAX, &v);
+			opts->xattr_tolerance = (int)v;
+			break;
+		case 'z':
+		case 'C':
+			erofs_err("-%c: compression is not available in this version of mkfs.erofs", c);
+			err = -EOPNOTSUPP;
+			break;
+		case 'V':
+			printf("mkfs.erofs (erofs-forge) %s\n", PACKAGE_VERSION);
+			exit(0);
+		case OPT_HELP:
+			usage(stdout);
+			exit(0);
+		case OPT_ALL_ROOT: opts->all_root = true; break;
+		case OPT_FORCE_UID:
+			err = parse_int64(optarg, "uid", 0, UINT32_MAX, &opts->force_uid);
+			break;
+		case OPT_FORCE_GID:
+			err = parse_int64(optarg, "gid", 0, UINT32_MAX, &opts->force_gid);
+			break;
+		case OPT_UID_OFFSET:
+			err = parse_int64(optarg, "uid offset", 0, UINT32_MAX, &v);
+			opts->uid_offset = (uint32_t)v;
+			break;
+		case OPT_GID_OFFSET:
+			err = parse_int64(optarg, "gid offset", 0, UINT32_MAX, &v);
+			opts->gid_offset = (uint32_t)v;
+			break;
+		case OPT_EXCLUDE_PATH: err = add_exclude(opts, optarg, false); break;
+		case OPT_EXCLUDE_REGEX: err = add_exclude(opts, optarg, true); break;
+		case OPT_IGNORE_MTIME: opts->ignore_mtime = true; break;
+		case OPT_HARD_DEREF: opts->hard_dereference = true; break;
+		case OPT_MKFS_TIME:
+			err = parse_int64(optarg, "mkfs time", INT64_MIN, INT64_MAX, &opts->mkfs_time);
+			opts->mkfs_time_set = true;
+			break;
+		case OPT_QUIET: opts->quiet = true; break;
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+		if (err)
+			return err;
+	}
+	if (argc - optind != 2) {
+		erofs_err("expected IMAGE and SOURCE_DIRECTORY (see --help)");
+		return -EINVAL;
+	}
+	opts->image = argv[optind];
+	opts->source = argv[optind + 1];
+	return 0;
+}
+
+/* SOURCE_DATE_EPOCH clamps mtimes unless -T fixed them outright. */
+static int apply_source_date_epoch(struct erofs_build_options *opts)
+{
+	const char *sde = getenv("SOURCE_DATE_EPOCH");
+
+	if (!sde || !*sde || opts->time_policy == EROFS_TIME_FIXED)
+		return 0;
+	if (parse_int64(sde, "SOURCE_DATE_EPOCH", 0, INT64_MAX, &opts->fixed_time))
+		return -EINVAL;
+	opts->time_policy = EROFS_TIME_CLAMP;
+	return 0;
+}
+
+/* An image written inside its own source would be scanned into itself. */
+static int check_image_outside_source(const struct erofs_build_options *opts)
+{
+	char *src = realpath(opts->source, NULL), *dir, *slash, *img_dir;
+	int err = 0;
+
+	if (!src) {
+		err = errno;
+		erofs_err("%s: cannot use as source: %s", opts->source, strerror(err));
+		return -err;
+	}
+	dir = strdup(opts->image);
+	if (!dir) {
+		free(src);
+		return -ENOMEM;
+	}
+	slash = strrchr(dir, '/');
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	img_dir = realpath(slash ? dir : ".", NULL);
+	if (!img_dir) {
+		err = errno;
+		erofs_err("%s: cannot create the image: %s", opts->image, strerror(err));
+	} else {
+		size_t n = strlen(src);
+
+		if (!strncmp(img_dir, src, n) &&
+		    (img_dir[n] == '\0' || img_dir[n] == '/' || n == 1)) {
+			erofs_err("%s: the image would be inside the source directory %s",
+				  opts->image, opts->source);
+			err = EINVAL;
+		}
+	}
+	free(img_dir);
+	free(dir);
+	free(src);
+	return -err;
+}
+
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	/* scanning keeps one directory open per level of nesting */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static double seconds_since(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - start->tv_sec) + (now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
+static void print_summary(const struct erofs_build_options *opts, const struct erofs_tree *tree,
+			  const struct erofs_plan *plan, const struct timespec *start)
+{
+	uint64_t image_bytes = (uint64_t)plan->nr_blocks << plan->blkszbits;
+
+	printf("%s: %" PRIu32 " inodes (%" PRIu64 " files, %" PRIu64 " directories), "
+	       "%" PRIu32 " extended\n",
+	       opts->image, tree->nr_inodes, tree->nr_files, tree->nr_dirs, plan->nr_extended);
+	printf("%s: input %" PRIu64 " bytes, image %" PRIu64 " bytes (%" PRIu32 " blocks of %u), "
+	       "%.1f%% of input, %.2f s\n",
+	       opts->image, tree->data_bytes, image_bytes, plan->nr_blocks,
+	       1u << plan->blkszbits,
+	       tree->data_bytes ? 100.0 * (double)image_bytes / (double)tree->data_bytes : 0.0,
+	       seconds_since(start));
+}
+
+int main(int argc, char **argv)
+{
+	struct erofs_build_options opts = {
+		.blkszbits = EROFS_MAX_BLKSZBITS,
+		.debug_level = 2,
+		.force_uid = -1,
+		.force_gid = -1,
+		.inline_data = true,
+		.xattr_tolerance = 2,
+	};
+	struct erofs_tree tree = { .source_dirfd = -1 };
+	struct erofs_plan plan = { 0 };
+	struct timespec start;
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	uuid_generate(opts.uuid);
+	if (parse_args(argc, argv, &opts) || apply_source_date_epoch(&opts) ||
+	    check_image_outside_source(&opts))
+		return 1;
+	opts.show_progress = !opts.quiet && isatty(STDERR_FILENO);
+	raise_fd_limit();
+
+	err = erofs_tree_scan(&opts, &tree);
+	if (!err)
+		err = erofs_plan_image(&opts, &tree, &plan);
+	if (!err)
+		err = erofs_write_image(&opts, &tree, &plan);
+	if (!err && !opts.quiet)
+		print_summary(&opts, &tree, &plan, &start);
+	if (err == -ENOMEM)
+		erofs_err("out of memory");
+	erofs_plan_free(&plan);
+	erofs_tree_free(&tree);
+	return err ? 1 : 0;
+}

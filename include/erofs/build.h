@@ -1,4 +1,63 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The build context of mkfs.erofs: what the user asked for (options), filled
+ * in by the front end and passed down, read-only, through scan, plan and write.
+ */
 #ifndef EROFS_BUILD_H
 #define EROFS_BUILD_H
+
+#include <regex.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum erofs_time_policy {
+	EROFS_TIME_KEEP,	/* keep every mtime; epoch = the most common one */
+	EROFS_TIME_FIXED,	/* -T: every mtime and the epoch are fixed_time */
+	EROFS_TIME_CLAMP,	/* SOURCE_DATE_EPOCH: mtimes clamped to fixed_time */
+};
+
+enum erofs_inode_form {
+	EROFS_FORM_AUTO,	/* compact where the inode fits, extended otherwise */
+	EROFS_FORM_COMPACT,	/* -E force-inode-compact (mtimes then follow the epoch) */
+	EROFS_FORM_EXTENDED,	/* -E force-inode-extended */
+};
+
+struct erofs_exclude {
+	char *path;		/* relative to the source root, or NULL */
+	regex_t regex;		/* used when path is NULL */
+};
+
+struct erofs_build_options {
+	const char *source;		/* directory to image */
+	const char *image;		/* output path */
+	unsigned int blkszbits;
+	int debug_level;
+	bool quiet;
+	bool show_progress;		/* a terminal, and not --quiet */
+
+	/* ownership and time */
+	bool all_root;
+	int64_t force_uid, force_gid;	/* -1: keep */
+	uint32_t uid_offset, gid_offset;
+	enum erofs_time_policy time_policy;
+	int64_t fixed_time;		/* -T / SOURCE_DATE_EPOCH */
+	bool mkfs_time_set;		/* --mkfs-time: epoch given explicitly */
+	int64_t mkfs_time;
+	bool ignore_mtime;		/* --ignore-mtime: mtimes follow the epoch */
+	enum erofs_inode_form inode_form;
+	bool hard_dereference;		/* --hard-dereference: no hard links */
+
+	/* layout */
+	bool inline_data;		/* tails inline with the inode (default) */
+	int xattr_tolerance;		/* -x: share values seen on more inodes; <0: no xattrs */
+
+	/* superblock identity */
+	uint8_t uuid[16];
+	char label[16];
+
+	struct erofs_exclude *excludes;
+	size_t nr_excludes;
+};
+
 #endif

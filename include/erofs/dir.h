@@ -1,4 +1,22 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * Directory data: entries (including "." and "..") sorted by name bytes
+ * across the whole directory and packed greedily into blocks.
+ */
 #ifndef EROFS_DIR_H
 #define EROFS_DIR_H
+
+#include <stdint.h>
+
+struct erofs_inode;
+
+/* Bytes of directory data: full blocks plus the used part of the last one. */
+uint64_t erofs_dir_data_size(const struct erofs_inode *dir, unsigned int blkszbits);
+
+/* Encodes erofs_dir_data_size() bytes into out; children's nids must be planned. */
+void erofs_dir_encode(const struct erofs_inode *dir, unsigned int blkszbits, uint8_t *out);
+
+/* The directory-entry file type for an inode mode. */
+uint8_t erofs_mode_to_ftype(uint16_t mode);
+
 #endif

@@ -1,4 +1,52 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * Output: the image is written to a temporary file beside its final path
+ * and renamed into place only when complete, so a failed build leaves no
+ * partial image.  Writes go through a buffered sequential writer.
+ */
 #ifndef EROFS_IO_H
 #define EROFS_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct erofs_image_file {
+	int fd;
+	char *tmp_path;
+	const char *final_path;
+};
+
+int erofs_image_create(struct erofs_image_file *img, const char *final_path);
+/* Sets the size, closes and renames into place. */
+int erofs_image_commit(struct erofs_image_file *img, uint64_t size);
+/* Removes the temporary file; safe to call on any state. */
+void erofs_image_abort(struct erofs_image_file *img);
+
+/* pwrite()/pread() until done; a short read is reported as -EIO. */
+int erofs_pwrite_all(int fd, const void *buf, size_t len, uint64_t pos);
+int erofs_pread_all(int fd, void *buf, size_t len, uint64_t pos);
+
+/*
+ * Appends at increasing offsets; gaps between writes read back as zeros.
+ * Errors are sticky and reported once by erofs_seq_flush().
+ */
+struct erofs_seq_writer {
+	int fd;
+	const char *display;	/* output name for messages */
+	uint8_t *buf;
+	size_t cap, len;
+	uint64_t buf_pos;	/* image offset of buf[0] */
+	int error;
+};
+
+int erofs_seq_init(struct erofs_seq_writer *w, int fd, const char *display, size_t cap);
+void erofs_seq_write(struct erofs_seq_writer *w, uint64_t pos, const void *data, size_t len);
+/* Returns a zeroed span of len bytes at pos to fill in place, or NULL on error. */
+uint8_t *erofs_seq_reserve(struct erofs_seq_writer *w, uint64_t pos, size_t len);
+/* Copies len bytes of src_fd (from offset 0) to pos; a source that ends early
+ * is -ENODATA, so the caller can name the file that shrank. */
+int erofs_seq_copy(struct erofs_seq_writer *w, uint64_t pos, int src_fd, uint64_t len);
+int erofs_seq_flush(struct erofs_seq_writer *w);
+void erofs_seq_release(struct erofs_seq_writer *w);
+
 #endif

@@ -1,4 +1,44 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * Planning the image: the epoch, every inode's form, data layout, nid and
+ * block address, the shared xattr area, and the image size.  Nothing is
+ * written here; the writer follows the plan.
+ *
+ * Image layout: block 0 holds the superblock at 1024, then the shared xattr
+ * area and the inodes (with their xattrs and inline tails) in breadth-first
+ * order; whole data blocks follow the metadata, in the same order.
+ */
 #ifndef EROFS_LAYOUT_H
 #define EROFS_LAYOUT_H
+
+#include <stdint.h>
+
+#include "erofs/build.h"
+#include "erofs/xattr.h"
+
+struct erofs_tree;
+
+struct erofs_plan {
+	unsigned int blkszbits;
+	int64_t epoch;			/* superblock build time: compact inodes' mtime */
+	uint32_t epoch_nsec;
+	struct erofs_xattr_table shared;
+	uint64_t shared_pos;		/* byte offset of the shared xattr area */
+	uint32_t meta_blkaddr;		/* nid 0 is this block's first byte */
+	uint64_t meta_end;		/* end of the metadata bytes */
+	uint32_t data_blkaddr;		/* first block after the metadata */
+	uint32_t nr_blocks;		/* image size in blocks */
+	uint64_t inline_bytes;		/* tails kept inside the metadata */
+	uint32_t nr_extended;		/* inodes that needed the 64-byte form */
+};
+
+int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *tree,
+		     struct erofs_plan *plan);
+void erofs_plan_free(struct erofs_plan *plan);
+
+static inline uint64_t erofs_inode_pos(const struct erofs_plan *plan, uint64_t nid)
+{
+	return ((uint64_t)plan->meta_blkaddr << plan->blkszbits) + (nid << 5);
+}
+
 #endif

@@ -1,4 +1,192 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The image reader used by fsck.erofs (and later by a fuzzer and dump tools).
+ *
+ * Everything read from an image is treated as hostile: every offset, length
+ * and count is checked against the image size before it is used, and every
+ * loop is bounded by data that has been checked to lie inside the image.
+ *
+ * The reader keeps no global state.  Its context, struct erofs_reader, reads
+ * either through pread(2) on a file descriptor or from a memory buffer (for
+ * fuzzing and unit tests).  Functions return 0 (or a positive count) on
+ * success and a negative errno on failure:
+ *   -EUCLEAN      structural corruption (EROFS's -EFSCORRUPTED),
+ *   -EOPNOTSUPP   a valid feature this reader does not handle (yet),
+ *   -EIO          a read failed or came back short,
+ *   -ENOMEM       out of memory.
+ * On failure, erofs_reader_error() describes what is wrong in one line,
+ * naming the nid, block or entry; callers prefix it with the path.  The
+ * reader itself prints nothing.
+ */
 #ifndef EROFS_READER_H
 #define EROFS_READER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "erofs/format.h"
+
+/* Local constants of the 6.1 format not (yet) in format.h */
+#define EROFS_SB_EXTSLOT_SIZE		16u
+#define EROFS_SB_MAX_SIZE		3072u	/* 128 + 16 * extslots must stay below this */
+#define EROFS_CHUNK_FORMAT_BLKBITS_MASK	0x001Fu
+#define EROFS_CHUNK_FORMAT_INDEXES	0x0020u
+#define EROFS_CHUNK_FORMAT_KNOWN	0x003Fu	/* 6.1 rejects any other bit */
+#define EROFS_BLOCK_MAP_ENTRY_SIZE	4u
+#define EROFS_CHUNK_INDEX_SIZE		8u
+#define EROFS_SYMLINK_MAXLEN		4096u	/* PATH_MAX */
+#define EROFS_ERRMSG_LEN		256u
+
+struct erofs_reader {
+	int fd;				/* -1 when reading from mem */
+	const uint8_t *mem;
+	uint64_t size;			/* image size in bytes */
+
+	struct erofs_super sb;
+	unsigned int blkszbits;
+	uint32_t blksz;
+	uint64_t meta_base;		/* byte address of nid 0 */
+	uint64_t xattr_base;		/* byte address of shared xattr id 0 */
+
+	char err[EROFS_ERRMSG_LEN];	/* last error, see erofs_reader_error() */
+};
+
+/* Open an image and validate its superblock.  For the fd form the caller
+ * owns the descriptor and passes the image size (st_size or BLKGETSIZE64). */
+int erofs_reader_open_fd(struct erofs_reader *r, int fd, uint64_t size);
+int erofs_reader_open_mem(struct erofs_reader *r, const void *buf, size_t size);
+const char *erofs_reader_error(const struct erofs_reader *r);
+
+/* Read len bytes at off; anything past the image end is -EUCLEAN. */
+int erofs_dev_read(struct erofs_reader *r, void *buf, size_t len, uint64_t off);
+
+/* Validation of a raw 128-byte superblock as decoded, with the image size;
+ * exposed for unit tests.  "block0" is the first min(size, 4096) bytes. */
+int erofs_super_check(struct erofs_reader *r, const uint8_t *block0, size_t len);
+
+/* ---- inodes ---- */
+
+struct erofs_inode {
+	uint64_t nid;
+	struct erofs_dinode di;		/* decoded core, as on disk */
+	unsigned int version;		/* EROFS_INODE_COMPACT / _EXTENDED */
+	unsigned int layout;		/* enum erofs_data_layout */
+	uint64_t iloc;			/* byte address of the inode */
+	unsigned int isize;		/* 32 or 64 */
+	unsigned int xattr_isize;	/* inline xattr region size */
+	uint64_t size;			/* i_size (checked: < 2^63) */
+	int64_t mtime;			/* compact inodes: superblock build time */
+	uint32_t mtime_nsec;
+
+	/* derived, per layout */
+	uint32_t raw_blkaddr;		/* flat layouts */
+	uint64_t inline_pos;		/* FLAT_INLINE: byte address of the tail */
+	uint64_t flat_blocks;		/* flat: blocks stored at raw_blkaddr */
+	uint16_t chunkformat;		/* CHUNK_BASED */
+	unsigned int chunkbits;
+	unsigned int chunk_unit;	/* 4 (block map) or 8 (indexes) */
+	uint64_t chunk_table;		/* byte address of the chunk table */
+	uint64_t nchunks;
+	uint64_t meta_end;		/* end of inode + xattrs + inline data/table */
+};
+
+/* Loads and fully checks the inode core at nid (bounds, i_format, mode,
+ * size, layout addressing).  Does not read xattrs or data. */
+int erofs_read_inode(struct erofs_reader *r, uint64_t nid, struct erofs_inode *vi);
+
+/* Kind of a mode, as a dirent file_type (EROFS_FT_UNKNOWN if invalid). */
+unsigned int erofs_mode_to_ftype(uint16_t mode);
+
+/* ---- data ---- */
+
+#define EROFS_MAP_MAPPED	0x1u	/* pa is valid; otherwise a hole (zeros) */
+#define EROFS_MAP_META		0x2u	/* inline tail inside the metadata area */
+
+struct erofs_map {
+	uint64_t la;		/* logical start of the extent */
+	uint64_t llen;		/* logical length (> 0) */
+	uint64_t pa;		/* physical byte address when MAPPED */
+	unsigned int flags;
+};
+
+/* Maps logical offset la (< i_size) to the extent containing it.  The
+ * extent returned always contains la, lies inside the image when mapped,
+ * and ends at or before i_size.  Each data layout has its own mapping
+ * function; compressed layouts report -EOPNOTSUPP for now. */
+int erofs_map_blocks(struct erofs_reader *r, const struct erofs_inode *vi,
+		     uint64_t la, struct erofs_map *map);
+
+/* Reads [off, off + len) of the file's data; off + len must be <= i_size. */
+int erofs_read_data(struct erofs_reader *r, const struct erofs_inode *vi,
+		    void *buf, size_t len, uint64_t off);
+
+/* Reads a symlink target into buf (bufsz > i_size), NUL-terminated;
+ * refuses empty targets, targets over EROFS_SYMLINK_MAXLEN and NULs. */
+int erofs_read_symlink(struct erofs_reader *r, const struct erofs_inode *vi,
+		       char *buf, size_t bufsz);
+
+/* ---- directories ---- */
+
+struct erofs_dentry {
+	uint64_t nid;
+	const char *name;	/* not NUL-terminated */
+	unsigned int namelen;
+	uint8_t file_type;
+};
+
+/* Return 0 to go on, anything else stops the iteration and is returned. */
+typedef int (*erofs_dirent_fn)(void *arg, const struct erofs_dentry *de);
+
+/* State carried across the blocks of one directory. */
+struct erofs_dir_cursor {
+	uint64_t dir_nid;		/* "." must point here */
+	uint64_t parent_nid;		/* ".." must point here */
+	uint64_t blkno;			/* block being parsed, for messages */
+	uint64_t nentries;		/* entries seen so far, dots included */
+	bool seen_dot, seen_dotdot;
+	unsigned int prevlen;		/* previous name, for the sort check */
+	uint8_t prev[EROFS_NAME_LEN];
+};
+
+void erofs_dir_cursor_init(struct erofs_dir_cursor *cur, uint64_t dir_nid,
+			   uint64_t parent_nid);
+
+/* Parses and checks one directory block of maxsize valid bytes (the rest of
+ * a block may be absent for the tail); calls fn for every entry except "."
+ * and "..".  On corruption returns -EUCLEAN with a message in err. */
+int erofs_dirblock_parse(const uint8_t *blk, unsigned int maxsize,
+			 unsigned int blksz, struct erofs_dir_cursor *cur,
+			 erofs_dirent_fn fn, void *arg, char *err, size_t errlen);
+
+/* After the last block: "." and ".." must both have been seen. */
+int erofs_dir_cursor_finish(const struct erofs_dir_cursor *cur, char *err,
+			    size_t errlen);
+
+/* Iterates a whole directory, with every check of erofs_dirblock_parse()
+ * across its blocks (names strictly sorted by memcmp over the directory). */
+int erofs_dir_iterate(struct erofs_reader *r, const struct erofs_inode *dir,
+		      uint64_t parent_nid, erofs_dirent_fn fn, void *arg);
+
+/* ---- extended attributes ---- */
+
+struct erofs_xattr {
+	unsigned int index;	/* enum erofs_xattr_index (never 0: hidden ones are skipped) */
+	const char *name;	/* suffix after the prefix, not NUL-terminated */
+	unsigned int name_len;
+	const void *value;
+	unsigned int value_size;
+	bool shared;
+};
+
+typedef int (*erofs_xattr_fn)(void *arg, const struct erofs_xattr *x);
+
+/* Iterates shared then inline xattrs with full checks; index 0 (hidden
+ * full-name) entries are checked and skipped. */
+int erofs_xattr_iterate(struct erofs_reader *r, const struct erofs_inode *vi,
+			erofs_xattr_fn fn, void *arg);
+
+/* "user.", "system.posix_acl_access", ...; NULL for an unknown index. */
+const char *erofs_xattr_prefix(unsigned int index);
+
 #endif

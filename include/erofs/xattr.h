@@ -1,4 +1,59 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * Extended attributes: read from the source, mapped to EROFS name indexes,
+ * shared when a key/value pair occurs on more inodes than -x allows, and
+ * encoded as the inline ibody and the shared area.
+ */
 #ifndef EROFS_XATTR_H
 #define EROFS_XATTR_H
+
+#include <stdint.h>
+
+#include "erofs/build.h"
+
+struct erofs_inode;
+struct erofs_tree;
+
+struct erofs_xattr {
+	char *name;			/* full name, e.g. "user.foo" */
+	uint8_t *value;
+	uint16_t name_len, value_len;
+	uint8_t index;			/* EROFS_XATTR_INDEX_* */
+	uint8_t prefix_len;		/* bytes of name covered by the index */
+	int32_t shared_id;		/* id in the shared area, or -1 for inline */
+};
+
+struct erofs_xattr_set {
+	uint32_t count;
+	struct erofs_xattr items[];	/* sorted by name, then value */
+};
+
+/* The shared area, in the order it is written. */
+struct erofs_xattr_table {
+	const struct erofs_xattr **entries;	/* points into inode sets */
+	uint32_t count;
+	uint32_t size;				/* bytes, a multiple of 4 */
+};
+
+/*
+ * Reads the xattrs of `fs_path` (not following a final symlink); names that
+ * EROFS cannot index are skipped with a warning naming `display_path`.
+ * Sets *out to NULL when there are none.
+ */
+int erofs_xattrs_read(const char *fs_path, const char *display_path,
+		      struct erofs_xattr_set **out);
+void erofs_xattrs_free(struct erofs_xattr_set *set);
+
+/*
+ * Decides which pairs go to the shared area, gives them ids counted from
+ * first_id (the area's byte offset from xattr_blkaddr, over 4) and sizes every
+ * inode's ibody (inode->xattr_icount, inode->xattr_size).
+ */
+int erofs_xattr_plan(const struct erofs_build_options *opts, struct erofs_tree *tree,
+		     uint32_t first_id, struct erofs_xattr_table *table);
+void erofs_xattr_table_free(struct erofs_xattr_table *table);
+
+void erofs_xattr_table_encode(const struct erofs_xattr_table *table, uint8_t *out);
+void erofs_xattr_ibody_encode(const struct erofs_inode *inode, uint8_t *out);
+
 #endif
