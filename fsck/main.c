@@ -1,1 +1,973 @@
-int main(void) { return 1; }
+// SPDX-License-Identifier: MIT
+/*
+ * fsck.erofs: check an EROFS image, optionally extracting its tree.
+ *
+ * The walk is depth-first over an explicit stack (no recursion, so nesting
+ * depth cannot exhaust the C stack).  Every directory nid is visited once;
+ * a second reference to a directory is reported as a loop / directory hard
+ * link and not followed, so the total work is bounded by the directory
+ * bytes plus the data in the image.  File data is read through a bitmap
+ * of image blocks, so data shared by many inodes (or chunks) is read once.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "erofs/diag.h"
+#include "erofs/dir.h"
+#include "erofs/extract.h"
+#include "erofs/ondisk.h"
+#include "erofs/reader.h"
+
+#define EXIT_CLEAN	0
+#define EXIT_CORRUPT	1
+#define EXIT_USAGE	2
+
+#define MAX_PRINTED_ERRORS	1000
+#define MSGPATH			1024
+#define READ_CHUNK		(1u << 20)
+
+struct fsck_opts {
+	const char *image;
+	const char *extract_dir;	/* --extract=DIR */
+	bool extract;			/* --extract given at all */
+	bool stats;
+	int debug;
+	int preserve_owner;		/* -1: default (root) */
+	int preserve_perms;
+	bool force, overwrite;
+};
+
+struct nid_info {
+	uint64_t nid;
+	uint16_t mode;
+	uint8_t used;
+	bool bad;			/* inode could not be loaded */
+	bool extracted;			/* first_path exists below the target */
+	uint32_t nlink;
+	uint32_t refs;			/* dirents (other than . and ..) naming it */
+	uint64_t iloc, meta_end;
+	char *first_path;
+};
+
+struct dent {
+	uint64_t nid;
+	char *name;
+	uint8_t ft;
+};
+
+struct frame {
+	struct erofs_rd_inode vi;
+	char *path;
+	struct dent *ents;
+	size_t n, cap, next;
+	uint32_t subdirs;
+	int dirfd;
+};
+
+struct fsck {
+	struct fsck_opts o;
+	struct erofs_reader r;
+	struct erofs_extractor x;
+	bool extracting;
+	uint64_t image_bytes;		/* file or device size */
+
+	struct nid_info *tab;		/* open addressing, power-of-two size */
+	size_t tabcap, tabcount;
+
+	uint8_t **bitmap;		/* two-level bitmap of image blocks read */
+	size_t bitmap_pages;
+	uint8_t *buf;
+
+	struct frame *stack;
+	size_t depth, stackcap;
+
+	unsigned long errors, warnings;
+	uint64_t ndirs, nfiles, nsymlinks, nspecial, nlinks_extra, data_bytes;
+};
+
+static void report(struct fsck *f, const char *path, uint64_t nid, const char *fmt, ...)
+	EROFS_PRINTF(4, 5);
+
+static const char *show(char *buf, const char *path)
+{
+	return erofs_escape(buf, MSGPATH, path, strlen(path));
+}
+
+static void report(struct fsck *f, const char *path, uint64_t nid, const char *fmt, ...)
+{
+	char msg[512], p[MSGPATH];
+	va_list ap;
+
+	f->errors++;
+	if (f->errors > MAX_PRINTED_ERRORS) {
+		if (f->errors == MAX_PRINTED_ERRORS + 1)
+			erofs_err("too many errors; further errors are counted but not shown");
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	erofs_err("%s (nid %" PRIu64 "): %s", show(p, path), nid, msg);
+}
+
+static void warn(struct fsck *f, const char *path, uint64_t nid, const char *fmt, ...)
+	EROFS_PRINTF(4, 5);
+
+static void warn(struct fsck *f, const char *path, uint64_t nid, const char *fmt, ...)
+{
+	char msg[512], p[MSGPATH];
+	va_list ap;
+
+	f->warnings++;
+	if (f->o.debug < 1)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	erofs_warn("%s (nid %" PRIu64 "): %s", show(p, path), nid, msg);
+}
+
+static void rfail(struct fsck *f, const char *path, uint64_t nid)
+{
+	report(f, path, nid, "%s", erofs_reader_error(&f->r));
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+
+	if (!q) {
+		erofs_err("out of memory");
+		exit(EXIT_USAGE);
+	}
+	return q;
+}
+
+static char *xstrdup(const char *s)
+{
+	char *d = strdup(s);
+
+	if (!d) {
+		erofs_err("out of memory");
+		exit(EXIT_USAGE);
+	}
+	return d;
+}
+
+/* ------------------------------------------------------------------ */
+/* nid table                                                           */
+
+static size_t nid_hash(uint64_t nid, size_t cap)
+{
+	nid ^= nid >> 33;
+	nid *= 0xff51afd7ed558ccdULL;
+	nid ^= nid >> 33;
+	return (size_t)nid & (cap - 1);
+}
+
+static struct nid_info *nid_find(struct fsck *f, uint64_t nid)
+{
+	size_t i;
+
+	if (!f->tabcap)
+		return NULL;
+	for (i = nid_hash(nid, f->tabcap); f->tab[i].used; i = (i + 1) & (f->tabcap - 1))
+		if (f->tab[i].nid == nid)
+			return &f->tab[i];
+	return NULL;
+}
+
+static struct nid_info *nid_add(struct fsck *f, uint64_t nid)
+{
+	size_t i;
+
+	if ((f->tabcount + 1) * 2 > f->tabcap) {
+		struct nid_info *old = f->tab;
+		size_t oldcap = f->tabcap, j;
+
+		f->tabcap = oldcap ? oldcap * 2 : 1024;
+		f->tab = calloc(f->tabcap, sizeof(*f->tab));
+		if (!f->tab) {
+			erofs_err("out of memory");
+			exit(EXIT_USAGE);
+		}
+		for (j = 0; j < oldcap; j++) {
+			if (!old[j].used)
+				continue;
+			for (i = nid_hash(old[j].nid, f->tabcap); f->tab[i].used;
+			     i = (i + 1) & (f->tabcap - 1))
+				;
+			f->tab[i] = old[j];
+		}
+		free(old);
+	}
+	for (i = nid_hash(nid, f->tabcap); f->tab[i].used; i = (i + 1) & (f->tabcap - 1))
+		;
+	memset(&f->tab[i], 0, sizeof(f->tab[i]));
+	f->tab[i].used = 1;
+	f->tab[i].nid = nid;
+	f->tabcount++;
+	return &f->tab[i];
+}
+
+/* ------------------------------------------------------------------ */
+/* data reading: every image block at most once                        */
+
+#define BM_PAGE_BITS	15	/* 32768 blocks per 4 KiB bitmap page */
+
+static bool bm_test_set(struct fsck *f, uint64_t blk)
+{
+	size_t page = (size_t)(blk >> BM_PAGE_BITS);
+	size_t bit = (size_t)(blk & ((1u << BM_PAGE_BITS) - 1));
+	uint8_t *p;
+
+	if (page >= f->bitmap_pages)
+		return true;	/* cannot happen: ranges are checked first */
+	p = f->bitmap[page];
+	if (!p) {
+		p = f->bitmap[page] = calloc(1, (1u << BM_PAGE_BITS) / 8);
+		if (!p) {
+			erofs_err("out of memory");
+			exit(EXIT_USAGE);
+		}
+	}
+	if (p[bit / 8] & (1u << (bit % 8)))
+		return true;
+	p[bit / 8] |= (uint8_t)(1u << (bit % 8));
+	return false;
+}
+
+/* Skips whole bitmap bytes that are already full; returns the next block to test. */
+static uint64_t bm_skip_full(struct fsck *f, uint64_t blk, uint64_t last)
+{
+	while (blk <= last && !(blk & 7)) {
+		size_t page = (size_t)(blk >> BM_PAGE_BITS);
+		size_t bit = (size_t)(blk & ((1u << BM_PAGE_BITS) - 1));
+
+		if (page >= f->bitmap_pages || !f->bitmap[page] ||
+		    f->bitmap[page][bit / 8] != 0xff)
+			break;
+		blk += 8;
+	}
+	return blk;
+}
+
+static int read_range(struct fsck *f, uint64_t pa, uint64_t len)
+{
+	const unsigned int bits = f->r.blkszbits;
+	uint64_t blk, last;
+
+	if (!len)
+		return 0;
+	blk = pa >> bits;
+	last = (pa + len - 1) >> bits;
+	while (blk <= last) {
+		uint64_t start, from, to;
+
+		blk = bm_skip_full(f, blk, last);
+		if (blk > last)
+			break;
+		if (bm_test_set(f, blk)) {
+			blk++;
+			continue;
+		}
+		start = blk++;
+		while (blk <= last && (blk - start) < (READ_CHUNK >> bits) &&
+		       !bm_test_set(f, blk))
+			blk++;
+		/* blk may now be set by someone before: it was tested, not read */
+		from = start << bits;
+		if (from < pa)
+			from = pa;
+		to = blk << bits;
+		if (to > pa + len)
+			to = pa + len;
+		if (erofs_dev_read(&f->r, f->buf, (size_t)(to - from), from))
+			return -EIO;
+	}
+	return 0;
+}
+
+static void check_file_data(struct fsck *f, const char *path, const struct erofs_rd_inode *vi)
+{
+	uint64_t off = 0;
+
+	while (off < vi->size) {
+		struct erofs_map map;
+
+		if (erofs_map_blocks(&f->r, vi, off, &map)) {
+			rfail(f, path, vi->nid);
+			return;
+		}
+		if (map.flags & EROFS_MAP_MAPPED) {
+			uint64_t skip = off - map.la;
+
+			if (read_range(f, map.pa + skip, map.llen - skip)) {
+				rfail(f, path, vi->nid);
+				return;
+			}
+		}
+		off = map.la + map.llen;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* xattrs                                                              */
+
+struct xname {
+	unsigned int index;
+	unsigned int len;
+	char *name;
+};
+
+struct xcheck {
+	struct fsck *f;
+	const char *path;
+	uint64_t nid;
+	struct xname *v;
+	size_t n, cap;
+};
+
+static bool acl_value_ok(const uint8_t *v, unsigned int size)
+{
+	unsigned int i;
+
+	if (size < 4 || (size - 4) % 8 || get_le32(v) != 2)
+		return false;
+	for (i = 4; i < size; i += 8) {
+		switch (get_le16(v + i)) {
+		case 0x01: case 0x02: case 0x04: case 0x08: case 0x10: case 0x20:
+			break;
+		default:
+			return false;
+		}
+	}
+	return true;
+}
+
+static int xattr_collect(void *arg, const struct erofs_rd_xattr *x)
+{
+	struct xcheck *c = arg;
+	struct xname *e;
+
+	if ((x->index == EROFS_XATTR_INDEX_POSIX_ACL_ACCESS ||
+	     x->index == EROFS_XATTR_INDEX_POSIX_ACL_DEFAULT) &&
+	    !acl_value_ok(x->value, x->value_size))
+		report(c->f, c->path, c->nid, "malformed POSIX ACL in %s (%u bytes)",
+		       erofs_rd_xattr_prefix(x->index), x->value_size);
+	if (c->n == c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 16;
+		c->v = xrealloc(c->v, c->cap * sizeof(*c->v));
+	}
+	e = &c->v[c->n++];
+	e->index = x->index;
+	e->len = x->name_len;
+	e->name = xrealloc(NULL, x->name_len);
+	memcpy(e->name, x->name, x->name_len);
+	return 0;
+}
+
+static int xname_cmp(const void *a, const void *b)
+{
+	const struct xname *x = a, *y = b;
+	int c;
+
+	if (x->index != y->index)
+		return x->index < y->index ? -1 : 1;
+	c = memcmp(x->name, y->name, x->len < y->len ? x->len : y->len);
+	if (c)
+		return c;
+	return x->len < y->len ? -1 : x->len > y->len;
+}
+
+static void check_xattrs(struct fsck *f, const char *path, const struct erofs_rd_inode *vi)
+{
+	struct xcheck c = { f, path, vi->nid, NULL, 0, 0 };
+	size_t i;
+
+	if (erofs_xattr_iterate(&f->r, vi, xattr_collect, &c))
+		rfail(f, path, vi->nid);
+	if (c.n > 1)
+		qsort(c.v, c.n, sizeof(*c.v), xname_cmp);
+	for (i = 1; i < c.n; i++) {
+		if (!xname_cmp(&c.v[i - 1], &c.v[i])) {
+			char n[300];
+
+			report(f, path, vi->nid, "duplicate xattr %s%s",
+			       erofs_rd_xattr_prefix(c.v[i].index),
+			       erofs_escape(n, sizeof(n), c.v[i].name, c.v[i].len));
+		}
+	}
+	for (i = 0; i < c.n; i++)
+		free(c.v[i].name);
+	free(c.v);
+}
+
+/* ------------------------------------------------------------------ */
+/* the walk                                                            */
+
+static char *join(const char *dir, const char *name)
+{
+	size_t dl = strlen(dir), nl = strlen(name);
+	char *p = xrealloc(NULL, dl + nl + 2);
+
+	memcpy(p, dir, dl);
+	if (!dl || p[dl - 1] != '/')
+		p[dl++] = '/';
+	memcpy(p + dl, name, nl + 1);
+	return p;
+}
+
+static int collect_dent(void *arg, const struct erofs_rd_dentry *de)
+{
+	struct frame *fr = arg;
+	struct dent *d;
+
+	if (fr->n == fr->cap) {
+		fr->cap = fr->cap ? fr->cap * 2 : 16;
+		fr->ents = xrealloc(fr->ents, fr->cap * sizeof(*fr->ents));
+	}
+	d = &fr->ents[fr->n++];
+	d->nid = de->nid;
+	d->ft = de->file_type;
+	d->name = xrealloc(NULL, de->namelen + 1);
+	memcpy(d->name, de->name, de->namelen);
+	d->name[de->namelen] = '\0';
+	return 0;
+}
+
+/* Pushes a directory: reads and checks all its entries first. */
+static void push_dir(struct fsck *f, const struct erofs_rd_inode *vi, uint64_t parent,
+		     char *path, int dirfd)
+{
+	struct frame *fr;
+
+	if (f->depth == f->stackcap) {
+		f->stackcap = f->stackcap ? f->stackcap * 2 : 64;
+		f->stack = xrealloc(f->stack, f->stackcap * sizeof(*f->stack));
+	}
+	fr = &f->stack[f->depth++];
+	memset(fr, 0, sizeof(*fr));
+	fr->vi = *vi;
+	fr->path = path;
+	fr->dirfd = dirfd;
+	f->ndirs++;
+	if (f->o.debug >= 7)
+		erofs_note("checking directory %s", path);
+	if (erofs_dir_iterate(&f->r, vi, parent, collect_dent, fr))
+		rfail(f, path, vi->nid);	/* the entries before the damage are still walked */
+}
+
+static void pop_dir(struct fsck *f)
+{
+	struct frame *fr = &f->stack[f->depth - 1];
+	uint32_t want = 2 + fr->subdirs;
+	size_t i;
+
+	if (fr->vi.di.nlink != want && fr->vi.di.nlink != 1)
+		report(f, fr->path, fr->vi.nid,
+		       "directory link count %u, expected %u (2 + %u subdirectories)",
+		       fr->vi.di.nlink, want, fr->subdirs);
+	if (fr->dirfd >= 0)
+		erofs_extract_dir_end(&f->x, fr->dirfd, fr->path, &fr->vi);
+	for (i = 0; i < fr->n; i++)
+		free(fr->ents[i].name);
+	free(fr->ents);
+	free(fr->path);
+	f->depth--;
+}
+
+static void check_special(struct fsck *f, const char *path, const struct erofs_rd_inode *vi)
+{
+	if (vi->size)
+		warn(f, path, vi->nid, "special file with i_size %" PRIu64, vi->size);
+	if ((S_ISFIFO(vi->di.mode) || S_ISSOCK(vi->di.mode)) && vi->di.u)
+		warn(f, path, vi->nid, "fifo or socket with non-zero rdev 0x%x", vi->di.u);
+}
+
+static void visit(struct fsck *f, struct frame *parent, const struct dent *d)
+{
+	char *path = join(parent->path, d->name);
+	struct nid_info *ni = nid_find(f, d->nid);
+	struct erofs_rd_inode vi;
+	int pfd = parent->dirfd;
+
+	if (d->ft == EROFS_FT_DIR)
+		parent->subdirs++;
+	if (f->o.debug >= 7)
+		erofs_note("checking %s", path);
+
+	if (ni) {
+		ni->refs++;
+		if (ni->bad)
+			goto out;
+		if (erofs_mode_to_ftype(ni->mode) != d->ft)
+			report(f, path, d->nid,
+			       "file type %u in the directory entry does not match the inode (mode 0%o)",
+			       d->ft, ni->mode);
+		if (S_ISDIR(ni->mode)) {
+			char p[MSGPATH];
+
+			report(f, path, d->nid,
+			       "directory already reached as %s (directory hard link or loop)",
+			       show(p, ni->first_path));
+			goto out;
+		}
+		f->nlinks_extra++;
+		if (pfd < 0)
+			goto out;
+		if (ni->extracted) {
+			erofs_extract_hardlink(&f->x, pfd, d->name, path, ni->first_path + 1);
+		} else if (!erofs_read_inode(&f->r, d->nid, &vi) &&
+			   !erofs_extract_node(&f->x, pfd, d->name, path, &vi)) {
+			free(ni->first_path);
+			ni->first_path = xstrdup(path);
+			ni->extracted = true;
+		}
+		goto out;
+	}
+
+	ni = nid_add(f, d->nid);
+	ni->refs = 1;
+	ni->first_path = xstrdup(path);
+	if (erofs_read_inode(&f->r, d->nid, &vi)) {
+		ni->bad = true;
+		rfail(f, path, d->nid);
+		goto out;
+	}
+	ni->mode = vi.di.mode;
+	ni->nlink = vi.di.nlink;
+	ni->iloc = vi.iloc;
+	ni->meta_end = vi.meta_end;
+	if (erofs_mode_to_ftype(vi.di.mode) != d->ft)
+		report(f, path, d->nid,
+		       "file type %u in the directory entry does not match the inode (mode 0%o)",
+		       d->ft, vi.di.mode);
+	check_xattrs(f, path, &vi);
+
+	if (S_ISDIR(vi.di.mode)) {
+		int fd = -1;
+
+		if (pfd >= 0) {
+			fd = erofs_extract_dir_begin(&f->x, pfd, d->name, path);
+			if (fd < 0)
+				fd = -1;
+		}
+		push_dir(f, &vi, parent->vi.nid, path, fd);	/* parent may move */
+		return;
+	}
+	if (S_ISREG(vi.di.mode)) {
+		f->nfiles++;
+		f->data_bytes += vi.size;
+		if (pfd < 0 || !f->extracting)
+			check_file_data(f, path, &vi);
+	} else if (S_ISLNK(vi.di.mode)) {
+		char target[EROFS_SYMLINK_MAXLEN + 1];
+
+		f->nsymlinks++;
+		if (erofs_read_symlink(&f->r, &vi, target, sizeof(target)))
+			rfail(f, path, vi.nid);
+	} else {
+		f->nspecial++;
+		check_special(f, path, &vi);
+	}
+	if (pfd >= 0 && !erofs_extract_node(&f->x, pfd, d->name, path, &vi))
+		ni->extracted = true;
+out:
+	free(path);
+}
+
+static int inode_cmp(const void *a, const void *b)
+{
+	const struct nid_info *x = *(struct nid_info *const *)a;
+	const struct nid_info *y = *(struct nid_info *const *)b;
+
+	return x->iloc < y->iloc ? -1 : x->iloc > y->iloc;
+}
+
+/* After the walk: link counts and overlapping inode records. */
+static void final_checks(struct fsck *f)
+{
+	struct nid_info **v = xrealloc(NULL, (f->tabcount + 1) * sizeof(*v));
+	size_t i, n = 0;
+	const struct nid_info *far = NULL;
+
+	for (i = 0; i < f->tabcap; i++) {
+		struct nid_info *ni = &f->tab[i];
+
+		if (!ni->used || ni->bad)
+			continue;
+		v[n++] = ni;
+		if (!S_ISDIR(ni->mode) && ni->refs != ni->nlink)
+			report(f, ni->first_path, ni->nid,
+			       "link count %u, but %u directory entries refer to it",
+			       ni->nlink, ni->refs);
+	}
+	qsort(v, n, sizeof(*v), inode_cmp);
+	for (i = 0; i < n; i++) {
+		if (far && v[i]->iloc < far->meta_end) {
+			char p[MSGPATH];
+
+			report(f, v[i]->first_path, v[i]->nid,
+			       "inode overlaps the inode of %s (nid %" PRIu64 ")",
+			       show(p, far->first_path), far->nid);
+		}
+		if (!far || v[i]->meta_end > far->meta_end)
+			far = v[i];
+	}
+	free(v);
+	if (f->r.sb.inos != f->tabcount && !f->errors)
+		warn(f, "/", f->r.sb.root_nid,
+		     "superblock inode count %" PRIu64 " but %zu inodes are reachable",
+		     f->r.sb.inos, f->tabcount);
+}
+
+static void walk(struct fsck *f)
+{
+	uint64_t root = f->r.sb.root_nid;
+	struct erofs_rd_inode vi;
+	struct nid_info *ni;
+	int fd = -1;
+
+	ni = nid_add(f, root);
+	ni->first_path = xstrdup("/");
+	if (erofs_read_inode(&f->r, root, &vi)) {
+		ni->bad = true;
+		rfail(f, "/", root);
+		return;
+	}
+	ni->mode = vi.di.mode;
+	ni->nlink = vi.di.nlink;
+	ni->iloc = vi.iloc;
+	ni->meta_end = vi.meta_end;
+	if (!S_ISDIR(vi.di.mode)) {
+		report(f, "/", root, "root inode is not a directory (mode 0%o)", vi.di.mode);
+		return;
+	}
+	check_xattrs(f, "/", &vi);
+	if (f->extracting) {
+		fd = erofs_extract_root(&f->x);
+		if (fd < 0)
+			fd = -1;
+	}
+	push_dir(f, &vi, root, xstrdup("/"), fd);
+
+	while (f->depth) {
+		struct frame *fr = &f->stack[f->depth - 1];
+
+		if (fr->next < fr->n) {
+			struct dent d = fr->ents[fr->next++];
+
+			visit(f, fr, &d);
+			continue;
+		}
+		pop_dir(f);
+	}
+	final_checks(f);
+}
+
+/* ------------------------------------------------------------------ */
+/* command line                                                        */
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+"Usage: fsck.erofs [OPTIONS] IMAGE\n"
+"Check the integrity of the EROFS image IMAGE; optionally extract it.\n"
+"\n"
+"Options:\n"
+"  -V, --version          print the version number and exit\n"
+"  -h, --help             display this help and exit\n"
+"  -d N                   set the message level to N (0..9, default 2)\n"
+"  -p                     print statistics (files, directories, bytes, image size)\n"
+"  -a, -y, -n             accepted for compatibility and ignored\n"
+"  --extract[=DIR]        read every byte of every file; with DIR, also\n"
+"                         recreate the tree below DIR\n"
+"\n"
+"Extraction options (with --extract=DIR):\n"
+"  --force                extract into a non-empty DIR, or into /\n"
+"  --overwrite            replace entries that already exist below DIR\n"
+"  --preserve             keep owner and permissions (default for root)\n"
+"  --preserve-owner       set the owner and group of the image\n"
+"  --preserve-perms       keep permissions exactly, including setuid,\n"
+"                         setgid and sticky bits\n"
+"  --no-preserve          extract as yourself, applying your umask\n"
+"                         (default for other users)\n"
+"  --no-preserve-owner    do not change owners\n"
+"  --no-preserve-perms    apply your umask to permissions\n"
+"\n"
+"Exit status: 0 no errors, 1 the image is corrupted or extraction failed,\n"
+"2 usage or operational error.\n");
+}
+
+enum {
+	OPT_EXTRACT = 256, OPT_FORCE, OPT_OVERWRITE, OPT_PRESERVE, OPT_NO_PRESERVE,
+	OPT_PRESERVE_OWNER, OPT_PRESERVE_PERMS, OPT_NO_PRESERVE_OWNER,
+	OPT_NO_PRESERVE_PERMS,
+};
+
+static const struct option long_options[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ "extract", optional_argument, NULL, OPT_EXTRACT },
+	{ "force", no_argument, NULL, OPT_FORCE },
+	{ "overwrite", no_argument, NULL, OPT_OVERWRITE },
+	{ "preserve", no_argument, NULL, OPT_PRESERVE },
+	{ "no-preserve", no_argument, NULL, OPT_NO_PRESERVE },
+	{ "preserve-owner", no_argument, NULL, OPT_PRESERVE_OWNER },
+	{ "preserve-perms", no_argument, NULL, OPT_PRESERVE_PERMS },
+	{ "no-preserve-owner", no_argument, NULL, OPT_NO_PRESERVE_OWNER },
+	{ "no-preserve-perms", no_argument, NULL, OPT_NO_PRESERVE_PERMS },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_args(int argc, char **argv, struct fsck_opts *o)
+{
+	bool extract_only_opts = false;
+	char *end;
+	long v;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->debug = 2;
+	o->preserve_owner = o->preserve_perms = -1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":Vhd:payn", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'V':
+			printf("fsck.erofs (erofs-forge) %s\n", PACKAGE_VERSION);
+			exit(EXIT_CLEAN);
+		case 'h':
+			usage(stdout);
+			exit(EXIT_CLEAN);
+		case 'd':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 0 || v > 9) {
+				erofs_err("invalid debug level '%s' (0..9)", optarg);
+				return -1;
+			}
+			o->debug = (int)v;
+			break;
+		case 'p':
+			o->stats = true;
+			break;
+		case 'a': case 'y': case 'n':
+			break;
+		case OPT_EXTRACT:
+			o->extract = true;
+			if (optarg) {
+				if (!*optarg) {
+					erofs_err("--extract= needs a directory");
+					return -1;
+				}
+				o->extract_dir = optarg;
+			}
+			break;
+		case OPT_FORCE:
+			o->force = extract_only_opts = true;
+			break;
+		case OPT_OVERWRITE:
+			o->overwrite = extract_only_opts = true;
+			break;
+		case OPT_PRESERVE:
+			o->preserve_owner = o->preserve_perms = 1;
+			extract_only_opts = true;
+			break;
+		case OPT_NO_PRESERVE:
+			o->preserve_owner = o->preserve_perms = 0;
+			extract_only_opts = true;
+			break;
+		case OPT_PRESERVE_OWNER:
+			o->preserve_owner = 1;
+			extract_only_opts = true;
+			break;
+		case OPT_PRESERVE_PERMS:
+			o->preserve_perms = 1;
+			extract_only_opts = true;
+			break;
+		case OPT_NO_PRESERVE_OWNER:
+			o->preserve_owner = 0;
+			extract_only_opts = true;
+			break;
+		case OPT_NO_PRESERVE_PERMS:
+			o->preserve_perms = 0;
+			extract_only_opts = true;
+			break;
+		case ':':
+			erofs_err("option '%s' needs an argument", argv[optind - 1]);
+			return -1;
+		default:
+			if (optopt)
+				erofs_err("unknown option '-%c'", optopt);
+			else
+				erofs_err("unknown option '%s'", argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind >= argc) {
+		erofs_err("missing IMAGE");
+		return -1;
+	}
+	if (optind + 1 < argc) {
+		erofs_err("unexpected argument '%s' (only one IMAGE; use --extract=DIR)",
+			  argv[optind + 1]);
+		return -1;
+	}
+	o->image = argv[optind];
+	if (extract_only_opts && !o->extract_dir)
+		erofs_warn("extraction options are ignored without --extract=DIR");
+	return 0;
+}
+
+static int open_image(const char *path, uint64_t *size)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		erofs_err("cannot open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st)) {
+		erofs_err("cannot stat %s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (S_ISBLK(st.st_mode)) {
+		if (ioctl(fd, BLKGETSIZE64, size)) {
+			erofs_err("cannot get the size of %s: %s", path, strerror(errno));
+			close(fd);
+			return -1;
+		}
+	} else if (S_ISREG(st.st_mode)) {
+		*size = (uint64_t)st.st_size;
+	} else {
+		erofs_err("%s is neither a regular file nor a block device", path);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void print_super(const struct fsck *f)
+{
+	const struct erofs_super *sb = &f->r.sb;
+
+	printf("superblock: block size %u, %u blocks, root nid %u, %" PRIu64 " inodes\n",
+	       f->r.blksz, sb->blocks, sb->root_nid, sb->inos);
+	printf("superblock: compat 0x%08x, incompat 0x%08x, meta_blkaddr %u, xattr_blkaddr %u\n",
+	       sb->feature_compat, sb->feature_incompat, sb->meta_blkaddr, sb->xattr_blkaddr);
+}
+
+static void print_stats(const struct fsck *f)
+{
+	printf("Statistics for %s:\n", f->o.image);
+	printf("  directories:        %" PRIu64 "\n", f->ndirs);
+	printf("  regular files:      %" PRIu64 "\n", f->nfiles);
+	printf("  symlinks:           %" PRIu64 "\n", f->nsymlinks);
+	printf("  special files:      %" PRIu64 "\n", f->nspecial);
+	printf("  extra hard links:   %" PRIu64 "\n", f->nlinks_extra);
+	printf("  file data bytes:    %" PRIu64 "\n", f->data_bytes);
+	printf("  image size:         %" PRIu64 " bytes (%" PRIu64 " blocks)\n",
+	       f->image_bytes, f->r.size >> f->r.blkszbits);
+}
+
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct fsck f;
+	int fd, err, ret;
+	size_t i;
+
+	memset(&f, 0, sizeof(f));
+	if (parse_args(argc, argv, &f.o)) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	fd = open_image(f.o.image, &f.image_bytes);
+	if (fd < 0)
+		return EXIT_USAGE;
+	err = erofs_reader_open_fd(&f.r, fd, f.image_bytes);
+	if (err) {
+		erofs_err("%s: %s", f.o.image, erofs_reader_error(&f.r));
+		close(fd);
+		return EXIT_CORRUPT;
+	}
+	if (f.o.debug >= 3)
+		print_super(&f);
+
+	f.buf = xrealloc(NULL, READ_CHUNK);
+	f.bitmap_pages = (size_t)(((f.r.size >> f.r.blkszbits) >> BM_PAGE_BITS) + 1);
+	f.bitmap = calloc(f.bitmap_pages, sizeof(*f.bitmap));
+	if (!f.bitmap) {
+		erofs_err("out of memory");
+		return EXIT_USAGE;
+	}
+
+	if (f.o.extract_dir) {
+		struct erofs_extract_opts xo;
+		bool root = geteuid() == 0;
+
+		xo.force = f.o.force;
+		xo.overwrite = f.o.overwrite;
+		xo.preserve_owner = f.o.preserve_owner < 0 ? root : f.o.preserve_owner;
+		xo.preserve_perms = f.o.preserve_perms < 0 ? root : f.o.preserve_perms;
+		raise_nofile();
+		if (erofs_extract_open(&f.x, &f.r, f.o.extract_dir, &xo)) {
+			close(fd);
+			return EXIT_USAGE;
+		}
+		f.extracting = true;
+	}
+
+	walk(&f);
+
+	if (f.extracting) {
+		f.errors += f.x.errors;
+		f.warnings += f.x.warnings;
+		erofs_extract_close(&f.x);
+	}
+	if (f.o.stats)
+		print_stats(&f);
+	if (f.errors) {
+		erofs_err("%s: %lu error%s found", f.o.image, f.errors, f.errors == 1 ? "" : "s");
+		ret = EXIT_CORRUPT;
+	} else {
+		if (f.o.debug >= 2)
+			printf("%s: no errors found\n", f.o.image);
+		ret = EXIT_CLEAN;
+	}
+
+	for (i = 0; i < f.tabcap; i++)
+		free(f.tab[i].first_path);
+	free(f.tab);
+	for (i = 0; i < f.bitmap_pages; i++)
+		free(f.bitmap[i]);
+	free(f.bitmap);
+	free(f.stack);
+	free(f.buf);
+	close(fd);
+	return ret;
+}

@@ -1,3 +1,889 @@
 // SPDX-License-Identifier: MIT
-/* placeholder until written */
+/*
+ * The image reader: superblock, inodes, data mapping, directories, xattrs.
+ *
+ * Written for erofs-forge from Documentation/filesystems/erofs.rst and the
+ * format as laid out in include/erofs/format.h.  Every value taken from the
+ * image is checked before it steers a read or a loop; see reader.h for the
+ * error convention.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "erofs/diag.h"
+#include "erofs/dir.h"
+#include "erofs/ondisk.h"
 #include "erofs/reader.h"
+
+#define EFSCORRUPTED	EUCLEAN
+
+static int fail(struct erofs_reader *r, int err, const char *fmt, ...)
+	EROFS_PRINTF(3, 4);
+
+static int fail(struct erofs_reader *r, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->err, sizeof(r->err), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+static int errf(char *buf, size_t len, int err, const char *fmt, ...)
+	EROFS_PRINTF(4, 5);
+
+static int errf(char *buf, size_t len, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (buf && len) {
+		va_start(ap, fmt);
+		vsnprintf(buf, len, fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+const char *erofs_reader_error(const struct erofs_reader *r)
+{
+	return r->err[0] ? r->err : "unknown error";
+}
+
+const char *erofs_escape(char *out, size_t outlen, const void *name, size_t len)
+{
+	const unsigned char *s = name;
+	size_t o = 0, i;
+
+	if (!outlen)
+		return out;
+	if (outlen < 12) {
+		out[0] = '\0';
+		return out;
+	}
+
+	for (i = 0; i < len && o + 8 < outlen; i++) {
+		if (s[i] < 0x20 || s[i] >= 0x7f || s[i] == '\\')
+			o += (size_t)snprintf(out + o, outlen - o, "\\x%02x", s[i]);
+		else
+			out[o++] = (char)s[i];
+	}
+	if (i < len && o + 4 < outlen) {
+		memcpy(out + o, "...", 3);
+		o += 3;
+	}
+	out[o] = '\0';
+	return out;
+}
+
+int erofs_dev_read(struct erofs_reader *r, void *buf, size_t len, uint64_t off)
+{
+	uint8_t *p = buf;
+
+	if (off > r->size || len > r->size - off)
+		return fail(r, -EFSCORRUPTED,
+			    "read of %zu bytes at %" PRIu64 " beyond the end of the image (%" PRIu64 " bytes)",
+			    len, off, r->size);
+	if (r->mem) {
+		memcpy(buf, r->mem + off, len);
+		return 0;
+	}
+	while (len) {
+		ssize_t n = pread(r->fd, p, len, (off_t)off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return fail(r, -EIO, "read error at %" PRIu64 ": %s",
+				    off, strerror(errno));
+		}
+		if (n == 0)
+			return fail(r, -EIO, "unexpected end of image at %" PRIu64, off);
+		p += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* superblock                                                          */
+
+static int load_super(struct erofs_reader *r)
+{
+	uint8_t raw[EROFS_SUPER_SIZE];
+	struct erofs_super *sb = &r->sb;
+	uint64_t fsbytes, limit;
+	unsigned int sb_size;
+	int err;
+
+	if (r->size < EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE)
+		return fail(r, -EFSCORRUPTED,
+			    "image too small for a superblock (%" PRIu64 " bytes)", r->size);
+	err = erofs_dev_read(r, raw, sizeof(raw), EROFS_SUPER_OFFSET);
+	if (err)
+		return err;
+	erofs_super_decode(raw, sb);
+
+	if (sb->magic != EROFS_MAGIC)
+		return fail(r, -EFSCORRUPTED,
+			    "superblock: bad magic 0x%08x (not an EROFS image)", sb->magic);
+	if (sb->blkszbits < EROFS_MIN_BLKSZBITS || sb->blkszbits > EROFS_MAX_BLKSZBITS)
+		return fail(r, -EFSCORRUPTED,
+			    "superblock: unsupported block size bits %u (want %u..%u)",
+			    sb->blkszbits, EROFS_MIN_BLKSZBITS, EROFS_MAX_BLKSZBITS);
+	r->blkszbits = sb->blkszbits;
+	r->blksz = 1u << sb->blkszbits;
+
+	if (sb->feature_compat & EROFS_COMPAT_SB_CHKSUM) {
+		size_t span = erofs_sb_checksum_span(r->blkszbits);
+		uint8_t *buf;
+		uint32_t crc;
+
+		if (EROFS_SUPER_OFFSET + (uint64_t)span > r->size)
+			return fail(r, -EFSCORRUPTED,
+				    "superblock: image too small (%" PRIu64 " bytes) for the checksummed area",
+				    r->size);
+		buf = malloc(span);
+		if (!buf)
+			return fail(r, -ENOMEM, "out of memory");
+		err = erofs_dev_read(r, buf, span, EROFS_SUPER_OFFSET);
+		crc = err ? 0 : erofs_sb_checksum(buf, span);
+		free(buf);
+		if (err)
+			return err;
+		if (crc != sb->checksum)
+			return fail(r, -EFSCORRUPTED,
+				    "superblock: checksum mismatch (stored 0x%08x, computed 0x%08x)",
+				    sb->checksum, crc);
+	}
+
+	if (sb->feature_incompat & ~EROFS_INCOMPAT_LINUX_6_1)
+		return fail(r, -EOPNOTSUPP,
+			    "superblock: unsupported incompatible features 0x%08x",
+			    sb->feature_incompat & ~EROFS_INCOMPAT_LINUX_6_1);
+	if (sb->dirblkbits)
+		return fail(r, -EFSCORRUPTED,
+			    "superblock: dirblkbits %u (must be 0)", sb->dirblkbits);
+	sb_size = EROFS_SUPER_SIZE + sb->sb_extslots * EROFS_SB_EXTSLOT_SIZE;
+	if (sb_size > EROFS_SB_MAX_SIZE ||
+	    EROFS_SUPER_OFFSET + (uint64_t)sb_size > r->size)
+		return fail(r, -EFSCORRUPTED,
+			    "superblock: sb_extslots %u makes a %u-byte superblock",
+			    sb->sb_extslots, sb_size);
+	if (!memchr(sb->volume_name, '\0', sizeof(sb->volume_name)))
+		return fail(r, -EFSCORRUPTED,
+			    "superblock: volume name is not NUL-terminated");
+	if (sb->build_time_nsec >= 1000000000u)
+		return fail(r, -EFSCORRUPTED,
+			    "superblock: build_time_nsec %u out of range", sb->build_time_nsec);
+	if ((sb->feature_incompat & EROFS_INCOMPAT_DEVICE_TABLE) && sb->extra_devices)
+		return fail(r, -EOPNOTSUPP,
+			    "superblock: %u extra devices: multi-device images are not supported",
+			    sb->extra_devices);
+
+	/* everything past the block count is outside the filesystem */
+	fsbytes = (uint64_t)sb->blocks << r->blkszbits;
+	if (fsbytes > r->size)
+		return fail(r, -EFSCORRUPTED,
+			    "image is truncated: %" PRIu64 " bytes, but the superblock says %u blocks (%" PRIu64 " bytes)",
+			    r->size, sb->blocks, fsbytes);
+	if (fsbytes < EROFS_SUPER_OFFSET + (uint64_t)sb_size)
+		return fail(r, -EFSCORRUPTED,
+			    "superblock: block count %u too small to hold the superblock",
+			    sb->blocks);
+	limit = fsbytes;
+	r->size = limit;
+
+	r->meta_base = (uint64_t)sb->meta_blkaddr << r->blkszbits;
+	if (r->meta_base >= limit)
+		return fail(r, -EFSCORRUPTED,
+			    "superblock: meta_blkaddr %u beyond the end of the image (%u blocks)",
+			    sb->meta_blkaddr, sb->blocks);
+	r->xattr_base = (uint64_t)sb->xattr_blkaddr << r->blkszbits;
+	if (r->xattr_base >= limit)
+		return fail(r, -EFSCORRUPTED,
+			    "superblock: xattr_blkaddr %u beyond the end of the image (%u blocks)",
+			    sb->xattr_blkaddr, sb->blocks);
+	if (r->meta_base + ((uint64_t)sb->root_nid << EROFS_SLOT_BITS) +
+	    EROFS_COMPACT_INODE_SIZE > limit)
+		return fail(r, -EFSCORRUPTED,
+			    "superblock: root nid %u beyond the end of the image", sb->root_nid);
+	r->err[0] = '\0';
+	return 0;
+}
+
+int erofs_reader_open_fd(struct erofs_reader *r, int fd, uint64_t size)
+{
+	memset(r, 0, sizeof(*r));
+	r->fd = fd;
+	r->size = size;
+	return load_super(r);
+}
+
+int erofs_reader_open_mem(struct erofs_reader *r, const void *buf, size_t size)
+{
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+	r->mem = buf;
+	r->size = size;
+	return load_super(r);
+}
+
+/* ------------------------------------------------------------------ */
+/* inodes                                                              */
+
+static bool has_data(uint16_t mode)
+{
+	return S_ISREG(mode) || S_ISDIR(mode) || S_ISLNK(mode);
+}
+
+static int setup_flat(struct erofs_reader *r, struct erofs_rd_inode *vi)
+{
+	uint64_t nblocks, head, tail;
+
+	vi->raw_blkaddr = vi->di.u;
+	if (!vi->size)
+		return 0;
+	nblocks = ((vi->size - 1) >> r->blkszbits) + 1;
+	if (vi->layout == EROFS_LAYOUT_FLAT_PLAIN) {
+		head = vi->size;
+		tail = 0;
+	} else {
+		/* the last (possibly full) block lives right after the xattrs */
+		head = (nblocks - 1) << r->blkszbits;
+		tail = vi->size - head;
+	}
+	vi->flat_head = head;
+	if (head) {
+		uint64_t pa = (uint64_t)vi->raw_blkaddr << r->blkszbits;
+
+		if (vi->raw_blkaddr == EROFS_NULL_ADDR || pa > r->size ||
+		    head > r->size - pa)
+			return fail(r, -EFSCORRUPTED,
+				    "nid %" PRIu64 ": data blocks %u..+%" PRIu64 " beyond the end of the image (%" PRIu64 " blocks)",
+				    vi->nid, vi->raw_blkaddr,
+				    ((head - 1) >> r->blkszbits) + 1,
+				    r->size >> r->blkszbits);
+	}
+	if (tail) {
+		uint64_t pos = vi->meta_end;
+
+		if ((pos & (r->blksz - 1)) + tail > r->blksz)
+			return fail(r, -EFSCORRUPTED,
+				    "nid %" PRIu64 ": inline data (%" PRIu64 " bytes at offset %" PRIu64 ") crosses a block boundary",
+				    vi->nid, tail, pos & (r->blksz - 1));
+		if (pos + tail > r->size)
+			return fail(r, -EFSCORRUPTED,
+				    "nid %" PRIu64 ": inline data beyond the end of the image",
+				    vi->nid);
+		vi->inline_pos = pos;
+		vi->meta_end = pos + tail;
+	}
+	return 0;
+}
+
+static int setup_chunks(struct erofs_reader *r, struct erofs_rd_inode *vi)
+{
+	uint64_t bytes;
+
+	vi->chunkformat = (uint16_t)vi->di.u;
+	if (vi->chunkformat & ~EROFS_CHUNK_FORMAT_KNOWN)
+		return fail(r, -EOPNOTSUPP,
+			    "nid %" PRIu64 ": unsupported chunk format 0x%04x",
+			    vi->nid, vi->chunkformat);
+	if (vi->di.u >> 16)
+		return fail(r, -EFSCORRUPTED,
+			    "nid %" PRIu64 ": reserved chunk info bits set (0x%08x)",
+			    vi->nid, vi->di.u);
+	vi->chunkbits = r->blkszbits + (vi->chunkformat & EROFS_CHUNK_FORMAT_BLKBITS_MASK);
+	vi->chunk_unit = (vi->chunkformat & EROFS_CHUNK_FORMAT_INDEXES) ?
+			 EROFS_CHUNK_INDEX_SIZE : EROFS_BLOCK_MAP_ENTRY_SIZE;
+	vi->chunk_table = (vi->meta_end + vi->chunk_unit - 1) & ~(uint64_t)(vi->chunk_unit - 1);
+	vi->nchunks = vi->size ? ((vi->size - 1) >> vi->chunkbits) + 1 : 0;
+	/* nchunks < 2^54, so the product cannot overflow */
+	bytes = vi->nchunks * vi->chunk_unit;
+	if (vi->chunk_table > r->size || bytes > r->size - vi->chunk_table)
+		return fail(r, -EFSCORRUPTED,
+			    "nid %" PRIu64 ": chunk table (%" PRIu64 " entries) beyond the end of the image",
+			    vi->nid, vi->nchunks);
+	vi->meta_end = vi->chunk_table + bytes;
+	return 0;
+}
+
+int erofs_read_inode(struct erofs_reader *r, uint64_t nid, struct erofs_rd_inode *vi)
+{
+	uint8_t raw[EROFS_EXTENDED_INODE_SIZE];
+	uint64_t slots, avail;
+	unsigned int ftype;
+	int err;
+
+	memset(vi, 0, sizeof(*vi));
+	vi->nid = nid;
+	slots = (r->size - r->meta_base) >> EROFS_SLOT_BITS;
+	if (nid >= slots)
+		return fail(r, -EFSCORRUPTED,
+			    "nid %" PRIu64 " out of range (the image has %" PRIu64 " inode slots)",
+			    nid, slots);
+	vi->iloc = r->meta_base + (nid << EROFS_SLOT_BITS);
+	avail = r->size - vi->iloc;
+	err = erofs_dev_read(r, raw, avail < sizeof(raw) ? (size_t)avail : sizeof(raw),
+			     vi->iloc);
+	if (err)
+		return err;
+	vi->di.format = get_le16(raw);
+	if (vi->di.format & ~EROFS_I_FORMAT_KNOWN)
+		return fail(r, -EOPNOTSUPP,
+			    "nid %" PRIu64 ": unsupported i_format 0x%04x", nid, vi->di.format);
+	vi->version = erofs_inode_version(vi->di.format);
+	vi->layout = erofs_inode_layout(vi->di.format);
+	if (vi->layout > EROFS_LAYOUT_CHUNK_BASED)
+		return fail(r, -EOPNOTSUPP,
+			    "nid %" PRIu64 ": unknown data layout %u", nid, vi->layout);
+	vi->isize = erofs_inode_core_size(vi->version);
+	if (vi->isize > avail)
+		return fail(r, -EFSCORRUPTED,
+			    "nid %" PRIu64 ": extended inode beyond the end of the image", nid);
+	erofs_dinode_decode(raw, &vi->di);
+
+	ftype = erofs_mode_to_ftype(vi->di.mode);
+	if (ftype == EROFS_FT_UNKNOWN)
+		return fail(r, -EFSCORRUPTED,
+			    "nid %" PRIu64 ": bogus file type in mode 0%o", nid, vi->di.mode);
+	if (vi->di.nlink == 0)
+		return fail(r, -EFSCORRUPTED, "nid %" PRIu64 ": link count is 0", nid);
+
+	vi->xattr_isize = erofs_xattr_ibody_size(vi->di.xattr_icount);
+	vi->meta_end = vi->iloc + vi->isize;
+	if (vi->xattr_isize > r->size - vi->meta_end)
+		return fail(r, -EFSCORRUPTED,
+			    "nid %" PRIu64 ": inline xattrs (%u bytes) beyond the end of the image",
+			    nid, vi->xattr_isize);
+	vi->meta_end += vi->xattr_isize;
+
+	if (vi->di.size > (uint64_t)INT64_MAX)
+		return fail(r, -EFSCORRUPTED,
+			    "nid %" PRIu64 ": negative i_size (0x%016" PRIx64 ")", nid, vi->di.size);
+	vi->size = vi->di.size;
+
+	if (vi->version == EROFS_INODE_EXTENDED) {
+		vi->mtime = vi->di.mtime;
+		vi->mtime_nsec = vi->di.mtime_nsec;
+		if (vi->mtime_nsec >= 1000000000u)
+			return fail(r, -EFSCORRUPTED,
+				    "nid %" PRIu64 ": mtime nanoseconds %u out of range",
+				    nid, vi->mtime_nsec);
+	} else {
+		vi->mtime = (int64_t)r->sb.build_time;
+		vi->mtime_nsec = r->sb.build_time_nsec;
+	}
+
+	if (!has_data(vi->di.mode))
+		return 0;	/* i_u is rdev; no data whatever the layout says */
+
+	if (S_ISLNK(vi->di.mode) && (vi->size == 0 || vi->size >= EROFS_SYMLINK_MAXLEN))
+		return fail(r, -EFSCORRUPTED,
+			    "nid %" PRIu64 ": symlink target length %" PRIu64 " out of range (1..%u)",
+			    nid, vi->size, EROFS_SYMLINK_MAXLEN - 1);
+	if (S_ISDIR(vi->di.mode) && vi->size < 2 * EROFS_DIRENT_SIZE)
+		return fail(r, -EFSCORRUPTED,
+			    "nid %" PRIu64 ": directory size %" PRIu64 " too small for '.' and '..'",
+			    nid, vi->size);
+
+	switch (vi->layout) {
+	case EROFS_LAYOUT_FLAT_PLAIN:
+	case EROFS_LAYOUT_FLAT_INLINE:
+		return setup_flat(r, vi);
+	case EROFS_LAYOUT_CHUNK_BASED:
+		return setup_chunks(r, vi);
+	default:
+		return 0;	/* compressed: checked when mapped */
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* data mapping, one function per layout                               */
+
+typedef int (*erofs_map_fn)(struct erofs_reader *r, const struct erofs_rd_inode *vi,
+			    uint64_t la, struct erofs_map *map);
+
+static int map_flat(struct erofs_reader *r, const struct erofs_rd_inode *vi,
+		    uint64_t la, struct erofs_map *map)
+{
+	if (la < vi->flat_head) {
+		map->la = 0;
+		map->llen = vi->flat_head;
+		map->pa = (uint64_t)vi->raw_blkaddr << r->blkszbits;
+		map->flags = EROFS_MAP_MAPPED;
+	} else {
+		map->la = vi->flat_head;
+		map->llen = vi->size - vi->flat_head;
+		map->pa = vi->inline_pos;
+		map->flags = EROFS_MAP_MAPPED | EROFS_MAP_META;
+	}
+	return 0;
+}
+
+static int map_chunk(struct erofs_reader *r, const struct erofs_rd_inode *vi,
+		     uint64_t la, struct erofs_map *map)
+{
+	uint64_t chunknr = la >> vi->chunkbits;
+	uint8_t ent[EROFS_CHUNK_INDEX_SIZE];
+	uint32_t blkaddr;
+	uint64_t pa;
+	int err;
+
+	err = erofs_dev_read(r, ent, vi->chunk_unit,
+			     vi->chunk_table + chunknr * vi->chunk_unit);
+	if (err)
+		return err;
+	map->la = chunknr << vi->chunkbits;
+	map->llen = vi->size - map->la;
+	if (map->llen > (uint64_t)1 << vi->chunkbits)
+		map->llen = (uint64_t)1 << vi->chunkbits;
+
+	if (vi->chunk_unit == EROFS_BLOCK_MAP_ENTRY_SIZE) {
+		blkaddr = get_le32(ent);
+	} else {
+		uint16_t advise = get_le16(ent), device_id = get_le16(ent + 2);
+
+		blkaddr = get_le32(ent + 4);
+		if (blkaddr != EROFS_NULL_ADDR && advise)
+			return fail(r, -EFSCORRUPTED,
+				    "nid %" PRIu64 ": chunk %" PRIu64 ": reserved index field set (0x%04x)",
+				    vi->nid, chunknr, advise);
+		if (blkaddr != EROFS_NULL_ADDR && device_id)
+			return fail(r, -EFSCORRUPTED,
+				    "nid %" PRIu64 ": chunk %" PRIu64 " refers to device %u, but the image has no extra devices",
+				    vi->nid, chunknr, device_id);
+	}
+	if (blkaddr == EROFS_NULL_ADDR) {
+		map->pa = 0;
+		map->flags = 0;
+		return 0;
+	}
+	pa = (uint64_t)blkaddr << r->blkszbits;
+	if (pa > r->size || map->llen > r->size - pa)
+		return fail(r, -EFSCORRUPTED,
+			    "nid %" PRIu64 ": chunk %" PRIu64 " at block %u beyond the end of the image (%" PRIu64 " blocks)",
+			    vi->nid, chunknr, blkaddr, r->size >> r->blkszbits);
+	map->pa = pa;
+	map->flags = EROFS_MAP_MAPPED;
+	return 0;
+}
+
+static int map_compressed(struct erofs_reader *r, const struct erofs_rd_inode *vi,
+			  uint64_t la, struct erofs_map *map)
+{
+	return fail(r, -EOPNOTSUPP,
+		    "nid %" PRIu64 ": compressed data not supported yet (layout %u)",
+		    vi->nid, vi->layout);
+}
+
+static const erofs_map_fn layout_map[] = {
+	[EROFS_LAYOUT_FLAT_PLAIN] = map_flat,
+	[EROFS_LAYOUT_COMPRESSED_FULL] = map_compressed,
+	[EROFS_LAYOUT_FLAT_INLINE] = map_flat,
+	[EROFS_LAYOUT_COMPRESSED_COMPACT] = map_compressed,
+	[EROFS_LAYOUT_CHUNK_BASED] = map_chunk,
+};
+
+int erofs_map_blocks(struct erofs_reader *r, const struct erofs_rd_inode *vi,
+		     uint64_t la, struct erofs_map *map)
+{
+	int err;
+
+	if (!has_data(vi->di.mode))
+		return fail(r, -EINVAL, "nid %" PRIu64 ": special file has no data", vi->nid);
+	if (la >= vi->size)
+		return fail(r, -EINVAL, "nid %" PRIu64 ": offset %" PRIu64 " beyond i_size %" PRIu64,
+			    vi->nid, la, vi->size);
+	if (vi->layout >= sizeof(layout_map) / sizeof(layout_map[0]))
+		return fail(r, -EOPNOTSUPP, "nid %" PRIu64 ": unknown data layout %u",
+			    vi->nid, vi->layout);
+	memset(map, 0, sizeof(*map));
+	err = layout_map[vi->layout](r, vi, la, map);
+	if (err)
+		return err;
+	/* a mapping that does not cover la, or runs past i_size, is a bug */
+	if (!map->llen || la < map->la || la - map->la >= map->llen ||
+	    map->llen > vi->size - map->la)
+		return fail(r, -EFSCORRUPTED,
+			    "nid %" PRIu64 ": bad mapping of offset %" PRIu64, vi->nid, la);
+	return 0;
+}
+
+int erofs_read_data(struct erofs_reader *r, const struct erofs_rd_inode *vi,
+		    void *buf, size_t len, uint64_t off)
+{
+	uint8_t *p = buf;
+
+	if (off > vi->size || len > vi->size - off)
+		return fail(r, -EINVAL, "nid %" PRIu64 ": read beyond i_size", vi->nid);
+	while (len) {
+		struct erofs_map map;
+		uint64_t skip, n;
+		int err = erofs_map_blocks(r, vi, off, &map);
+
+		if (err)
+			return err;
+		skip = off - map.la;
+		n = map.llen - skip;
+		if (n > len)
+			n = len;
+		if (map.flags & EROFS_MAP_MAPPED) {
+			err = erofs_dev_read(r, p, (size_t)n, map.pa + skip);
+			if (err)
+				return err;
+		} else {
+			memset(p, 0, (size_t)n);
+		}
+		p += n;
+		off += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int erofs_read_symlink(struct erofs_reader *r, const struct erofs_rd_inode *vi,
+		       char *buf, size_t bufsz)
+{
+	int err;
+
+	if (!S_ISLNK(vi->di.mode))
+		return fail(r, -EINVAL, "nid %" PRIu64 ": not a symlink", vi->nid);
+	if (vi->size == 0 || vi->size >= EROFS_SYMLINK_MAXLEN || vi->size >= bufsz)
+		return fail(r, -EFSCORRUPTED,
+			    "nid %" PRIu64 ": symlink target length %" PRIu64 " out of range",
+			    vi->nid, vi->size);
+	err = erofs_read_data(r, vi, buf, (size_t)vi->size, 0);
+	if (err)
+		return err;
+	if (memchr(buf, '\0', (size_t)vi->size))
+		return fail(r, -EFSCORRUPTED,
+			    "nid %" PRIu64 ": symlink target contains a NUL byte", vi->nid);
+	buf[vi->size] = '\0';
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* directories                                                         */
+
+void erofs_dir_cursor_init(struct erofs_dir_cursor *cur, uint64_t dir_nid,
+			   uint64_t parent_nid)
+{
+	memset(cur, 0, sizeof(*cur));
+	cur->dir_nid = dir_nid;
+	cur->parent_nid = parent_nid;
+}
+
+int erofs_dirblock_parse(const uint8_t *blk, unsigned int maxsize,
+			 unsigned int blksz, struct erofs_dir_cursor *cur,
+			 erofs_dirent_fn fn, void *arg, char *err, size_t errlen)
+{
+	unsigned int nameoff0, n, j;
+	char pn[80], pp[80];
+
+	if (maxsize > blksz)
+		return errf(err, errlen, -EINVAL, "block %" PRIu64 ": size %u above block size",
+			    cur->blkno, maxsize);
+	if (maxsize < EROFS_DIRENT_SIZE)
+		return errf(err, errlen, -EFSCORRUPTED,
+			    "directory block %" PRIu64 ": %u bytes, too short for an entry",
+			    cur->blkno, maxsize);
+	nameoff0 = get_le16(blk + 8);
+	if (nameoff0 < EROFS_DIRENT_SIZE || nameoff0 % EROFS_DIRENT_SIZE ||
+	    nameoff0 >= maxsize)
+		return errf(err, errlen, -EFSCORRUPTED,
+			    "directory block %" PRIu64 ": invalid first nameoff %u",
+			    cur->blkno, nameoff0);
+	n = nameoff0 / EROFS_DIRENT_SIZE;
+
+	for (j = 0; j < n; j++) {
+		struct erofs_dirent de;
+		struct erofs_rd_dentry d;
+		unsigned int end, len, cmplen;
+		const uint8_t *name;
+		int cmp, ret;
+
+		erofs_dirent_decode(blk + j * EROFS_DIRENT_SIZE, &de);
+		if (j + 1 < n) {
+			end = get_le16(blk + (j + 1) * EROFS_DIRENT_SIZE + 8);
+			if (end <= de.nameoff || end > maxsize)
+				return errf(err, errlen, -EFSCORRUPTED,
+					    "directory block %" PRIu64 ", entry %u: bad nameoff %u (next %u, block holds %u bytes)",
+					    cur->blkno, j, de.nameoff, end, maxsize);
+		} else {
+			if (de.nameoff >= maxsize)
+				return errf(err, errlen, -EFSCORRUPTED,
+					    "directory block %" PRIu64 ", entry %u: nameoff %u beyond the block (%u bytes)",
+					    cur->blkno, j, de.nameoff, maxsize);
+			end = de.nameoff;
+			while (end < maxsize && blk[end])
+				end++;
+		}
+		name = blk + de.nameoff;
+		len = end - de.nameoff;
+		if (len == 0)
+			return errf(err, errlen, -EFSCORRUPTED,
+				    "directory block %" PRIu64 ", entry %u: empty name",
+				    cur->blkno, j);
+		if (len > EROFS_NAME_LEN)
+			return errf(err, errlen, -EFSCORRUPTED,
+				    "directory block %" PRIu64 ", entry %u: name of %u bytes (max %u)",
+				    cur->blkno, j, len, EROFS_NAME_LEN);
+		if (memchr(name, '\0', len))
+			return errf(err, errlen, -EFSCORRUPTED,
+				    "directory block %" PRIu64 ", entry %u: name '%s' contains a NUL byte",
+				    cur->blkno, j, erofs_escape(pn, sizeof(pn), name, len));
+		if (memchr(name, '/', len))
+			return errf(err, errlen, -EFSCORRUPTED,
+				    "directory block %" PRIu64 ", entry %u: name '%s' contains '/'",
+				    cur->blkno, j, erofs_escape(pn, sizeof(pn), name, len));
+		if (de.file_type >= EROFS_FT_MAX)
+			return errf(err, errlen, -EFSCORRUPTED,
+				    "directory entry '%s': invalid file type %u",
+				    erofs_escape(pn, sizeof(pn), name, len), de.file_type);
+
+		if (cur->nentries) {
+			cmplen = cur->prevlen < len ? cur->prevlen : len;
+			cmp = memcmp(cur->prev, name, cmplen);
+			if (cmp > 0 || (cmp == 0 && cur->prevlen >= len))
+				return errf(err, errlen, -EFSCORRUPTED,
+					    cmp == 0 && cur->prevlen == len ?
+					    "duplicate directory entry '%s' (previous '%s')" :
+					    "directory entries not sorted: '%s' after '%s'",
+					    erofs_escape(pn, sizeof(pn), name, len),
+					    erofs_escape(pp, sizeof(pp), cur->prev, cur->prevlen));
+		}
+		memcpy(cur->prev, name, len);
+		cur->prevlen = len;
+		cur->nentries++;
+
+		if (name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.'))) {
+			bool dot = len == 1;
+			uint64_t want = dot ? cur->dir_nid : cur->parent_nid;
+
+			if (de.nid != want)
+				return errf(err, errlen, -EFSCORRUPTED,
+					    "'%s' points to nid %" PRIu64 ", expected %" PRIu64,
+					    dot ? "." : "..", de.nid, want);
+			if (de.file_type != EROFS_FT_DIR)
+				return errf(err, errlen, -EFSCORRUPTED,
+					    "'%s' has file type %u, not a directory",
+					    dot ? "." : "..", de.file_type);
+			if (dot)
+				cur->seen_dot = true;
+			else
+				cur->seen_dotdot = true;
+			continue;
+		}
+		if (!fn)
+			continue;
+		d.nid = de.nid;
+		d.name = (const char *)name;
+		d.namelen = len;
+		d.file_type = de.file_type;
+		ret = fn(arg, &d);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int erofs_dir_cursor_finish(const struct erofs_dir_cursor *cur, char *err,
+			    size_t errlen)
+{
+	if (!cur->seen_dot)
+		return errf(err, errlen, -EFSCORRUPTED, "directory has no '.' entry");
+	if (!cur->seen_dotdot)
+		return errf(err, errlen, -EFSCORRUPTED, "directory has no '..' entry");
+	return 0;
+}
+
+int erofs_dir_iterate(struct erofs_reader *r, const struct erofs_rd_inode *dir,
+		      uint64_t parent_nid, erofs_dirent_fn fn, void *arg)
+{
+	struct erofs_dir_cursor cur;
+	uint8_t *blk;
+	uint64_t pos;
+	int err = 0;
+
+	if (!S_ISDIR(dir->di.mode))
+		return fail(r, -ENOTDIR, "nid %" PRIu64 ": not a directory", dir->nid);
+	blk = malloc(r->blksz);
+	if (!blk)
+		return fail(r, -ENOMEM, "out of memory");
+	erofs_dir_cursor_init(&cur, dir->nid, parent_nid);
+	for (pos = 0; pos < dir->size; pos += r->blksz) {
+		unsigned int maxsize = dir->size - pos < r->blksz ?
+				       (unsigned int)(dir->size - pos) : r->blksz;
+
+		err = erofs_read_data(r, dir, blk, maxsize, pos);
+		if (err)
+			break;
+		cur.blkno = pos >> r->blkszbits;
+		err = erofs_dirblock_parse(blk, maxsize, r->blksz, &cur, fn, arg,
+					   r->err, sizeof(r->err));
+		if (err)
+			break;
+	}
+	if (!err)
+		err = erofs_dir_cursor_finish(&cur, r->err, sizeof(r->err));
+	free(blk);
+	return err;
+}
+
+/* ------------------------------------------------------------------ */
+/* extended attributes                                                 */
+
+const char *erofs_rd_xattr_prefix(unsigned int index)
+{
+	switch (index) {
+	case EROFS_XATTR_INDEX_USER: return "user.";
+	case EROFS_XATTR_INDEX_POSIX_ACL_ACCESS: return "system.posix_acl_access";
+	case EROFS_XATTR_INDEX_POSIX_ACL_DEFAULT: return "system.posix_acl_default";
+	case EROFS_XATTR_INDEX_TRUSTED: return "trusted.";
+	case EROFS_XATTR_INDEX_LUSTRE: return "lustre.";
+	case EROFS_XATTR_INDEX_SECURITY: return "security.";
+	default: return NULL;
+	}
+}
+
+/* Checks one entry (header + name + value at p) and hands it to fn. */
+static int xattr_entry(struct erofs_reader *r, const struct erofs_rd_inode *vi,
+		       const struct erofs_xattr_entry *e, const uint8_t *p,
+		       bool shared, const char *where, erofs_xattr_fn fn, void *arg)
+{
+	struct erofs_rd_xattr x;
+	char pn[80];
+	bool acl;
+
+	if (e->name_index == EROFS_XATTR_INDEX_NONE)
+		return 0;	/* hidden full-name entry: the kernel ignores it */
+	if (!erofs_rd_xattr_prefix(e->name_index))
+		return fail(r, -EFSCORRUPTED,
+			    "nid %" PRIu64 ": %s xattr with unknown name index %u",
+			    vi->nid, where, e->name_index);
+	acl = e->name_index == EROFS_XATTR_INDEX_POSIX_ACL_ACCESS ||
+	      e->name_index == EROFS_XATTR_INDEX_POSIX_ACL_DEFAULT;
+	if (acl && e->name_len)
+		return fail(r, -EFSCORRUPTED,
+			    "nid %" PRIu64 ": %s ACL xattr carries a name suffix '%s'",
+			    vi->nid, where, erofs_escape(pn, sizeof(pn), p, e->name_len));
+	if (!acl && !e->name_len)
+		return fail(r, -EFSCORRUPTED,
+			    "nid %" PRIu64 ": %s xattr '%s' with an empty name",
+			    vi->nid, where, erofs_rd_xattr_prefix(e->name_index));
+	if (memchr(p, '\0', e->name_len))
+		return fail(r, -EFSCORRUPTED,
+			    "nid %" PRIu64 ": %s xattr name '%s' contains a NUL byte",
+			    vi->nid, where, erofs_escape(pn, sizeof(pn), p, e->name_len));
+	if (!fn)
+		return 0;
+	x.index = e->name_index;
+	x.name = (const char *)p;
+	x.name_len = e->name_len;
+	x.value = p + e->name_len;
+	x.value_size = e->value_size;
+	x.shared = shared;
+	return fn(arg, &x);
+}
+
+int erofs_xattr_iterate(struct erofs_reader *r, const struct erofs_rd_inode *vi,
+			erofs_xattr_fn fn, void *arg)
+{
+	uint8_t *ibody, *sbuf = NULL;
+	unsigned int count, i, pos;
+	int err = 0;
+
+	if (!vi->xattr_isize)
+		return 0;
+	ibody = malloc(vi->xattr_isize);
+	if (!ibody)
+		return fail(r, -ENOMEM, "out of memory");
+	err = erofs_dev_read(r, ibody, vi->xattr_isize, vi->iloc + vi->isize);
+	if (err)
+		goto out;
+	count = ibody[4];
+	if (EROFS_XATTR_IBODY_HEADER_SIZE + 4u * count > vi->xattr_isize) {
+		err = fail(r, -EFSCORRUPTED,
+			   "nid %" PRIu64 ": %u shared xattrs do not fit in the %u-byte xattr area",
+			   vi->nid, count, vi->xattr_isize);
+		goto out;
+	}
+
+	for (i = 0; i < count; i++) {
+		uint32_t id = get_le32(ibody + EROFS_XATTR_IBODY_HEADER_SIZE + 4 * i);
+		uint64_t at = r->xattr_base + 4 * (uint64_t)id;
+		struct erofs_xattr_entry e;
+		uint8_t hdr[EROFS_XATTR_ENTRY_HEADER_SIZE];
+		size_t body;
+
+		if (at > r->size || r->size - at < sizeof(hdr)) {
+			err = fail(r, -EFSCORRUPTED,
+				   "nid %" PRIu64 ": shared xattr id %u beyond the end of the image",
+				   vi->nid, id);
+			goto out;
+		}
+		err = erofs_dev_read(r, hdr, sizeof(hdr), at);
+		if (err)
+			goto out;
+		erofs_xattr_entry_decode(hdr, &e);
+		body = (size_t)e.name_len + e.value_size;
+		if (body > r->size - at - sizeof(hdr)) {
+			err = fail(r, -EFSCORRUPTED,
+				   "nid %" PRIu64 ": shared xattr id %u runs past the end of the image",
+				   vi->nid, id);
+			goto out;
+		}
+		free(sbuf);
+		sbuf = malloc(body ? body : 1);
+		if (!sbuf) {
+			err = fail(r, -ENOMEM, "out of memory");
+			goto out;
+		}
+		err = erofs_dev_read(r, sbuf, body, at + sizeof(hdr));
+		if (err)
+			goto out;
+		err = xattr_entry(r, vi, &e, sbuf, true, "shared", fn, arg);
+		if (err)
+			goto out;
+	}
+
+	pos = EROFS_XATTR_IBODY_HEADER_SIZE + 4 * count;
+	while (pos < vi->xattr_isize) {
+		struct erofs_xattr_entry e;
+		unsigned int esz;
+
+		if (vi->xattr_isize - pos < EROFS_XATTR_ENTRY_HEADER_SIZE) {
+			err = fail(r, -EFSCORRUPTED,
+				   "nid %" PRIu64 ": truncated inline xattr entry at offset %u",
+				   vi->nid, pos);
+			goto out;
+		}
+		erofs_xattr_entry_decode(ibody + pos, &e);
+		esz = erofs_xattr_entry_size(e.name_len, e.value_size);
+		if (esz > vi->xattr_isize - pos) {
+			err = fail(r, -EFSCORRUPTED,
+				   "nid %" PRIu64 ": inline xattr entry at offset %u (%u bytes) overruns the %u-byte xattr area",
+				   vi->nid, pos, esz, vi->xattr_isize);
+			goto out;
+		}
+		err = xattr_entry(r, vi, &e, ibody + pos + EROFS_XATTR_ENTRY_HEADER_SIZE,
+				  false, "inline", fn, arg);
+		if (err)
+			goto out;
+		pos += esz;
+	}
+out:
+	free(sbuf);
+	free(ibody);
+	return err;
+}

@@ -35,13 +35,13 @@
 #define EROFS_CHUNK_FORMAT_KNOWN	0x003Fu	/* 6.1 rejects any other bit */
 #define EROFS_BLOCK_MAP_ENTRY_SIZE	4u
 #define EROFS_CHUNK_INDEX_SIZE		8u
-#define EROFS_SYMLINK_MAXLEN		4096u	/* PATH_MAX */
+#define EROFS_SYMLINK_MAXLEN		4096u	/* PATH_MAX, NUL included: targets < 4096 */
 #define EROFS_ERRMSG_LEN		256u
 
 struct erofs_reader {
 	int fd;				/* -1 when reading from mem */
 	const uint8_t *mem;
-	uint64_t size;			/* image size in bytes */
+	uint64_t size;			/* bytes of the filesystem: min(image, blocks) */
 
 	struct erofs_super sb;
 	unsigned int blkszbits;
@@ -58,16 +58,18 @@ int erofs_reader_open_fd(struct erofs_reader *r, int fd, uint64_t size);
 int erofs_reader_open_mem(struct erofs_reader *r, const void *buf, size_t size);
 const char *erofs_reader_error(const struct erofs_reader *r);
 
+/* Copies len bytes of an image name or path into out (always terminated),
+ * escaping control bytes, DEL, non-ASCII and backslash as \xNN and
+ * truncating with "..." when out is too small: names from an image must
+ * never reach a terminal raw. */
+const char *erofs_escape(char *out, size_t outlen, const void *s, size_t len);
+
 /* Read len bytes at off; anything past the image end is -EUCLEAN. */
 int erofs_dev_read(struct erofs_reader *r, void *buf, size_t len, uint64_t off);
 
-/* Validation of a raw 128-byte superblock as decoded, with the image size;
- * exposed for unit tests.  "block0" is the first min(size, 4096) bytes. */
-int erofs_super_check(struct erofs_reader *r, const uint8_t *block0, size_t len);
-
 /* ---- inodes ---- */
 
-struct erofs_inode {
+struct erofs_rd_inode {
 	uint64_t nid;
 	struct erofs_dinode di;		/* decoded core, as on disk */
 	unsigned int version;		/* EROFS_INODE_COMPACT / _EXTENDED */
@@ -82,7 +84,7 @@ struct erofs_inode {
 	/* derived, per layout */
 	uint32_t raw_blkaddr;		/* flat layouts */
 	uint64_t inline_pos;		/* FLAT_INLINE: byte address of the tail */
-	uint64_t flat_blocks;		/* flat: blocks stored at raw_blkaddr */
+	uint64_t flat_head;		/* flat: bytes stored from raw_blkaddr on */
 	uint16_t chunkformat;		/* CHUNK_BASED */
 	unsigned int chunkbits;
 	unsigned int chunk_unit;	/* 4 (block map) or 8 (indexes) */
@@ -93,10 +95,7 @@ struct erofs_inode {
 
 /* Loads and fully checks the inode core at nid (bounds, i_format, mode,
  * size, layout addressing).  Does not read xattrs or data. */
-int erofs_read_inode(struct erofs_reader *r, uint64_t nid, struct erofs_inode *vi);
-
-/* Kind of a mode, as a dirent file_type (EROFS_FT_UNKNOWN if invalid). */
-unsigned int erofs_mode_to_ftype(uint16_t mode);
+int erofs_read_inode(struct erofs_reader *r, uint64_t nid, struct erofs_rd_inode *vi);
 
 /* ---- data ---- */
 
@@ -114,21 +113,21 @@ struct erofs_map {
  * extent returned always contains la, lies inside the image when mapped,
  * and ends at or before i_size.  Each data layout has its own mapping
  * function; compressed layouts report -EOPNOTSUPP for now. */
-int erofs_map_blocks(struct erofs_reader *r, const struct erofs_inode *vi,
+int erofs_map_blocks(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 		     uint64_t la, struct erofs_map *map);
 
 /* Reads [off, off + len) of the file's data; off + len must be <= i_size. */
-int erofs_read_data(struct erofs_reader *r, const struct erofs_inode *vi,
+int erofs_read_data(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 		    void *buf, size_t len, uint64_t off);
 
 /* Reads a symlink target into buf (bufsz > i_size), NUL-terminated;
  * refuses empty targets, targets over EROFS_SYMLINK_MAXLEN and NULs. */
-int erofs_read_symlink(struct erofs_reader *r, const struct erofs_inode *vi,
+int erofs_read_symlink(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 		       char *buf, size_t bufsz);
 
 /* ---- directories ---- */
 
-struct erofs_dentry {
+struct erofs_rd_dentry {
 	uint64_t nid;
 	const char *name;	/* not NUL-terminated */
 	unsigned int namelen;
@@ -136,7 +135,7 @@ struct erofs_dentry {
 };
 
 /* Return 0 to go on, anything else stops the iteration and is returned. */
-typedef int (*erofs_dirent_fn)(void *arg, const struct erofs_dentry *de);
+typedef int (*erofs_dirent_fn)(void *arg, const struct erofs_rd_dentry *de);
 
 /* State carried across the blocks of one directory. */
 struct erofs_dir_cursor {
@@ -165,12 +164,12 @@ int erofs_dir_cursor_finish(const struct erofs_dir_cursor *cur, char *err,
 
 /* Iterates a whole directory, with every check of erofs_dirblock_parse()
  * across its blocks (names strictly sorted by memcmp over the directory). */
-int erofs_dir_iterate(struct erofs_reader *r, const struct erofs_inode *dir,
+int erofs_dir_iterate(struct erofs_reader *r, const struct erofs_rd_inode *dir,
 		      uint64_t parent_nid, erofs_dirent_fn fn, void *arg);
 
 /* ---- extended attributes ---- */
 
-struct erofs_xattr {
+struct erofs_rd_xattr {
 	unsigned int index;	/* enum erofs_xattr_index (never 0: hidden ones are skipped) */
 	const char *name;	/* suffix after the prefix, not NUL-terminated */
 	unsigned int name_len;
@@ -179,14 +178,14 @@ struct erofs_xattr {
 	bool shared;
 };
 
-typedef int (*erofs_xattr_fn)(void *arg, const struct erofs_xattr *x);
+typedef int (*erofs_xattr_fn)(void *arg, const struct erofs_rd_xattr *x);
 
 /* Iterates shared then inline xattrs with full checks; index 0 (hidden
  * full-name) entries are checked and skipped. */
-int erofs_xattr_iterate(struct erofs_reader *r, const struct erofs_inode *vi,
+int erofs_xattr_iterate(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 			erofs_xattr_fn fn, void *arg);
 
 /* "user.", "system.posix_acl_access", ...; NULL for an unknown index. */
-const char *erofs_xattr_prefix(unsigned int index);
+const char *erofs_rd_xattr_prefix(unsigned int index);
 
 #endif
