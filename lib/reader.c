@@ -267,8 +267,8 @@ static int setup_flat(struct erofs_reader *r, struct erofs_rd_inode *vi)
 		if (vi->raw_blkaddr == EROFS_NULL_ADDR || pa > r->size ||
 		    head > r->size - pa)
 			return fail(r, -EFSCORRUPTED,
-				    "nid %" PRIu64 ": data blocks %u..+%" PRIu64 " beyond the end of the image (%" PRIu64 " blocks)",
-				    vi->nid, vi->raw_blkaddr,
+				    "data blocks %u..+%" PRIu64 " beyond the end of the image (%" PRIu64 " blocks)",
+				    vi->raw_blkaddr,
 				    ((head - 1) >> r->blkszbits) + 1,
 				    r->size >> r->blkszbits);
 	}
@@ -277,12 +277,11 @@ static int setup_flat(struct erofs_reader *r, struct erofs_rd_inode *vi)
 
 		if ((pos & (r->blksz - 1)) + tail > r->blksz)
 			return fail(r, -EFSCORRUPTED,
-				    "nid %" PRIu64 ": inline data (%" PRIu64 " bytes at offset %" PRIu64 ") crosses a block boundary",
-				    vi->nid, tail, pos & (r->blksz - 1));
+				    "inline data (%" PRIu64 " bytes at offset %" PRIu64 ") crosses a block boundary",
+				    tail, pos & (r->blksz - 1));
 		if (pos + tail > r->size)
 			return fail(r, -EFSCORRUPTED,
-				    "nid %" PRIu64 ": inline data beyond the end of the image",
-				    vi->nid);
+				    "inline data beyond the end of the image");
 		vi->inline_pos = pos;
 		vi->meta_end = pos + tail;
 	}
@@ -296,12 +295,12 @@ static int setup_chunks(struct erofs_reader *r, struct erofs_rd_inode *vi)
 	vi->chunkformat = (uint16_t)vi->di.u;
 	if (vi->chunkformat & ~EROFS_CHUNK_FORMAT_KNOWN)
 		return fail(r, -EOPNOTSUPP,
-			    "nid %" PRIu64 ": unsupported chunk format 0x%04x",
-			    vi->nid, vi->chunkformat);
+			    "unsupported chunk format 0x%04x",
+			    vi->chunkformat);
 	if (vi->di.u >> 16)
 		return fail(r, -EFSCORRUPTED,
-			    "nid %" PRIu64 ": reserved chunk info bits set (0x%08x)",
-			    vi->nid, vi->di.u);
+			    "reserved chunk info bits set (0x%08x)",
+			    vi->di.u);
 	vi->chunkbits = r->blkszbits + (vi->chunkformat & EROFS_CHUNK_FORMAT_BLKBITS_MASK);
 	vi->chunk_unit = (vi->chunkformat & EROFS_CHUNK_FORMAT_INDEXES) ?
 			 EROFS_CHUNK_INDEX_SIZE : EROFS_BLOCK_MAP_ENTRY_SIZE;
@@ -311,8 +310,8 @@ static int setup_chunks(struct erofs_reader *r, struct erofs_rd_inode *vi)
 	bytes = vi->nchunks * vi->chunk_unit;
 	if (vi->chunk_table > r->size || bytes > r->size - vi->chunk_table)
 		return fail(r, -EFSCORRUPTED,
-			    "nid %" PRIu64 ": chunk table (%" PRIu64 " entries) beyond the end of the image",
-			    vi->nid, vi->nchunks);
+			    "chunk table (%" PRIu64 " entries) beyond the end of the image",
+			    vi->nchunks);
 	vi->meta_end = vi->chunk_table + bytes;
 	return 0;
 }
@@ -334,42 +333,42 @@ int erofs_read_inode(struct erofs_reader *r, uint64_t nid, struct erofs_rd_inode
 	vi->iloc = r->meta_base + (nid << EROFS_SLOT_BITS);
 	avail = r->size - vi->iloc;
 	err = erofs_dev_read(r, raw, avail < sizeof(raw) ? (size_t)avail : sizeof(raw),
-			     vi->iloc);
+			    vi->iloc);
 	if (err)
 		return err;
 	vi->di.format = get_le16(raw);
 	if (vi->di.format & ~EROFS_I_FORMAT_KNOWN)
 		return fail(r, -EOPNOTSUPP,
-			    "nid %" PRIu64 ": unsupported i_format 0x%04x", nid, vi->di.format);
+			    "unsupported i_format 0x%04x", vi->di.format);
 	vi->version = erofs_inode_version(vi->di.format);
 	vi->layout = erofs_inode_layout(vi->di.format);
 	if (vi->layout > EROFS_LAYOUT_CHUNK_BASED)
 		return fail(r, -EOPNOTSUPP,
-			    "nid %" PRIu64 ": unknown data layout %u", nid, vi->layout);
+			    "unknown data layout %u", vi->layout);
 	vi->isize = erofs_inode_core_size(vi->version);
 	if (vi->isize > avail)
 		return fail(r, -EFSCORRUPTED,
-			    "nid %" PRIu64 ": extended inode beyond the end of the image", nid);
+			    "extended inode beyond the end of the image");
 	erofs_dinode_decode(raw, &vi->di);
 
 	ftype = erofs_mode_to_ftype(vi->di.mode);
 	if (ftype == EROFS_FT_UNKNOWN)
 		return fail(r, -EFSCORRUPTED,
-			    "nid %" PRIu64 ": bogus file type in mode 0%o", nid, vi->di.mode);
+			    "bogus file type in mode 0%o", vi->di.mode);
 	if (vi->di.nlink == 0)
-		return fail(r, -EFSCORRUPTED, "nid %" PRIu64 ": link count is 0", nid);
+		return fail(r, -EFSCORRUPTED, "link count is 0");
 
 	vi->xattr_isize = erofs_xattr_ibody_size(vi->di.xattr_icount);
 	vi->meta_end = vi->iloc + vi->isize;
 	if (vi->xattr_isize > r->size - vi->meta_end)
 		return fail(r, -EFSCORRUPTED,
-			    "nid %" PRIu64 ": inline xattrs (%u bytes) beyond the end of the image",
-			    nid, vi->xattr_isize);
+			    "inline xattrs (%u bytes) beyond the end of the image",
+			    vi->xattr_isize);
 	vi->meta_end += vi->xattr_isize;
 
 	if (vi->di.size > (uint64_t)INT64_MAX)
 		return fail(r, -EFSCORRUPTED,
-			    "nid %" PRIu64 ": negative i_size (0x%016" PRIx64 ")", nid, vi->di.size);
+			    "negative i_size (0x%016" PRIx64 ")", vi->di.size);
 	vi->size = vi->di.size;
 
 	if (vi->version == EROFS_INODE_EXTENDED) {
@@ -377,8 +376,8 @@ int erofs_read_inode(struct erofs_reader *r, uint64_t nid, struct erofs_rd_inode
 		vi->mtime_nsec = vi->di.mtime_nsec;
 		if (vi->mtime_nsec >= 1000000000u)
 			return fail(r, -EFSCORRUPTED,
-				    "nid %" PRIu64 ": mtime nanoseconds %u out of range",
-				    nid, vi->mtime_nsec);
+				    "mtime nanoseconds %u out of range",
+				    vi->mtime_nsec);
 	} else {
 		vi->mtime = (int64_t)r->sb.build_time;
 		vi->mtime_nsec = r->sb.build_time_nsec;
@@ -389,12 +388,12 @@ int erofs_read_inode(struct erofs_reader *r, uint64_t nid, struct erofs_rd_inode
 
 	if (S_ISLNK(vi->di.mode) && (vi->size == 0 || vi->size >= EROFS_SYMLINK_MAXLEN))
 		return fail(r, -EFSCORRUPTED,
-			    "nid %" PRIu64 ": symlink target length %" PRIu64 " out of range (1..%u)",
-			    nid, vi->size, EROFS_SYMLINK_MAXLEN - 1);
+			    "symlink target length %" PRIu64 " out of range (1..%u)",
+			    vi->size, EROFS_SYMLINK_MAXLEN - 1);
 	if (S_ISDIR(vi->di.mode) && vi->size < 2 * EROFS_DIRENT_SIZE)
 		return fail(r, -EFSCORRUPTED,
-			    "nid %" PRIu64 ": directory size %" PRIu64 " too small for '.' and '..'",
-			    nid, vi->size);
+			    "directory size %" PRIu64 " too small for '.' and '..'",
+			    vi->size);
 
 	switch (vi->layout) {
 	case EROFS_LAYOUT_FLAT_PLAIN:
@@ -431,7 +430,7 @@ static int map_flat(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 }
 
 static int map_chunk(struct erofs_reader *r, const struct erofs_rd_inode *vi,
-		     uint64_t la, struct erofs_map *map)
+		    uint64_t la, struct erofs_map *map)
 {
 	uint64_t chunknr = la >> vi->chunkbits;
 	uint8_t ent[EROFS_CHUNK_INDEX_SIZE];
@@ -440,7 +439,7 @@ static int map_chunk(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 	int err;
 
 	err = erofs_dev_read(r, ent, vi->chunk_unit,
-			     vi->chunk_table + chunknr * vi->chunk_unit);
+			    vi->chunk_table + chunknr * vi->chunk_unit);
 	if (err)
 		return err;
 	map->la = chunknr << vi->chunkbits;
@@ -456,12 +455,12 @@ static int map_chunk(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 		blkaddr = get_le32(ent + 4);
 		if (blkaddr != EROFS_NULL_ADDR && advise)
 			return fail(r, -EFSCORRUPTED,
-				    "nid %" PRIu64 ": chunk %" PRIu64 ": reserved index field set (0x%04x)",
-				    vi->nid, chunknr, advise);
+				    "chunk %" PRIu64 ": reserved index field set (0x%04x)",
+				    chunknr, advise);
 		if (blkaddr != EROFS_NULL_ADDR && device_id)
 			return fail(r, -EFSCORRUPTED,
-				    "nid %" PRIu64 ": chunk %" PRIu64 " refers to device %u, but the image has no extra devices",
-				    vi->nid, chunknr, device_id);
+				    "chunk %" PRIu64 " refers to device %u, but the image has no extra devices",
+				    chunknr, device_id);
 	}
 	if (blkaddr == EROFS_NULL_ADDR) {
 		map->pa = 0;
@@ -471,8 +470,8 @@ static int map_chunk(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 	pa = (uint64_t)blkaddr << r->blkszbits;
 	if (pa > r->size || map->llen > r->size - pa)
 		return fail(r, -EFSCORRUPTED,
-			    "nid %" PRIu64 ": chunk %" PRIu64 " at block %u beyond the end of the image (%" PRIu64 " blocks)",
-			    vi->nid, chunknr, blkaddr, r->size >> r->blkszbits);
+			    "chunk %" PRIu64 " at block %u beyond the end of the image (%" PRIu64 " blocks)",
+			    chunknr, blkaddr, r->size >> r->blkszbits);
 	map->pa = pa;
 	map->flags = EROFS_MAP_MAPPED;
 	return 0;
@@ -482,8 +481,8 @@ static int map_compressed(struct erofs_reader *r, const struct erofs_rd_inode *v
 			  uint64_t la, struct erofs_map *map)
 {
 	return fail(r, -EOPNOTSUPP,
-		    "nid %" PRIu64 ": compressed data not supported yet (layout %u)",
-		    vi->nid, vi->layout);
+		    "compressed data not supported yet (layout %u)",
+		    vi->layout);
 }
 
 static const erofs_map_fn layout_map[] = {
@@ -495,18 +494,18 @@ static const erofs_map_fn layout_map[] = {
 };
 
 int erofs_map_blocks(struct erofs_reader *r, const struct erofs_rd_inode *vi,
-		     uint64_t la, struct erofs_map *map)
+		    uint64_t la, struct erofs_map *map)
 {
 	int err;
 
 	if (!has_data(vi->di.mode))
-		return fail(r, -EINVAL, "nid %" PRIu64 ": special file has no data", vi->nid);
+		return fail(r, -EINVAL, "special file has no data");
 	if (la >= vi->size)
-		return fail(r, -EINVAL, "nid %" PRIu64 ": offset %" PRIu64 " beyond i_size %" PRIu64,
-			    vi->nid, la, vi->size);
+		return fail(r, -EINVAL, "offset %" PRIu64 " beyond i_size %" PRIu64,
+			    la, vi->size);
 	if (vi->layout >= sizeof(layout_map) / sizeof(layout_map[0]))
-		return fail(r, -EOPNOTSUPP, "nid %" PRIu64 ": unknown data layout %u",
-			    vi->nid, vi->layout);
+		return fail(r, -EOPNOTSUPP, "unknown data layout %u",
+			    vi->layout);
 	memset(map, 0, sizeof(*map));
 	err = layout_map[vi->layout](r, vi, la, map);
 	if (err)
@@ -515,7 +514,7 @@ int erofs_map_blocks(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 	if (!map->llen || la < map->la || la - map->la >= map->llen ||
 	    map->llen > vi->size - map->la)
 		return fail(r, -EFSCORRUPTED,
-			    "nid %" PRIu64 ": bad mapping of offset %" PRIu64, vi->nid, la);
+			    "bad mapping of offset %" PRIu64, la);
 	return 0;
 }
 
@@ -525,7 +524,7 @@ int erofs_read_data(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 	uint8_t *p = buf;
 
 	if (off > vi->size || len > vi->size - off)
-		return fail(r, -EINVAL, "nid %" PRIu64 ": read beyond i_size", vi->nid);
+		return fail(r, -EINVAL, "read beyond i_size");
 	while (len) {
 		struct erofs_map map;
 		uint64_t skip, n;
@@ -557,17 +556,17 @@ int erofs_read_symlink(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 	int err;
 
 	if (!S_ISLNK(vi->di.mode))
-		return fail(r, -EINVAL, "nid %" PRIu64 ": not a symlink", vi->nid);
+		return fail(r, -EINVAL, "not a symlink");
 	if (vi->size == 0 || vi->size >= EROFS_SYMLINK_MAXLEN || vi->size >= bufsz)
 		return fail(r, -EFSCORRUPTED,
-			    "nid %" PRIu64 ": symlink target length %" PRIu64 " out of range",
-			    vi->nid, vi->size);
+			    "symlink target length %" PRIu64 " out of range",
+			    vi->size);
 	err = erofs_read_data(r, vi, buf, (size_t)vi->size, 0);
 	if (err)
 		return err;
 	if (memchr(buf, '\0', (size_t)vi->size))
 		return fail(r, -EFSCORRUPTED,
-			    "nid %" PRIu64 ": symlink target contains a NUL byte", vi->nid);
+			    "symlink target contains a NUL byte");
 	buf[vi->size] = '\0';
 	return 0;
 }
@@ -716,7 +715,7 @@ int erofs_dir_iterate(struct erofs_reader *r, const struct erofs_rd_inode *dir,
 	int err = 0;
 
 	if (!S_ISDIR(dir->di.mode))
-		return fail(r, -ENOTDIR, "nid %" PRIu64 ": not a directory", dir->nid);
+		return fail(r, -ENOTDIR, "not a directory");
 	blk = malloc(r->blksz);
 	if (!blk)
 		return fail(r, -ENOMEM, "out of memory");
@@ -769,22 +768,22 @@ static int xattr_entry(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 		return 0;	/* hidden full-name entry: the kernel ignores it */
 	if (!erofs_rd_xattr_prefix(e->name_index))
 		return fail(r, -EFSCORRUPTED,
-			    "nid %" PRIu64 ": %s xattr with unknown name index %u",
-			    vi->nid, where, e->name_index);
+			    "%s xattr with unknown name index %u",
+			    where, e->name_index);
 	acl = e->name_index == EROFS_XATTR_INDEX_POSIX_ACL_ACCESS ||
 	      e->name_index == EROFS_XATTR_INDEX_POSIX_ACL_DEFAULT;
 	if (acl && e->name_len)
 		return fail(r, -EFSCORRUPTED,
-			    "nid %" PRIu64 ": %s ACL xattr carries a name suffix '%s'",
-			    vi->nid, where, erofs_escape(pn, sizeof(pn), p, e->name_len));
+			    "%s ACL xattr carries a name suffix '%s'",
+			    where, erofs_escape(pn, sizeof(pn), p, e->name_len));
 	if (!acl && !e->name_len)
 		return fail(r, -EFSCORRUPTED,
-			    "nid %" PRIu64 ": %s xattr '%s' with an empty name",
-			    vi->nid, where, erofs_rd_xattr_prefix(e->name_index));
+			    "%s xattr '%s' with an empty name",
+			    where, erofs_rd_xattr_prefix(e->name_index));
 	if (memchr(p, '\0', e->name_len))
 		return fail(r, -EFSCORRUPTED,
-			    "nid %" PRIu64 ": %s xattr name '%s' contains a NUL byte",
-			    vi->nid, where, erofs_escape(pn, sizeof(pn), p, e->name_len));
+			    "%s xattr name '%s' contains a NUL byte",
+			    where, erofs_escape(pn, sizeof(pn), p, e->name_len));
 	if (!fn)
 		return 0;
 	x.index = e->name_index;
@@ -814,8 +813,8 @@ int erofs_xattr_iterate(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 	count = ibody[4];
 	if (EROFS_XATTR_IBODY_HEADER_SIZE + 4u * count > vi->xattr_isize) {
 		err = fail(r, -EFSCORRUPTED,
-			   "nid %" PRIu64 ": %u shared xattrs do not fit in the %u-byte xattr area",
-			   vi->nid, count, vi->xattr_isize);
+			   "%u shared xattrs do not fit in the %u-byte xattr area",
+			    count, vi->xattr_isize);
 		goto out;
 	}
 
@@ -828,8 +827,8 @@ int erofs_xattr_iterate(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 
 		if (at > r->size || r->size - at < sizeof(hdr)) {
 			err = fail(r, -EFSCORRUPTED,
-				   "nid %" PRIu64 ": shared xattr id %u beyond the end of the image",
-				   vi->nid, id);
+				   "shared xattr id %u beyond the end of the image",
+				    id);
 			goto out;
 		}
 		err = erofs_dev_read(r, hdr, sizeof(hdr), at);
@@ -839,8 +838,8 @@ int erofs_xattr_iterate(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 		body = (size_t)e.name_len + e.value_size;
 		if (body > r->size - at - sizeof(hdr)) {
 			err = fail(r, -EFSCORRUPTED,
-				   "nid %" PRIu64 ": shared xattr id %u runs past the end of the image",
-				   vi->nid, id);
+				   "shared xattr id %u runs past the end of the image",
+				    id);
 			goto out;
 		}
 		free(sbuf);
@@ -864,16 +863,16 @@ int erofs_xattr_iterate(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 
 		if (vi->xattr_isize - pos < EROFS_XATTR_ENTRY_HEADER_SIZE) {
 			err = fail(r, -EFSCORRUPTED,
-				   "nid %" PRIu64 ": truncated inline xattr entry at offset %u",
-				   vi->nid, pos);
+				   "truncated inline xattr entry at offset %u",
+				    pos);
 			goto out;
 		}
 		erofs_xattr_entry_decode(ibody + pos, &e);
 		esz = erofs_xattr_entry_size(e.name_len, e.value_size);
 		if (esz > vi->xattr_isize - pos) {
 			err = fail(r, -EFSCORRUPTED,
-				   "nid %" PRIu64 ": inline xattr entry at offset %u (%u bytes) overruns the %u-byte xattr area",
-				   vi->nid, pos, esz, vi->xattr_isize);
+				   "inline xattr entry at offset %u (%u bytes) overruns the %u-byte xattr area",
+				    pos, esz, vi->xattr_isize);
 			goto out;
 		}
 		err = xattr_entry(r, vi, &e, ibody + pos + EROFS_XATTR_ENTRY_HEADER_SIZE,
