@@ -1,0 +1,762 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests for lib/reader.c: images and directory blocks are crafted in
+ * memory with the on-disk codecs, then fed to the reader.  Every rejection
+ * is checked for its return code and for the words of its message.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "erofs/ondisk.h"
+#include "erofs/reader.h"
+
+static int failures, checks;
+
+#define CHECK(cond) do {						\
+	checks++;							\
+	if (!(cond)) {							\
+		failures++;						\
+		fprintf(stderr, "%s:%d: check failed: %s\n",		\
+			__FILE__, __LINE__, #cond);			\
+	}								\
+} while (0)
+
+/* err is the expected return, words a substring of the message */
+#define EXPECT_ERR(expr, err, words, r) do {				\
+	int ret_ = (expr);						\
+	checks++;							\
+	if (ret_ != (err) || !strstr(erofs_reader_error(r), (words))) {	\
+		failures++;						\
+		fprintf(stderr, "%s:%d: %s returned %d (\"%s\"), "	\
+			"expected %d with \"%s\"\n", __FILE__, __LINE__,\
+			#expr, ret_, erofs_reader_error(r), (err), (words)); \
+	}								\
+} while (0)
+
+/* ------------------------------------------------------------------ */
+/* a tiny in-memory image: 4 KiB blocks, metadata from block 0          */
+
+#define BLK	4096u
+#define ROOT	36u	/* nid of the root, right after the superblock */
+
+struct img {
+	uint8_t *b;
+	size_t size;
+	struct erofs_super sb;
+	bool csum;
+};
+
+static void img_init(struct img *m, unsigned int nblocks)
+{
+	m->size = (size_t)nblocks * BLK;
+	m->b = calloc(1, m->size);
+	memset(&m->sb, 0, sizeof(m->sb));
+	m->sb.magic = EROFS_MAGIC;
+	m->sb.blkszbits = 12;
+	m->sb.root_nid = ROOT;
+	m->sb.blocks = nblocks;
+	m->sb.feature_compat = EROFS_COMPAT_MTIME;
+	m->sb.inos = 1;
+	m->csum = false;
+}
+
+static void img_seal(struct img *m)
+{
+	if (m->csum)
+		m->sb.feature_compat |= EROFS_COMPAT_SB_CHKSUM;
+	erofs_super_encode(&m->sb, m->b + EROFS_SUPER_OFFSET);
+	if (m->csum) {
+		size_t span = erofs_sb_checksum_span(12);
+
+		put_le32(m->b + EROFS_SUPER_OFFSET + EROFS_SB_CHECKSUM_OFFSET,
+			 erofs_sb_checksum(m->b + EROFS_SUPER_OFFSET, span));
+	}
+}
+
+static int img_open(struct img *m, struct erofs_reader *r)
+{
+	img_seal(m);
+	return erofs_reader_open_mem(r, m->b, m->size);
+}
+
+static void put_inode(struct img *m, uint64_t nid, uint16_t mode, unsigned int layout,
+		      uint64_t size, uint32_t u, bool extended)
+{
+	struct erofs_dinode di;
+
+	memset(&di, 0, sizeof(di));
+	di.format = erofs_inode_format(extended ? EROFS_INODE_EXTENDED : EROFS_INODE_COMPACT,
+				       layout);
+	di.mode = mode;
+	di.size = size;
+	di.u = u;
+	di.nlink = S_ISDIR(mode) ? 2 : 1;
+	erofs_dinode_encode(&di, m->b + nid * 32);
+}
+
+struct ent {
+	uint64_t nid;
+	const char *name;
+	uint8_t ft;
+};
+
+/* Encodes a directory block of entries (already sorted); returns bytes used. */
+static unsigned int put_dirblock(uint8_t *blk, const struct ent *e, unsigned int n)
+{
+	unsigned int i, off = n * EROFS_DIRENT_SIZE;
+
+	for (i = 0; i < n; i++) {
+		struct erofs_dirent de = { e[i].nid, (uint16_t)off, e[i].ft };
+		size_t len = strlen(e[i].name);
+
+		erofs_dirent_encode(&de, blk + i * EROFS_DIRENT_SIZE);
+		memcpy(blk + off, e[i].name, len);
+		off += (unsigned int)len;
+	}
+	return off;
+}
+
+/* root directory inline right after its inode; returns the dir size */
+static unsigned int put_root(struct img *m, const struct ent *e, unsigned int n)
+{
+	uint8_t blk[BLK];
+	unsigned int used;
+
+	memset(blk, 0, sizeof(blk));
+	used = put_dirblock(blk, e, n);
+	put_inode(m, ROOT, S_IFDIR | 0755, EROFS_LAYOUT_FLAT_INLINE, used, 0, false);
+	memcpy(m->b + ROOT * 32 + 32, blk, used);
+	return used;
+}
+
+/* ------------------------------------------------------------------ */
+/* superblock                                                          */
+
+static void test_super(void)
+{
+	struct erofs_reader r;
+	struct img m;
+
+	img_init(&m, 4);
+	m.csum = true;
+	CHECK(img_open(&m, &r) == 0);
+	CHECK(r.blksz == BLK && r.size == 4 * BLK);
+
+	/* checksum covers the rest of block 0 */
+	m.b[3000] ^= 1;
+	erofs_super_encode(&m.sb, m.b + EROFS_SUPER_OFFSET);
+	EXPECT_ERR(erofs_reader_open_mem(&r, m.b, m.size), -EUCLEAN, "checksum", &r);
+	m.b[3000] ^= 1;
+	CHECK(img_open(&m, &r) == 0);
+	m.csum = false;
+	m.sb.feature_compat = EROFS_COMPAT_MTIME;
+
+	m.sb.magic = 0x12345678;
+	EXPECT_ERR(img_open(&m, &r), -EUCLEAN, "magic", &r);
+	m.sb.magic = EROFS_MAGIC;
+
+	m.sb.blkszbits = 8;
+	EXPECT_ERR(img_open(&m, &r), -EUCLEAN, "block size", &r);
+	m.sb.blkszbits = 13;
+	EXPECT_ERR(img_open(&m, &r), -EUCLEAN, "block size", &r);
+	m.sb.blkszbits = 12;
+
+	m.sb.feature_incompat = 0x40;
+	EXPECT_ERR(img_open(&m, &r), -EOPNOTSUPP, "incompatible features 0x00000040", &r);
+	m.sb.feature_incompat = EROFS_INCOMPAT_LINUX_6_1;
+	CHECK(img_open(&m, &r) == 0);
+	m.sb.feature_incompat = 0;
+
+	m.sb.dirblkbits = 1;
+	EXPECT_ERR(img_open(&m, &r), -EUCLEAN, "dirblkbits", &r);
+	m.sb.dirblkbits = 0;
+
+	m.sb.sb_extslots = 255;
+	EXPECT_ERR(img_open(&m, &r), -EUCLEAN, "sb_extslots", &r);
+	m.sb.sb_extslots = 0;
+
+	memset(m.sb.volume_name, 'A', 16);
+	EXPECT_ERR(img_open(&m, &r), -EUCLEAN, "volume name", &r);
+	memset(m.sb.volume_name, 'A', 15);
+	m.sb.volume_name[15] = 0;
+	CHECK(img_open(&m, &r) == 0);
+
+	m.sb.blocks = 5;
+	EXPECT_ERR(img_open(&m, &r), -EUCLEAN, "truncated", &r);
+	m.sb.blocks = 0;
+	EXPECT_ERR(img_open(&m, &r), -EUCLEAN, "block count", &r);
+	m.sb.blocks = 4;
+
+	m.sb.meta_blkaddr = 4;
+	EXPECT_ERR(img_open(&m, &r), -EUCLEAN, "meta_blkaddr", &r);
+	m.sb.meta_blkaddr = 0xFFFFFFFF;
+	EXPECT_ERR(img_open(&m, &r), -EUCLEAN, "meta_blkaddr", &r);
+	m.sb.meta_blkaddr = 0;
+	m.sb.xattr_blkaddr = 9;
+	EXPECT_ERR(img_open(&m, &r), -EUCLEAN, "xattr_blkaddr", &r);
+	m.sb.xattr_blkaddr = 0;
+	m.sb.meta_blkaddr = 3;
+	m.sb.root_nid = 200;
+	EXPECT_ERR(img_open(&m, &r), -EUCLEAN, "root nid", &r);
+	m.sb.meta_blkaddr = 0;
+	m.sb.root_nid = ROOT;
+
+	m.sb.build_time_nsec = 1000000000u;
+	EXPECT_ERR(img_open(&m, &r), -EUCLEAN, "build_time_nsec", &r);
+	m.sb.build_time_nsec = 0;
+
+	m.sb.feature_incompat = EROFS_INCOMPAT_DEVICE_TABLE;
+	m.sb.extra_devices = 1;
+	EXPECT_ERR(img_open(&m, &r), -EOPNOTSUPP, "multi-device", &r);
+	m.sb.feature_incompat = 0;
+	CHECK(img_open(&m, &r) == 0);	/* extra_devices ignored without the bit */
+	m.sb.extra_devices = 0;
+
+	img_seal(&m);
+	EXPECT_ERR(erofs_reader_open_mem(&r, m.b, 1100), -EUCLEAN, "too small", &r);
+	EXPECT_ERR(erofs_reader_open_mem(&r, m.b, 0), -EUCLEAN, "too small", &r);
+	/* a file longer than the filesystem: the tail is outside */
+	CHECK(erofs_reader_open_mem(&r, m.b, m.size) == 0);
+	free(m.b);
+
+	img_init(&m, 1);	/* one 4 KiB block */
+	m.sb.blocks = 2;
+	EXPECT_ERR(img_open(&m, &r), -EUCLEAN, "truncated", &r);
+	free(m.b);
+}
+
+/* ------------------------------------------------------------------ */
+/* inodes and data                                                     */
+
+static void test_inodes(void)
+{
+	struct erofs_reader r;
+	struct erofs_rd_inode vi;
+	struct erofs_map map;
+	uint8_t buf[3 * BLK];
+	char lnk[EROFS_SYMLINK_MAXLEN + 1];
+	struct img m;
+	uint8_t *p;
+
+	img_init(&m, 8);
+	CHECK(img_open(&m, &r) == 0);
+
+	EXPECT_ERR(erofs_read_inode(&r, 1ull << 60, &vi), -EUCLEAN, "out of range", &r);
+	EXPECT_ERR(erofs_read_inode(&r, UINT64_MAX, &vi), -EUCLEAN, "out of range", &r);
+	EXPECT_ERR(erofs_read_inode(&r, 8 * BLK / 32, &vi), -EUCLEAN, "out of range", &r);
+
+	/* a regular file, FLAT_PLAIN, two blocks at block 4 */
+	put_inode(&m, 40, S_IFREG | 0644, EROFS_LAYOUT_FLAT_PLAIN, 5000, 4, false);
+	memset(m.b + 4 * BLK, 'x', BLK);
+	memset(m.b + 5 * BLK, 'y', BLK);
+	CHECK(erofs_read_inode(&r, 40, &vi) == 0);
+	CHECK(erofs_read_data(&r, &vi, buf, 5000, 0) == 0);
+	CHECK(buf[0] == 'x' && buf[4095] == 'x' && buf[4096] == 'y' && buf[4999] == 'y');
+	EXPECT_ERR(erofs_read_data(&r, &vi, buf, 2, 4999), -EINVAL, "beyond i_size", &r);
+
+	/* the same with blocks past the end, also with overflowing sizes */
+	put_inode(&m, 40, S_IFREG | 0644, EROFS_LAYOUT_FLAT_PLAIN, 5000, 7, false);
+	EXPECT_ERR(erofs_read_inode(&r, 40, &vi), -EUCLEAN, "beyond the end", &r);
+	put_inode(&m, 40, S_IFREG | 0644, EROFS_LAYOUT_FLAT_PLAIN, 1ull << 62, 1, true);
+	EXPECT_ERR(erofs_read_inode(&r, 40, &vi), -EUCLEAN, "beyond the end", &r);
+	put_inode(&m, 40, S_IFREG | 0644, EROFS_LAYOUT_FLAT_PLAIN, 4096, 0xFFFFFFFE, true);
+	EXPECT_ERR(erofs_read_inode(&r, 40, &vi), -EUCLEAN, "beyond the end", &r);
+	put_inode(&m, 40, S_IFREG | 0644, EROFS_LAYOUT_FLAT_PLAIN, 1ull << 63, 1, true);
+	EXPECT_ERR(erofs_read_inode(&r, 40, &vi), -EUCLEAN, "negative i_size", &r);
+	put_inode(&m, 40, S_IFREG | 0644, EROFS_LAYOUT_FLAT_PLAIN, 0, 0xFFFFFFFF, false);
+	CHECK(erofs_read_inode(&r, 40, &vi) == 0);	/* empty: no block needed */
+
+	/* i_format, layout, mode, nlink */
+	put_inode(&m, 40, S_IFREG | 0644, EROFS_LAYOUT_FLAT_PLAIN, 0, 0, false);
+	put_le16(m.b + 40 * 32, 0x10);
+	EXPECT_ERR(erofs_read_inode(&r, 40, &vi), -EOPNOTSUPP, "i_format 0x0010", &r);
+	put_le16(m.b + 40 * 32, erofs_inode_format(0, 5));
+	EXPECT_ERR(erofs_read_inode(&r, 40, &vi), -EOPNOTSUPP, "layout 5", &r);
+	put_inode(&m, 40, 0644, EROFS_LAYOUT_FLAT_PLAIN, 0, 0, false);
+	EXPECT_ERR(erofs_read_inode(&r, 40, &vi), -EUCLEAN, "bogus file type", &r);
+	put_inode(&m, 40, 0170644, EROFS_LAYOUT_FLAT_PLAIN, 0, 0, false);
+	EXPECT_ERR(erofs_read_inode(&r, 40, &vi), -EUCLEAN, "bogus file type", &r);
+	put_inode(&m, 40, S_IFREG | 0644, EROFS_LAYOUT_FLAT_PLAIN, 0, 0, false);
+	put_le16(m.b + 40 * 32 + 6, 0);
+	EXPECT_ERR(erofs_read_inode(&r, 40, &vi), -EUCLEAN, "link count is 0", &r);
+
+	/* an extended inode in the last slot of the image */
+	put_inode(&m, 8 * BLK / 32 - 1, S_IFREG | 0644, EROFS_LAYOUT_FLAT_PLAIN, 0, 0, false);
+	m.b[8 * BLK - 32] |= 1;
+	EXPECT_ERR(erofs_read_inode(&r, 8 * BLK / 32 - 1, &vi), -EUCLEAN, "extended inode", &r);
+	m.b[8 * BLK - 32] &= (uint8_t)~1;
+	CHECK(erofs_read_inode(&r, 8 * BLK / 32 - 1, &vi) == 0);
+
+	/* xattr ibody beyond the end of the image */
+	put_inode(&m, 8 * BLK / 32 - 2, S_IFREG | 0644, EROFS_LAYOUT_FLAT_PLAIN, 0, 0, false);
+	put_le16(m.b + 8 * BLK - 64 + 2, 10);	/* 48 bytes of xattrs: past the end */
+	EXPECT_ERR(erofs_read_inode(&r, 8 * BLK / 32 - 2, &vi), -EUCLEAN, "inline xattrs", &r);
+
+	/* FLAT_INLINE: tail after the inode, inside its block */
+	put_inode(&m, 40, S_IFREG | 0644, EROFS_LAYOUT_FLAT_INLINE, 4096 + 10, 4, false);
+	memcpy(m.b + 40 * 32 + 32, "0123456789", 10);
+	CHECK(erofs_read_inode(&r, 40, &vi) == 0);
+	CHECK(erofs_read_data(&r, &vi, buf, 4106, 0) == 0);
+	CHECK(buf[0] == 'x' && !memcmp(buf + 4096, "0123456789", 10));
+	CHECK(erofs_map_blocks(&r, &vi, 4100, &map) == 0);
+	CHECK(map.la == 4096 && map.llen == 10 && (map.flags & EROFS_MAP_META));
+	/* the tail may end exactly at the block end, not one byte further */
+	put_inode(&m, 126, S_IFREG | 0644, EROFS_LAYOUT_FLAT_INLINE, 32, 0, false);
+	CHECK(erofs_read_inode(&r, 126, &vi) == 0);
+	put_inode(&m, 126, S_IFREG | 0644, EROFS_LAYOUT_FLAT_INLINE, 33, 0, false);
+	EXPECT_ERR(erofs_read_inode(&r, 126, &vi), -EUCLEAN, "crosses a block boundary", &r);
+	/* an inode in the last slot of a block: its tail starts the next block */
+	put_inode(&m, 127, S_IFREG | 0644, EROFS_LAYOUT_FLAT_INLINE, 7, 0, false);
+	memcpy(m.b + BLK, "nextblk", 7);
+	CHECK(erofs_read_inode(&r, 127, &vi) == 0 && vi.inline_pos == BLK);
+	CHECK(erofs_read_data(&r, &vi, buf, 7, 0) == 0 && !memcmp(buf, "nextblk", 7));
+
+	/* CHUNK_BASED, 4-byte block map, 4 KiB chunks: block 4, hole, block 5 */
+	put_inode(&m, 50, S_IFREG | 0644, EROFS_LAYOUT_CHUNK_BASED, 3 * BLK, 0, false);
+	p = m.b + 50 * 32 + 32;
+	put_le32(p, 4);
+	put_le32(p + 4, EROFS_NULL_ADDR);
+	put_le32(p + 8, 5);
+	CHECK(erofs_read_inode(&r, 50, &vi) == 0);
+	CHECK(erofs_read_data(&r, &vi, buf, 3 * BLK, 0) == 0);
+	CHECK(buf[0] == 'x' && buf[BLK] == 0 && buf[2 * BLK - 1] == 0 && buf[2 * BLK] == 'y');
+	CHECK(erofs_map_blocks(&r, &vi, BLK + 5, &map) == 0);
+	CHECK(map.la == BLK && map.llen == BLK && !(map.flags & EROFS_MAP_MAPPED));
+	put_le32(p + 8, 8);
+	EXPECT_ERR(erofs_read_data(&r, &vi, buf, 3 * BLK, 0), -EUCLEAN, "chunk 2 at block 8", &r);
+	put_le32(p + 8, 0xFFFFFFFE);
+	EXPECT_ERR(erofs_map_blocks(&r, &vi, 2 * BLK, &map), -EUCLEAN, "beyond the end", &r);
+	/* unknown chunk format bits, reserved bits, a table past the end */
+	put_inode(&m, 50, S_IFREG | 0644, EROFS_LAYOUT_CHUNK_BASED, 3 * BLK, 0x40, false);
+	EXPECT_ERR(erofs_read_inode(&r, 50, &vi), -EOPNOTSUPP, "chunk format", &r);
+	put_inode(&m, 50, S_IFREG | 0644, EROFS_LAYOUT_CHUNK_BASED, 3 * BLK, 0x10000, false);
+	EXPECT_ERR(erofs_read_inode(&r, 50, &vi), -EUCLEAN, "reserved chunk", &r);
+	put_inode(&m, 50, S_IFREG | 0644, EROFS_LAYOUT_CHUNK_BASED, 1ull << 62, 0, true);
+	EXPECT_ERR(erofs_read_inode(&r, 50, &vi), -EUCLEAN, "chunk table", &r);
+	/* huge chunks: one entry covering a sparse 2^40-byte file */
+	put_inode(&m, 50, S_IFREG | 0644, EROFS_LAYOUT_CHUNK_BASED, 1ull << 40, 31, true);
+	put_le32(m.b + 50 * 32 + 64, EROFS_NULL_ADDR);
+	CHECK(erofs_read_inode(&r, 50, &vi) == 0);
+	CHECK(vi.nchunks == 1);
+	CHECK(erofs_map_blocks(&r, &vi, (1ull << 40) - 1, &map) == 0);
+	CHECK(map.la == 0 && map.llen == 1ull << 40 && !map.flags);
+	put_le32(m.b + 50 * 32 + 64, 1);	/* but mapped, it cannot fit */
+	EXPECT_ERR(erofs_map_blocks(&r, &vi, 0, &map), -EUCLEAN, "beyond the end", &r);
+
+	/* 8-byte chunk indexes: table aligned to 8, device ids refused */
+	put_inode(&m, 60, S_IFREG | 0644, EROFS_LAYOUT_CHUNK_BASED, BLK,
+		  EROFS_CHUNK_FORMAT_INDEXES, false);
+	p = m.b + 60 * 32 + 32;
+	memset(p, 0, 8);
+	put_le32(p + 4, 4);
+	CHECK(erofs_read_inode(&r, 60, &vi) == 0);
+	CHECK(vi.chunk_table == 60 * 32 + 32 && vi.chunk_unit == 8);
+	CHECK(erofs_read_data(&r, &vi, buf, BLK, 0) == 0 && buf[7] == 'x');
+	put_le16(p + 2, 1);
+	EXPECT_ERR(erofs_read_data(&r, &vi, buf, BLK, 0), -EUCLEAN, "device 1", &r);
+	put_le16(p + 2, 0);
+	put_le16(p, 7);
+	EXPECT_ERR(erofs_read_data(&r, &vi, buf, BLK, 0), -EUCLEAN, "reserved index", &r);
+
+	/* compressed layouts: loaded, but data is refused with a clear error */
+	put_inode(&m, 70, S_IFREG | 0644, EROFS_LAYOUT_COMPRESSED_COMPACT, 100, 1, false);
+	CHECK(erofs_read_inode(&r, 70, &vi) == 0);
+	EXPECT_ERR(erofs_read_data(&r, &vi, buf, 100, 0), -EOPNOTSUPP,
+		   "compressed data not supported yet", &r);
+	put_inode(&m, 70, S_IFREG | 0644, EROFS_LAYOUT_COMPRESSED_FULL, 100, 1, false);
+	CHECK(erofs_read_inode(&r, 70, &vi) == 0);
+	EXPECT_ERR(erofs_map_blocks(&r, &vi, 0, &map), -EOPNOTSUPP, "compressed", &r);
+
+	/* symlinks */
+	put_inode(&m, 80, S_IFLNK | 0777, EROFS_LAYOUT_FLAT_INLINE, 5, 0, false);
+	memcpy(m.b + 80 * 32 + 32, "a/b/c", 5);
+	CHECK(erofs_read_inode(&r, 80, &vi) == 0);
+	CHECK(erofs_read_symlink(&r, &vi, lnk, sizeof(lnk)) == 0 && !strcmp(lnk, "a/b/c"));
+	m.b[80 * 32 + 34] = 0;
+	EXPECT_ERR(erofs_read_symlink(&r, &vi, lnk, sizeof(lnk)), -EUCLEAN, "NUL", &r);
+	put_inode(&m, 80, S_IFLNK | 0777, EROFS_LAYOUT_FLAT_INLINE, 0, 0, false);
+	EXPECT_ERR(erofs_read_inode(&r, 80, &vi), -EUCLEAN, "symlink target length", &r);
+	put_inode(&m, 80, S_IFLNK | 0777, EROFS_LAYOUT_FLAT_PLAIN, 4096, 4, false);
+	EXPECT_ERR(erofs_read_inode(&r, 80, &vi), -EUCLEAN, "symlink target length", &r);
+	put_inode(&m, 80, S_IFLNK | 0777, EROFS_LAYOUT_FLAT_PLAIN, 4095, 4, false);
+	CHECK(erofs_read_inode(&r, 80, &vi) == 0);
+	CHECK(erofs_read_symlink(&r, &vi, lnk, sizeof(lnk)) == 0 && strlen(lnk) == 4095);
+
+	/* devices carry rdev, not a block address: no data checks */
+	put_inode(&m, 90, S_IFCHR | 0600, EROFS_LAYOUT_FLAT_PLAIN, 0,
+		  erofs_encode_rdev(1, 3), false);
+	CHECK(erofs_read_inode(&r, 90, &vi) == 0);
+	EXPECT_ERR(erofs_map_blocks(&r, &vi, 0, &map), -EINVAL, "no data", &r);
+
+	/* directories too small for the dot entries */
+	put_inode(&m, 90, S_IFDIR | 0755, EROFS_LAYOUT_FLAT_INLINE, 10, 0, false);
+	EXPECT_ERR(erofs_read_inode(&r, 90, &vi), -EUCLEAN, "too small", &r);
+
+	/* extended inode: own mtime; compact: the build time */
+	m.sb.build_time = 1234;
+	m.sb.build_time_nsec = 5;
+	CHECK(img_open(&m, &r) == 0);
+	put_inode(&m, 90, S_IFIFO | 0600, 0, 0, 0, false);
+	CHECK(erofs_read_inode(&r, 90, &vi) == 0 && vi.mtime == 1234 && vi.mtime_nsec == 5);
+	put_inode(&m, 90, S_IFIFO | 0600, 0, 0, 0, true);
+	put_le64(m.b + 90 * 32 + 0x20, (uint64_t)-5);
+	put_le32(m.b + 90 * 32 + 0x28, 999999999);
+	CHECK(erofs_read_inode(&r, 90, &vi) == 0 && vi.mtime == -5 && vi.mtime_nsec == 999999999);
+	put_le32(m.b + 90 * 32 + 0x28, 1000000000);
+	EXPECT_ERR(erofs_read_inode(&r, 90, &vi), -EUCLEAN, "nanoseconds", &r);
+	free(m.b);
+}
+
+/* ------------------------------------------------------------------ */
+/* directory blocks                                                    */
+
+struct seen {
+	unsigned int n;
+	char names[16][256];
+	uint64_t nids[16];
+};
+
+static int record(void *arg, const struct erofs_rd_dentry *de)
+{
+	struct seen *s = arg;
+
+	if (s->n < 16) {
+		memcpy(s->names[s->n], de->name, de->namelen);
+		s->names[s->n][de->namelen] = '\0';
+		s->nids[s->n] = de->nid;
+	}
+	s->n++;
+	return 0;
+}
+
+/* parses one block of entries; 0 or the error, message in err */
+static int parse(const struct ent *e, unsigned int n, unsigned int maxsize,
+		 struct seen *s, char *err)
+{
+	uint8_t blk[BLK];
+	struct erofs_dir_cursor cur;
+	unsigned int used;
+	int ret;
+
+	memset(blk, 0, sizeof(blk));
+	memset(s, 0, sizeof(*s));
+	used = put_dirblock(blk, e, n);
+	erofs_dir_cursor_init(&cur, 10, 5);
+	err[0] = '\0';
+	ret = erofs_dirblock_parse(blk, maxsize ? maxsize : used, BLK, &cur, record, s,
+				   err, 256);
+	if (!ret)
+		ret = erofs_dir_cursor_finish(&cur, err, 256);
+	return ret;
+}
+
+#define EXPECT_DIR(call, words) do {					\
+	int ret_ = (call);						\
+	checks++;							\
+	if (ret_ != -EUCLEAN || !strstr(err, (words))) {		\
+		failures++;						\
+		fprintf(stderr, "%s:%d: got %d \"%s\", expected \"%s\"\n", \
+			__FILE__, __LINE__, ret_, err, (words));	\
+	}								\
+} while (0)
+
+static void test_dirents(void)
+{
+	const struct ent ok[] = {
+		{ 10, ".", EROFS_FT_DIR }, { 5, "..", EROFS_FT_DIR },
+		{ 20, "a", EROFS_FT_REG_FILE }, { 21, "ab", EROFS_FT_SYMLINK },
+		{ 22, "b", EROFS_FT_DIR },
+	};
+	struct ent e[8];
+	char err[256], longname[300];
+	struct seen s;
+	uint8_t blk[BLK];
+	struct erofs_dir_cursor cur;
+	unsigned int used;
+
+	CHECK(parse(ok, 5, 0, &s, err) == 0);
+	CHECK(s.n == 3 && !strcmp(s.names[0], "a") && !strcmp(s.names[1], "ab") &&
+	      !strcmp(s.names[2], "b") && s.nids[2] == 22);
+	/* the last name may end at the block end, or at a NUL before it */
+	CHECK(parse(ok, 5, BLK, &s, err) == 0 && s.n == 3 && !strcmp(s.names[2], "b"));
+
+	/* names sorted by bytes: "." < ".." < "-" is wrong, "-" (0x2d) < "." (0x2e) */
+	memcpy(e, (struct ent[]){ { 30, "-x", 1 }, { 10, ".", 2 }, { 5, "..", 2 } },
+	       3 * sizeof(*e));
+	CHECK(parse(e, 3, 0, &s, err) == 0 && s.n == 1);
+
+	memcpy(e, ok, sizeof(ok));
+	e[2].name = "c";
+	EXPECT_DIR(parse(e, 5, 0, &s, err), "not sorted");
+	e[2].name = "ab";
+	EXPECT_DIR(parse(e, 5, 0, &s, err), "duplicate");
+	e[2].name = "a";
+	e[0].nid = 11;
+	EXPECT_DIR(parse(e, 5, 0, &s, err), "'.' points to nid 11");
+	e[0].nid = 10;
+	e[1].nid = 10;
+	EXPECT_DIR(parse(e, 5, 0, &s, err), "'..' points to nid 10");
+	e[1].nid = 5;
+	e[1].ft = EROFS_FT_REG_FILE;
+	EXPECT_DIR(parse(e, 5, 0, &s, err), "file type");
+	e[1].ft = EROFS_FT_DIR;
+	e[3].ft = EROFS_FT_MAX;
+	EXPECT_DIR(parse(e, 5, 0, &s, err), "invalid file type");
+	e[3].ft = EROFS_FT_SYMLINK;
+	e[3].name = "a/b";
+	EXPECT_DIR(parse(e, 5, 0, &s, err), "contains '/'");
+	e[3].name = "ab";
+	EXPECT_DIR(parse(e + 1, 4, 0, &s, err), "no '.'");
+	memcpy(e, ok, sizeof(ok));
+	e[1].name = "...";
+	EXPECT_DIR(parse(e, 5, 0, &s, err), "no '..'");
+
+	memset(longname, 'n', 256);
+	longname[256] = '\0';
+	memcpy(e, ok, sizeof(ok));
+	e[4].name = longname;
+	EXPECT_DIR(parse(e, 5, 0, &s, err), "name of 256 bytes");
+	longname[255] = '\0';
+	CHECK(parse(e, 5, 0, &s, err) == 0 && strlen(s.names[2]) == 255);
+
+	/* raw nameoff damage */
+	memset(blk, 0, sizeof(blk));
+	used = put_dirblock(blk, ok, 5);
+	erofs_dir_cursor_init(&cur, 10, 5);
+	put_le16(blk + 8, 0);
+	erofs_dir_cursor_init(&cur, 10, 5);
+	EXPECT_DIR(erofs_dirblock_parse(blk, used, BLK, &cur, NULL, NULL, err, 256),
+		   "invalid first nameoff 0");
+	put_le16(blk + 8, 61);
+	erofs_dir_cursor_init(&cur, 10, 5);
+	EXPECT_DIR(erofs_dirblock_parse(blk, used, BLK, &cur, NULL, NULL, err, 256),
+		   "invalid first nameoff 61");
+	put_le16(blk + 8, 6);
+	erofs_dir_cursor_init(&cur, 10, 5);
+	EXPECT_DIR(erofs_dirblock_parse(blk, used, BLK, &cur, NULL, NULL, err, 256),
+		   "invalid first nameoff 6");
+	put_le16(blk + 8, 4092);	/* 341 entries would need more than the block */
+	erofs_dir_cursor_init(&cur, 10, 5);
+	EXPECT_DIR(erofs_dirblock_parse(blk, used, BLK, &cur, NULL, NULL, err, 256),
+		   "invalid first nameoff");
+	put_le16(blk + 8, 60);
+	put_le16(blk + 12 + 8, 60);	/* empty name for "." */
+	erofs_dir_cursor_init(&cur, 10, 5);
+	EXPECT_DIR(erofs_dirblock_parse(blk, used, BLK, &cur, NULL, NULL, err, 256),
+		   "bad nameoff 60");
+	put_le16(blk + 12 + 8, 61);
+	put_le16(blk + 24 + 8, 59);	/* going backwards */
+	erofs_dir_cursor_init(&cur, 10, 5);
+	EXPECT_DIR(erofs_dirblock_parse(blk, used, BLK, &cur, NULL, NULL, err, 256),
+		   "bad nameoff");
+	put_le16(blk + 24 + 8, 63);
+	put_le16(blk + 48 + 8, 9000);	/* a nameoff past the block */
+	erofs_dir_cursor_init(&cur, 10, 5);
+	EXPECT_DIR(erofs_dirblock_parse(blk, BLK, BLK, &cur, NULL, NULL, err, 256),
+		   "next 9000");
+	put_le16(blk + 48 + 8, (uint16_t)(used - 1));	/* the last name, cut off */
+	erofs_dir_cursor_init(&cur, 10, 5);
+	EXPECT_DIR(erofs_dirblock_parse(blk, used - 1, BLK, &cur, NULL, NULL, err, 256),
+		   "beyond the block");
+	put_le16(blk + 48 + 8, (uint16_t)(used - 1));
+	blk[used - 1] = 'b';
+	blk[65] = 0;		/* a NUL inside "ab" (not the last name) */
+	erofs_dir_cursor_init(&cur, 10, 5);
+	EXPECT_DIR(erofs_dirblock_parse(blk, BLK, BLK, &cur, NULL, NULL, err, 256),
+		   "NUL");
+	erofs_dir_cursor_init(&cur, 10, 5);
+	EXPECT_DIR(erofs_dirblock_parse(blk, 8, BLK, &cur, NULL, NULL, err, 256),
+		   "too short");
+
+	/* order is checked across blocks through the cursor */
+	{
+		const struct ent b1[] = { { 10, ".", 2 }, { 5, "..", 2 }, { 20, "m", 1 } };
+		const struct ent b2[] = { { 21, "c", 1 } };
+		const struct ent b3[] = { { 21, "z", 1 } };
+		uint8_t blk2[BLK];
+		unsigned int u1, u2;
+
+		memset(blk, 0, sizeof(blk));
+		memset(blk2, 0, sizeof(blk2));
+		u1 = put_dirblock(blk, b1, 3);
+		u2 = put_dirblock(blk2, b2, 1);
+		erofs_dir_cursor_init(&cur, 10, 5);
+		CHECK(erofs_dirblock_parse(blk, BLK, BLK, &cur, NULL, NULL, err, 256) == 0);
+		cur.blkno = 1;
+		EXPECT_DIR(erofs_dirblock_parse(blk2, u2, BLK, &cur, NULL, NULL, err, 256),
+			   "not sorted: 'c' after 'm'");
+		erofs_dir_cursor_init(&cur, 10, 5);
+		CHECK(erofs_dirblock_parse(blk, u1, BLK, &cur, NULL, NULL, err, 256) == 0);
+		memset(blk2, 0, sizeof(blk2));
+		u2 = put_dirblock(blk2, b3, 1);
+		CHECK(erofs_dirblock_parse(blk2, u2, BLK, &cur, NULL, NULL, err, 256) == 0);
+		CHECK(erofs_dir_cursor_finish(&cur, err, 256) == 0 && cur.nentries == 4);
+	}
+
+	/* names are shown escaped in messages */
+	memcpy(e, ok, sizeof(ok));
+	e[2].name = "\033[2J";
+	e[3].name = "\033";
+	EXPECT_DIR(parse(e, 5, 0, &s, err), "'\\x1b[2J' after '..'");
+}
+
+/* a whole directory through the image: two blocks, FLAT_PLAIN */
+static void test_dir_iterate(void)
+{
+	struct erofs_reader r;
+	struct erofs_rd_inode vi;
+	struct seen s;
+	struct img m;
+	const struct ent b1[] = { { ROOT, ".", 2 }, { ROOT, "..", 2 }, { 40, "a", 1 } };
+	const struct ent b2[] = { { 40, "b", 1 } };
+	unsigned int u2;
+
+	img_init(&m, 8);
+	memset(m.b + 4 * BLK, 0, 2 * BLK);
+	put_dirblock(m.b + 4 * BLK, b1, 3);
+	u2 = put_dirblock(m.b + 5 * BLK, b2, 1);
+	put_inode(&m, ROOT, S_IFDIR | 0755, EROFS_LAYOUT_FLAT_PLAIN, BLK + u2, 4, false);
+	CHECK(img_open(&m, &r) == 0);
+	CHECK(erofs_read_inode(&r, ROOT, &vi) == 0);
+	memset(&s, 0, sizeof(s));
+	CHECK(erofs_dir_iterate(&r, &vi, ROOT, record, &s) == 0);
+	CHECK(s.n == 2 && !strcmp(s.names[1], "b"));
+	memset(&s, 0, sizeof(s));
+	EXPECT_ERR(erofs_dir_iterate(&r, &vi, 7, record, &s), -EUCLEAN, "'..' points", &r);
+
+	/* an inline root: "." must be the root itself */
+	{
+		const struct ent e[] = { { ROOT, ".", 2 }, { ROOT, "..", 2 }, { 40, "x", 1 } };
+
+		put_root(&m, e, 3);
+		CHECK(erofs_read_inode(&r, ROOT, &vi) == 0);
+		memset(&s, 0, sizeof(s));
+		CHECK(erofs_dir_iterate(&r, &vi, ROOT, record, &s) == 0 && s.n == 1);
+	}
+	free(m.b);
+}
+
+/* ------------------------------------------------------------------ */
+/* xattrs                                                              */
+
+struct xseen {
+	unsigned int n;
+	char keys[8][300];
+	char vals[8][64];
+};
+
+static int xrecord(void *arg, const struct erofs_rd_xattr *x)
+{
+	struct xseen *s = arg;
+
+	if (s->n < 8) {
+		snprintf(s->keys[s->n], sizeof(s->keys[0]), "%s%.*s%s",
+			 erofs_rd_xattr_prefix(x->index), (int)x->name_len, x->name,
+			 x->shared ? " (shared)" : "");
+		snprintf(s->vals[s->n], sizeof(s->vals[0]), "%.*s", (int)x->value_size,
+			 (const char *)x->value);
+	}
+	s->n++;
+	return 0;
+}
+
+static unsigned int put_xentry(uint8_t *p, unsigned int index, const char *name,
+			       const char *value)
+{
+	struct erofs_xattr_entry e = { (uint8_t)strlen(name), (uint8_t)index,
+				       (uint16_t)strlen(value) };
+
+	erofs_xattr_entry_encode(&e, p);
+	memcpy(p + 4, name, e.name_len);
+	memcpy(p + 4 + e.name_len, value, e.value_size);
+	return erofs_xattr_entry_size(e.name_len, e.value_size);
+}
+
+static void test_xattrs(void)
+{
+	struct erofs_reader r;
+	struct erofs_rd_inode vi;
+	struct xseen s;
+	struct img m;
+	uint8_t *ib;
+	unsigned int off, icount;
+	uint32_t shared1;
+
+	img_init(&m, 8);
+	m.sb.xattr_blkaddr = 2;
+	/* shared area at block 2: id 0 = trusted.t=v, id 3 = hidden, ... */
+	off = put_xentry(m.b + 2 * BLK, EROFS_XATTR_INDEX_TRUSTED, "t", "v");
+	put_xentry(m.b + 2 * BLK + off, 0, "btrfs.x", "1");
+
+	/* inode 40: 2 shared ids, user.foo=bar, hidden, system.posix_acl_access */
+	ib = m.b + 40 * 32 + 32;
+	ib[4] = 2;
+	put_le32(ib + 12, 0);
+	put_le32(ib + 16, off / 4);
+	off = 20;
+	off += put_xentry(ib + off, EROFS_XATTR_INDEX_USER, "foo", "bar");
+	off += put_xentry(ib + off, 0, "hidden.name", "zz");
+	off += put_xentry(ib + off, EROFS_XATTR_INDEX_POSIX_ACL_ACCESS, "", "acl");
+	icount = (off - 12) / 4 + 1;
+	put_inode(&m, 40, S_IFREG | 0644, EROFS_LAYOUT_FLAT_PLAIN, 0, 0, false);
+	put_le16(m.b + 40 * 32 + 2, (uint16_t)icount);
+	shared1 = get_le32(ib + 16);
+	CHECK(img_open(&m, &r) == 0);
+	CHECK(erofs_read_inode(&r, 40, &vi) == 0);
+	CHECK(vi.xattr_isize == off);
+	memset(&s, 0, sizeof(s));
+	CHECK(erofs_xattr_iterate(&r, &vi, xrecord, &s) == 0);
+	CHECK(s.n == 3);
+	CHECK(!strcmp(s.keys[0], "trusted.t (shared)") && !strcmp(s.vals[0], "v"));
+	CHECK(!strcmp(s.keys[1], "user.foo") && !strcmp(s.vals[1], "bar"));
+	CHECK(!strcmp(s.keys[2], "system.posix_acl_access") && !strcmp(s.vals[2], "acl"));
+
+	/* h_shared_count larger than the area (kernel gap G5) */
+	ib[4] = 200;
+	EXPECT_ERR(erofs_xattr_iterate(&r, &vi, xrecord, &s), -EUCLEAN, "200 shared xattrs", &r);
+	ib[4] = 2;
+	/* shared id past the end of the image */
+	put_le32(ib + 16, 0x40000000);
+	EXPECT_ERR(erofs_xattr_iterate(&r, &vi, xrecord, &s), -EUCLEAN, "shared xattr id", &r);
+	put_le32(ib + 16, 0xFFFFFFFF);
+	EXPECT_ERR(erofs_xattr_iterate(&r, &vi, xrecord, &s), -EUCLEAN, "shared xattr id", &r);
+	put_le32(ib + 16, shared1);
+	/* an entry whose value overruns the ibody */
+	put_le16(ib + 20 + 2, 200);
+	EXPECT_ERR(erofs_xattr_iterate(&r, &vi, xrecord, &s), -EUCLEAN, "overruns", &r);
+	put_le16(ib + 20 + 2, 3);
+	/* unknown index, ACL with a suffix, user. with no name, NUL in a name */
+	ib[21] = 7;
+	EXPECT_ERR(erofs_xattr_iterate(&r, &vi, xrecord, &s), -EUCLEAN, "name index 7", &r);
+	ib[21] = 0x81;
+	EXPECT_ERR(erofs_xattr_iterate(&r, &vi, xrecord, &s), -EUCLEAN, "name index 129", &r);
+	ib[21] = EROFS_XATTR_INDEX_POSIX_ACL_DEFAULT;
+	EXPECT_ERR(erofs_xattr_iterate(&r, &vi, xrecord, &s), -EUCLEAN, "suffix", &r);
+	ib[21] = EROFS_XATTR_INDEX_USER;
+	ib[25] = 0;
+	EXPECT_ERR(erofs_xattr_iterate(&r, &vi, xrecord, &s), -EUCLEAN, "NUL", &r);
+	ib[25] = 'o';
+	memset(&s, 0, sizeof(s));
+	CHECK(erofs_xattr_iterate(&r, &vi, xrecord, &s) == 0 && s.n == 3);
+	free(m.b);
+}
+
+int main(void)
+{
+	char out[32];
+
+	test_super();
+	test_inodes();
+	test_dirents();
+	test_dir_iterate();
+	test_xattrs();
+
+	CHECK(!strcmp(erofs_escape(out, sizeof(out), "a\nb\\", 4), "a\\x0ab\\x5c"));
+	CHECK(!strcmp(erofs_escape(out, 16, "abcdefghijklmnopqrstuvwxyz", 26), "abcdefgh..."));
+
+	printf("test-reader: %d checks, %d failed\n", checks, failures);
+	return failures ? 1 : 0;
+}
