@@ -74,6 +74,7 @@ struct frame {
 	size_t n, cap, next;
 	uint32_t subdirs;
 	int dirfd;
+	bool damaged;			/* entries after the damage were not seen */
 };
 
 struct fsck {
@@ -94,6 +95,7 @@ struct fsck {
 	size_t depth, stackcap;
 
 	unsigned long errors, warnings;
+	bool dirs_damaged;		/* some entries could not be read */
 	uint64_t ndirs, nfiles, nsymlinks, nspecial, nlinks_extra, data_bytes;
 };
 
@@ -466,8 +468,10 @@ static void push_dir(struct fsck *f, const struct erofs_rd_inode *vi, uint64_t p
 	f->ndirs++;
 	if (f->o.debug >= 7)
 		erofs_note("checking directory %s", path);
-	if (erofs_dir_iterate(&f->r, vi, parent, collect_dent, fr))
+	if (erofs_dir_iterate(&f->r, vi, parent, collect_dent, fr)) {
 		rfail(f, path, vi->nid);	/* the entries before the damage are still walked */
+		fr->damaged = f->dirs_damaged = true;
+	}
 }
 
 static void pop_dir(struct fsck *f)
@@ -476,7 +480,8 @@ static void pop_dir(struct fsck *f)
 	uint32_t want = 2 + fr->subdirs;
 	size_t i;
 
-	if (fr->vi.di.nlink != want && fr->vi.di.nlink != 1)
+	/* a damaged directory's subdirectories were not all counted */
+	if (!fr->damaged && fr->vi.di.nlink != want && fr->vi.di.nlink != 1)
 		report(f, fr->path, fr->vi.nid,
 		       "directory link count %u, expected %u (2 + %u subdirectories)",
 		       fr->vi.di.nlink, want, fr->subdirs);
@@ -610,7 +615,9 @@ static void final_checks(struct fsck *f)
 		if (!ni->used || ni->bad)
 			continue;
 		v[n++] = ni;
-		if (!S_ISDIR(ni->mode) && ni->refs != ni->nlink)
+		/* with entries unread, only too many references are certain */
+		if (!S_ISDIR(ni->mode) && ni->refs != ni->nlink &&
+		    (!f->dirs_damaged || ni->refs > ni->nlink))
 			report(f, ni->first_path, ni->nid,
 			       "link count %u, but %u directory entries refer to it",
 			       ni->nlink, ni->refs);
