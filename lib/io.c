@@ -42,13 +42,22 @@ int erofs_image_create(struct erofs_image_file *img, const char *final_path)
 	return 0;
 }
 
-int erofs_image_commit(struct erofs_image_file *img, uint64_t size)
+int erofs_image_resize(struct erofs_image_file *img, uint64_t size)
+{
+	if (ftruncate(img->fd, (off_t)size)) {
+		int err = errno;
+
+		erofs_err("%s: cannot set the image size: %s", img->final_path, strerror(err));
+		return -err;
+	}
+	return 0;
+}
+
+int erofs_image_commit(struct erofs_image_file *img)
 {
 	int err = 0;
 
-	if (ftruncate(img->fd, (off_t)size))
-		err = errno;
-	if (close(img->fd) && !err)
+	if (close(img->fd))
 		err = errno;
 	img->fd = -1;
 	if (!err && rename(img->tmp_path, img->final_path))

@@ -237,6 +237,8 @@ int erofs_write_image(const struct erofs_build_options *opts, const struct erofs
 		err = erofs_seq_flush(&w.meta);
 	if (!err)
 		err = erofs_seq_flush(&w.data);
+	if (!err)
+		err = erofs_image_resize(&img, image_size);
 	/* the superblock lies inside the first metadata block: write it after */
 	if (!err && (err = put_superblock(&w, img.fd)))
 		erofs_err("%s: write failed: %s", opts->image, strerror(-err));
@@ -245,7 +247,7 @@ out:
 	erofs_seq_release(&w.meta);
 	erofs_seq_release(&w.data);
 	if (!err)
-		return erofs_image_commit(&img, image_size);
+		return erofs_image_commit(&img);
 	erofs_image_abort(&img);
 	return err;
 }

@@ -101,7 +101,7 @@ static int parse_block_size(const char *arg, struct erofs_build_options *opts)
 {
 	int64_t size;
 
-	if (parse_int64(arg, "block size", 512, 4096, &size))
+	if (parse_int64(arg, "block size", 1, INT32_MAX, &size))
 		return -EINVAL;
 	for (unsigned int bits = EROFS_MIN_BLKSZBITS; bits <= EROFS_MAX_BLKSZBITS; bits++)
 		if (size == 1 << bits) {

@@ -17,8 +17,10 @@ struct erofs_image_file {
 };
 
 int erofs_image_create(struct erofs_image_file *img, const char *final_path);
-/* Sets the size, closes and renames into place. */
-int erofs_image_commit(struct erofs_image_file *img, uint64_t size);
+/* Sets the final size (blocks not written read as zeros). */
+int erofs_image_resize(struct erofs_image_file *img, uint64_t size);
+/* Closes and renames into place. */
+int erofs_image_commit(struct erofs_image_file *img);
 /* Removes the temporary file; safe to call on any state. */
 void erofs_image_abort(struct erofs_image_file *img);
 

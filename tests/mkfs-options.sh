@@ -1,0 +1,108 @@
+#!/bin/bash
+# mkfs.erofs options: each one's effect is read back from the image bytes or
+# from the tree our fsck.erofs extracts.
+. "$(dirname "$0")/lib.sh"
+require_root
+
+src=$WORK/src
+mkdir -p "$src/keep" "$src/skip/deeper" "$src/logs"
+echo keep >"$src/keep/file"
+echo skip >"$src/skip/deeper/file"
+echo log >"$src/logs/a.log"
+echo txt >"$src/logs/a.txt"
+chown 1234:5678 "$src/keep/file"
+setfattr -n user.x -v 1 "$src/keep/file"
+touch -d '2030-01-01 00:00:00.5' "$src/keep/file"
+touch -d '2000-01-01' "$src/logs/a.txt"
+
+sb_field() { # IMAGE OFFSET LENGTH: hex bytes of the superblock
+	od -An -v -tx1 -j $((1024 + $2)) -N "$3" "$1" | tr -d ' \n'
+}
+le_hex() { # NUMBER BYTES: little-endian hex
+	local n=$1 i out=""
+	for ((i = 0; i < $2; i++)); do out+=$(printf '%02x' $(((n >> (8 * i)) & 255))); done
+	echo "$out"
+}
+build_and_extract() { # NAME [mkfs options...]
+	local name=$1
+	shift
+	rm -rf "$WORK/$name"
+	"$MKFS" --quiet "$@" "$WORK/$name.img" "$src" &&
+		"$FSCK" --extract="$WORK/$name" "$WORK/$name.img" >/dev/null
+}
+check() { # LABEL COMMAND...
+	local label=$1
+	shift
+	if "$@"; then pass "$label"; else fail "$label"; fi
+}
+manifest_has() { # DIR REGEX
+	"$MANIFEST" "$1" | grep -qE -- "$2"
+}
+manifest_lacks() { # DIR REGEX
+	! "$MANIFEST" "$1" | grep -qE -- "$2"
+}
+
+build_and_extract fixed -T 1700000000 -U 01234567-89ab-cdef-0123-456789abcdef -L my-volume
+check "-T sets the build time" [ "$(sb_field "$WORK/fixed.img" 0x18 8)" = "$(le_hex 1700000000 8)" ]
+check "-T sets every mtime" manifest_lacks "$WORK/fixed" 'mtime=(1[0-68-9]|17[1-9]|170[1-9])'
+check "-T mtimes read back" manifest_has "$WORK/fixed" '^keep/file .*mtime=1700000000\.000000000'
+check "-U sets the uuid" [ "$(sb_field "$WORK/fixed.img" 0x30 16)" = 0123456789abcdef0123456789abcdef ]
+check "-L sets the label" [ "$(sb_field "$WORK/fixed.img" 0x40 16)" = "$(printf 'my-volume' | od -An -tx1 | tr -d ' \n')00000000000000" ]
+check "checksum feature set" [ "$(sb_field "$WORK/fixed.img" 0x08 4)" = 03000000 ]
+check "-U clear" [ "$("$MKFS" --quiet -U clear "$WORK/clear.img" "$src" && sb_field "$WORK/clear.img" 0x30 16)" = 00000000000000000000000000000000 ]
+
+build_and_extract keep -U clear
+check "mtime with nanoseconds kept" manifest_has "$WORK/keep" '^keep/file .*mtime=1893456000\.500000000'
+check "owner kept" manifest_has "$WORK/keep" '^keep/file .*uid=1234 gid=5678'
+check "xattr kept" manifest_has "$WORK/keep" '^keep/file .*xattrs=user.x=31'
+
+build_and_extract root --all-root
+check "--all-root" manifest_lacks "$WORK/root" 'uid=[1-9]|gid=[1-9]'
+build_and_extract forced --force-uid=42 --force-gid=43
+check "--force-uid/--force-gid" manifest_lacks "$WORK/forced" 'uid=([0-35-9]|4[013-9])|gid=([0-35-9]|4[0-24-9])'
+build_and_extract offset --uid-offset=1000 --gid-offset=2000
+check "--uid-offset/--gid-offset" manifest_has "$WORK/offset" '^keep/file .*uid=2234 gid=7678'
+
+build_and_extract excluded --exclude-path=skip/deeper --exclude-regex='\.log$'
+check "--exclude-path leaves out the subtree" manifest_lacks "$WORK/excluded" '^skip/deeper'
+check "--exclude-path keeps the parent" manifest_has "$WORK/excluded" '^skip type=dir'
+check "--exclude-regex" manifest_lacks "$WORK/excluded" '^logs/a\.log'
+check "--exclude-regex keeps others" manifest_has "$WORK/excluded" '^logs/a\.txt'
+
+build_and_extract noxattr -x -1
+check "-x -1 drops xattrs" manifest_lacks "$WORK/noxattr" 'xattrs='
+
+SOURCE_DATE_EPOCH=1000000000 build_and_extract clamped
+check "SOURCE_DATE_EPOCH sets the build time" [ "$(sb_field "$WORK/clamped.img" 0x18 8)" = "$(le_hex 1000000000 8)" ]
+check "SOURCE_DATE_EPOCH clamps newer mtimes" manifest_has "$WORK/clamped" '^keep/file .*mtime=1000000000\.000000000'
+check "SOURCE_DATE_EPOCH keeps older mtimes" manifest_has "$WORK/clamped" '^logs/a\.txt .*mtime=946684800\.000000000'
+
+build_and_extract mkfstime --mkfs-time=1234
+check "--mkfs-time sets the build time" [ "$(sb_field "$WORK/mkfstime.img" 0x18 8)" = "$(le_hex 1234 8)" ]
+check "--mkfs-time keeps mtimes" manifest_has "$WORK/mkfstime" '^keep/file .*mtime=1893456000\.500000000'
+
+# without -T, the epoch is the most common mtime: here 2000-01-01 wins
+touch -d '2000-01-01' "$src/keep" "$src/logs" "$src/skip" "$src/skip/deeper"
+"$MKFS" --quiet "$WORK/epoch.img" "$src"
+check "default epoch is the most common mtime" [ "$(sb_field "$WORK/epoch.img" 0x18 8)" = "$(le_hex 946684800 8)" ]
+
+# -T makes every inode compact: the image's metadata shrinks
+"$MKFS" --quiet -U clear -E force-inode-extended "$WORK/ext.img" "$src"
+"$MKFS" --quiet -U clear -T 0 "$WORK/cmp.img" "$src"
+root_format() { od -An -tu1 -j 1152 -N 1 "$1" | tr -d ' '; } # root nid 36: i_format
+check "-E force-inode-extended: extended root" [ $(($(root_format "$WORK/ext.img") & 1)) = 1 ]
+check "-T gives compact inodes" [ $(($(root_format "$WORK/cmp.img") & 1)) = 0 ]
+check "compact inodes make a smaller image" [ "$(stat -c %s "$WORK/cmp.img")" -le "$(stat -c %s "$WORK/ext.img")" ]
+
+# --help and --version; every option of --help is documented in the man page
+check "--version" bash -c "'$MKFS' --version | grep -q 'mkfs.erofs (erofs-forge)'"
+"$MKFS" --help >"$WORK/help.txt"
+undocumented=0
+for opt in $(grep -oE -- '(^| )--?[a-zA-Z][a-zA-Z-]*' "$WORK/help.txt" | sort -u); do
+	if ! grep -qF -- "$(echo "$opt" | sed 's/-/\\-/g')" "$top_srcdir/man/mkfs.erofs.8"; then
+		fail "man page lacks $opt from --help"
+		undocumented=1
+	fi
+done
+[ "$undocumented" = 1 ] || pass "man page covers every option of --help"
+finish
