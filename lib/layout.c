@@ -83,36 +83,106 @@ static bool has_data(const struct erofs_inode *inode)
 }
 
 /*
- * Chooses FLAT_INLINE or FLAT_PLAIN and places the inode at *pos.  A tail
- * may not cross a block boundary: when it would, either pad to the next
- * block or give the tail a block of its own, whichever wastes less.
+ * Metadata blocks are filled best-fit: an inode record (core, xattrs and
+ * inline tail) goes into the open block whose free end fits it most
+ * tightly, and a fresh block is opened only when none does.  Records stay
+ * inside one block, which is what an inline tail requires; a record larger
+ * than a block starts a fresh one.  Open blocks are bucketed by free space
+ * in 32-byte slots; each bucket is a stack, so the choice is deterministic.
  */
-static void place_inode(const struct erofs_build_options *opts, struct erofs_plan *plan,
-			struct erofs_inode *inode, uint64_t *pos)
+struct open_blocks {
+	uint64_t *cursors;	/* write position inside an open block */
+	uint32_t count, cap;
+};
+
+struct meta_allocator {
+	unsigned int blkszbits;
+	uint64_t fresh;		/* first byte of the next unused block */
+	struct open_blocks *by_free;	/* index: free slots at the block's end */
+};
+
+static int allocator_init(struct meta_allocator *a, unsigned int blkszbits)
+{
+	a->blkszbits = blkszbits;
+	a->fresh = 0;
+	a->by_free = calloc((1u << (blkszbits - EROFS_SLOT_BITS)) + 1, sizeof(*a->by_free));
+	return a->by_free ? 0 : -ENOMEM;
+}
+
+static void allocator_free(struct meta_allocator *a)
+{
+	for (uint32_t i = 0; a->by_free && i <= 1u << (a->blkszbits - EROFS_SLOT_BITS); i++)
+		free(a->by_free[i].cursors);
+	free(a->by_free);
+}
+
+/* Records the free end [cursor, end of its block) for later records. */
+static int allocator_keep(struct meta_allocator *a, uint64_t cursor)
+{
+	const uint64_t blksz = 1ull << a->blkszbits;
+	uint32_t slots = (uint32_t)((blksz - (cursor & (blksz - 1))) >> EROFS_SLOT_BITS);
+	struct open_blocks *b;
+
+	if (!(cursor & (blksz - 1)) || !slots)
+		return 0;	/* the block is full */
+	b = &a->by_free[slots];
+	if (b->count == b->cap) {
+		uint32_t cap = b->cap ? b->cap * 2 : 16;
+		uint64_t *bigger = realloc(b->cursors, cap * sizeof(*bigger));
+
+		if (!bigger)
+			return -ENOMEM;
+		b->cursors = bigger;
+		b->cap = cap;
+	}
+	b->cursors[b->count++] = cursor;
+	return 0;
+}
+
+/* Finds room for `bytes` (a multiple of 32); returns its position. */
+static int allocator_take(struct meta_allocator *a, uint32_t bytes, uint64_t *pos)
+{
+	const uint64_t blksz = 1ull << a->blkszbits;
+	const uint32_t max_slots = 1u << (a->blkszbits - EROFS_SLOT_BITS);
+
+	for (uint32_t slots = bytes >> EROFS_SLOT_BITS; bytes <= blksz && slots <= max_slots;
+	     slots++) {
+		struct open_blocks *b = &a->by_free[slots];
+
+		if (b->count) {
+			*pos = b->cursors[--b->count];
+			return allocator_keep(a, *pos + bytes);
+		}
+	}
+	*pos = a->fresh;
+	a->fresh += (bytes + blksz - 1) & ~(blksz - 1);
+	return allocator_keep(a, *pos + bytes);
+}
+
+/*
+ * Chooses FLAT_INLINE, when the tail fits in one block with the inode, or
+ * FLAT_PLAIN, and places the inode.
+ */
+static int place_inode(const struct erofs_build_options *opts, struct erofs_plan *plan,
+		       struct meta_allocator *alloc, struct erofs_inode *inode)
 {
 	const uint32_t blksz = 1u << plan->blkszbits;
 	uint32_t meta = erofs_inode_core_size(inode->version) + inode->xattr_size;
 	uint32_t tail = has_data(inode) ? (uint32_t)(inode->size & (blksz - 1)) : 0;
-	uint64_t at = *pos;
+	uint64_t at;
+	int err;
 
 	inode->layout = EROFS_LAYOUT_FLAT_PLAIN;
 	inode->inline_size = 0;
 	if (tail && opts->inline_data && meta + tail <= blksz) {
-		uint64_t tail_at = at + meta;
-		uint64_t next_block = (at | (blksz - 1)) + 1;
-		bool crosses = (tail_at & (blksz - 1)) + tail > blksz;
-
-		if (!crosses || next_block - at <= blksz - tail) {
-			if (crosses)
-				at = next_block;
-			inode->layout = EROFS_LAYOUT_FLAT_INLINE;
-			inode->inline_size = tail;
-			plan->inline_bytes += tail;
-		}
+		inode->layout = EROFS_LAYOUT_FLAT_INLINE;
+		inode->inline_size = tail;
+		plan->inline_bytes += tail;
 	}
+	err = allocator_take(alloc, (meta + inode->inline_size + EROFS_SLOT_SIZE - 1) &
+				    ~(EROFS_SLOT_SIZE - 1), &at);
 	inode->nid = (at - ((uint64_t)plan->meta_blkaddr << plan->blkszbits)) >> EROFS_SLOT_BITS;
-	at += meta + inode->inline_size;
-	*pos = (at + EROFS_SLOT_SIZE - 1) & ~(uint64_t)(EROFS_SLOT_SIZE - 1);
+	return err;
 }
 
 static int assign_data_blocks(struct erofs_tree *tree, struct erofs_plan *plan)
@@ -141,7 +211,8 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 		     struct erofs_plan *plan)
 {
 	const uint32_t blksz = 1u << opts->blkszbits;
-	uint64_t pos, first_inode;
+	struct meta_allocator alloc;
+	uint64_t first_inode;
 	int err;
 
 	memset(plan, 0, sizeof(*plan));
@@ -171,16 +242,22 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 		plan->nr_extended += inode->version == EROFS_INODE_EXTENDED;
 	}
 
-	pos = first_inode;
-	for (uint32_t i = 0; i < tree->nr_inodes; i++)
-		place_inode(opts, plan, tree->inodes[i], &pos);
+	if ((err = allocator_init(&alloc, opts->blkszbits)))
+		return err;
+	alloc.fresh = (first_inode + blksz - 1) & ~(uint64_t)(blksz - 1);
+	err = allocator_keep(&alloc, first_inode);
+	for (uint32_t i = 0; i < tree->nr_inodes && !err; i++)
+		err = place_inode(opts, plan, &alloc, tree->inodes[i]);
+	plan->meta_end = alloc.fresh;
+	allocator_free(&alloc);
+	if (err)
+		return err;
 	if (tree->root->nid > UINT16_MAX) {
 		erofs_err("internal error: root nid %llu does not fit the superblock",
 			  (unsigned long long)tree->root->nid);
 		return -EFBIG;
 	}
-	plan->meta_end = pos;
-	plan->data_blkaddr = (uint32_t)((pos + blksz - 1) >> opts->blkszbits);
+	plan->data_blkaddr = (uint32_t)(plan->meta_end >> opts->blkszbits);
 	return assign_data_blocks(tree, plan);
 }
 

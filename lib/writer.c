@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * Writing the image the planner laid out.  One pass over the inodes in plan
- * order feeds two sequential writers: one for the metadata area (inodes,
- * xattrs, inline tails), one for the data blocks, so each source file is
- * opened once.  The superblock and its checksum come last, because the
+ * order writes each inode record (core, xattrs, inline tail) in place and
+ * feeds the data blocks, which ascend, through a sequential writer; each
+ * source file is opened once.  The superblock and its checksum come last, because the
  * checksum covers the metadata that shares block 0.
  */
 #include <errno.h>
@@ -28,7 +28,10 @@ struct write_ctx {
 	const struct erofs_build_options *opts;
 	const struct erofs_tree *tree;
 	const struct erofs_plan *plan;
-	struct erofs_seq_writer meta, data;
+	int fd;
+	uint8_t *record;		/* one inode record being built */
+	size_t record_cap;
+	struct erofs_seq_writer data;
 	uint64_t bytes_done;
 	struct timespec last_progress;
 };
@@ -62,8 +65,13 @@ static uint32_t inode_u_field(const struct erofs_inode *inode)
 	}
 }
 
-/* Places the inode core and its xattrs; returns where the inline tail goes. */
-static uint8_t *put_inode(struct write_ctx *w, const struct erofs_inode *inode)
+static size_t record_size(const struct erofs_inode *inode)
+{
+	return erofs_inode_core_size(inode->version) + inode->xattr_size + inode->inline_size;
+}
+
+/* Builds the inode core and its xattrs; returns where the inline tail goes. */
+static uint8_t *build_record(struct write_ctx *w, const struct erofs_inode *inode)
 {
 	const unsigned int core = erofs_inode_core_size(inode->version);
 	struct erofs_dinode di = {
@@ -79,11 +87,17 @@ static uint8_t *put_inode(struct write_ctx *w, const struct erofs_inode *inode)
 		.mtime_nsec = inode->mtime_nsec,
 		.nlink = inode->nlink,
 	};
-	uint8_t *p = erofs_seq_reserve(&w->meta, erofs_inode_pos(w->plan, inode->nid),
-				       core + inode->xattr_size + inode->inline_size);
+	uint8_t *p;
 
-	if (!p)
-		return NULL;
+	if (record_size(inode) > w->record_cap) {
+		uint8_t *bigger = realloc(w->record, record_size(inode));
+
+		if (!bigger)
+			return NULL;
+		w->record = bigger;
+		w->record_cap = record_size(inode);
+	}
+	p = w->record;
 	erofs_dinode_encode(&di, p);
 	if (inode->xattr_size)
 		erofs_xattr_ibody_encode(inode, p + core);
@@ -142,12 +156,15 @@ static int put_regular(struct write_ctx *w, const struct erofs_inode *inode, uin
 
 static int put_inode_and_data(struct write_ctx *w, const struct erofs_inode *inode)
 {
-	uint8_t *tail_at = put_inode(w, inode);
+	uint8_t *tail_at = build_record(w, inode);
 	int err = 0;
 
+	if (!tail_at)
+		return -ENOMEM;
 	switch (inode->mode & S_IFMT) {
 	case S_IFREG:
-		return put_regular(w, inode, tail_at);
+		err = put_regular(w, inode, tail_at);
+		break;
 	case S_IFLNK:
 		put_bytes(w, inode, tail_at, (const uint8_t *)inode->symlink);
 		break;
@@ -162,6 +179,9 @@ static int put_inode_and_data(struct write_ctx *w, const struct erofs_inode *ino
 		break;
 	}
 	}
+	if (!err && (err = erofs_pwrite_all(w->fd, w->record, record_size(inode),
+					    erofs_inode_pos(w->plan, inode->nid))))
+		erofs_err("%s: write failed: %s", w->opts->image, strerror(-err));
 	return err;
 }
 
@@ -216,25 +236,32 @@ int erofs_write_image(const struct erofs_build_options *opts, const struct erofs
 
 	if ((err = erofs_image_create(&img, opts->image)))
 		return err;
-	if ((err = erofs_seq_init(&w.meta, img.fd, opts->image, WRITE_BUFFER_SIZE)) ||
-	    (err = erofs_seq_init(&w.data, img.fd, opts->image, WRITE_BUFFER_SIZE)))
+	w.fd = img.fd;
+	if ((err = erofs_seq_init(&w.data, img.fd, opts->image, WRITE_BUFFER_SIZE)))
 		goto out;
 	w.data.buf_pos = block_pos(&w, plan->data_blkaddr);
 
 	if (plan->shared.count) {
-		uint8_t *area = erofs_seq_reserve(&w.meta, plan->shared_pos, plan->shared.size);
+		uint8_t *area = calloc(1, plan->shared.size);
 
-		if (area)
-			erofs_xattr_table_encode(&plan->shared, area);
+		if (!area) {
+			err = -ENOMEM;
+			goto out;
+		}
+		erofs_xattr_table_encode(&plan->shared, area);
+		err = erofs_pwrite_all(img.fd, area, plan->shared.size, plan->shared_pos);
+		free(area);
+		if (err) {
+			erofs_err("%s: write failed: %s", opts->image, strerror(-err));
+			goto out;
+		}
 	}
 	for (uint32_t i = 0; i < tree->nr_inodes && !err; i++) {
 		err = put_inode_and_data(&w, tree->inodes[i]);
 		if (!err)
-			err = w.meta.error ? w.meta.error : w.data.error;
+			err = w.data.error;
 		report_progress(&w, i + 1, false);
 	}
-	if (!err)
-		err = erofs_seq_flush(&w.meta);
 	if (!err)
 		err = erofs_seq_flush(&w.data);
 	if (!err)
@@ -244,7 +271,7 @@ int erofs_write_image(const struct erofs_build_options *opts, const struct erofs
 		erofs_err("%s: write failed: %s", opts->image, strerror(-err));
 	report_progress(&w, tree->nr_inodes, true);
 out:
-	erofs_seq_release(&w.meta);
+	free(w.record);
 	erofs_seq_release(&w.data);
 	if (!err)
 		return erofs_image_commit(&img);

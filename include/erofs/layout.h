@@ -25,7 +25,7 @@ struct erofs_plan {
 	struct erofs_xattr_table shared;
 	uint64_t shared_pos;		/* byte offset of the shared xattr area */
 	uint32_t meta_blkaddr;		/* nid 0 is this block's first byte */
-	uint64_t meta_end;		/* end of the metadata bytes */
+	uint64_t meta_end;		/* end of the metadata blocks */
 	uint32_t data_blkaddr;		/* first block after the metadata */
 	uint32_t nr_blocks;		/* image size in blocks */
 	uint64_t inline_bytes;		/* tails kept inside the metadata */
