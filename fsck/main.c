@@ -87,7 +87,8 @@ struct fsck {
 	struct nid_info *tab;		/* open addressing, power-of-two size */
 	size_t tabcap, tabcount;
 
-	uint8_t **bitmap;		/* two-level bitmap of image blocks read */
+	uint64_t **bitmap;		/* two-level bitmap of image blocks read */
+	uint64_t (*extent_cache)[2];	/* (pa, len) of extents read */
 	size_t bitmap_pages;
 	uint8_t *buf;
 
@@ -228,50 +229,70 @@ static struct nid_info *nid_add(struct fsck *f, uint64_t nid)
 /* data reading: every image block at most once                        */
 
 #define BM_PAGE_BITS	15	/* 32768 blocks per 4 KiB bitmap page */
+#define BM_PAGE_WORDS	((1u << BM_PAGE_BITS) / 64)
+#define EXTENT_CACHE	4096	/* extents already read, direct-mapped */
 
-static bool bm_test_set(struct fsck *f, uint64_t blk)
+static uint64_t *bm_page(struct fsck *f, uint64_t blk)
 {
 	size_t page = (size_t)(blk >> BM_PAGE_BITS);
-	size_t bit = (size_t)(blk & ((1u << BM_PAGE_BITS) - 1));
-	uint8_t *p;
 
 	if (page >= f->bitmap_pages)
-		return true;	/* cannot happen: ranges are checked first */
-	p = f->bitmap[page];
-	if (!p) {
-		p = f->bitmap[page] = calloc(1, (1u << BM_PAGE_BITS) / 8);
-		if (!p) {
+		return NULL;	/* cannot happen: ranges are checked first */
+	if (!f->bitmap[page]) {
+		f->bitmap[page] = calloc(BM_PAGE_WORDS, sizeof(uint64_t));
+		if (!f->bitmap[page]) {
 			erofs_err("out of memory");
 			exit(EXIT_USAGE);
 		}
 	}
-	if (p[bit / 8] & (1u << (bit % 8)))
+	return f->bitmap[page];
+}
+
+/* Marks blk as read; true if it already was. */
+static bool bm_test_set(struct fsck *f, uint64_t blk)
+{
+	uint64_t *p = bm_page(f, blk), bit;
+	size_t w;
+
+	if (!p)
 		return true;
-	p[bit / 8] |= (uint8_t)(1u << (bit % 8));
+	w = (size_t)((blk & ((1u << BM_PAGE_BITS) - 1)) / 64);
+	bit = (uint64_t)1 << (blk % 64);
+	if (p[w] & bit)
+		return true;
+	p[w] |= bit;
 	return false;
 }
 
-/* Skips whole bitmap bytes that are already full; returns the next block to test. */
+/* Skips 64-block words that are already all read. */
 static uint64_t bm_skip_full(struct fsck *f, uint64_t blk, uint64_t last)
 {
-	while (blk <= last && !(blk & 7)) {
+	while (blk <= last && !(blk % 64)) {
 		size_t page = (size_t)(blk >> BM_PAGE_BITS);
-		size_t bit = (size_t)(blk & ((1u << BM_PAGE_BITS) - 1));
+		size_t w = (size_t)((blk & ((1u << BM_PAGE_BITS) - 1)) / 64);
 
 		if (page >= f->bitmap_pages || !f->bitmap[page] ||
-		    f->bitmap[page][bit / 8] != 0xff)
+		    f->bitmap[page][w] != UINT64_MAX)
 			break;
-		blk += 8;
+		blk += 64;
 	}
 	return blk;
 }
 
+/*
+ * Reads [pa, pa + len) of the image, skipping blocks read before: data that
+ * many inodes or chunks share costs one read, and a repeated extent is
+ * recognised in O(1), so hostile sharing cannot multiply the work.
+ */
 static int read_range(struct fsck *f, uint64_t pa, uint64_t len)
 {
 	const unsigned int bits = f->r.blkszbits;
+	size_t slot = (size_t)(((pa >> bits) * 0x9E3779B97F4A7C15ULL ^ len) % EXTENT_CACHE);
 	uint64_t blk, last;
 
 	if (!len)
+		return 0;
+	if (f->extent_cache[slot][0] == pa && f->extent_cache[slot][1] == len)
 		return 0;
 	blk = pa >> bits;
 	last = (pa + len - 1) >> bits;
@@ -289,7 +310,7 @@ static int read_range(struct fsck *f, uint64_t pa, uint64_t len)
 		while (blk <= last && (blk - start) < (READ_CHUNK >> bits) &&
 		       !bm_test_set(f, blk))
 			blk++;
-		/* blk may now be set by someone before: it was tested, not read */
+		/* blk, if <= last, was already read: tested, not newly set */
 		from = start << bits;
 		if (from < pa)
 			from = pa;
@@ -299,6 +320,8 @@ static int read_range(struct fsck *f, uint64_t pa, uint64_t len)
 		if (erofs_dev_read(&f->r, f->buf, (size_t)(to - from), from))
 			return -EIO;
 	}
+	f->extent_cache[slot][0] = pa;
+	f->extent_cache[slot][1] = len;
 	return 0;
 }
 
@@ -928,7 +951,8 @@ int main(int argc, char **argv)
 	f.buf = xrealloc(NULL, READ_CHUNK);
 	f.bitmap_pages = (size_t)(((f.r.size >> f.r.blkszbits) >> BM_PAGE_BITS) + 1);
 	f.bitmap = calloc(f.bitmap_pages, sizeof(*f.bitmap));
-	if (!f.bitmap) {
+	f.extent_cache = calloc(EXTENT_CACHE, sizeof(*f.extent_cache));
+	if (!f.bitmap || !f.extent_cache) {
 		erofs_err("out of memory");
 		return EXIT_USAGE;
 	}
@@ -973,6 +997,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < f.bitmap_pages; i++)
 		free(f.bitmap[i]);
 	free(f.bitmap);
+	free(f.extent_cache);
 	free(f.stack);
 	free(f.buf);
 	close(fd);
