@@ -55,10 +55,15 @@ struct nid_info {
 	uint8_t used;
 	bool bad;			/* inode could not be loaded */
 	bool extracted;			/* first_path exists below the target */
+	bool overlap_reported;
 	uint32_t nlink;
 	uint32_t refs;			/* dirents (other than . and ..) naming it */
 	uint64_t iloc, meta_end;
 	char *first_path;
+};
+
+struct dext {
+	uint64_t start, end, nid;
 };
 
 struct dent {
@@ -94,6 +99,9 @@ struct fsck {
 
 	struct frame *stack;
 	size_t depth, stackcap;
+
+	struct dext *dext;		/* data extents seen */
+	size_t ndext, dextcap;
 
 	unsigned long errors, warnings;
 	bool dirs_damaged;		/* some entries could not be read */
@@ -325,7 +333,31 @@ static int read_range(struct fsck *f, uint64_t pa, uint64_t len)
 	return 0;
 }
 
-static void check_file_data(struct fsck *f, const char *path, const struct erofs_rd_inode *vi)
+/* Remembers where data lives, for the overlap check after the walk. */
+static void record_extent(struct fsck *f, uint64_t pa, uint64_t len, uint64_t nid)
+{
+	struct dext *d;
+
+	if (f->ndext && f->dext[f->ndext - 1].start == pa &&
+	    f->dext[f->ndext - 1].end == pa + len)
+		return;		/* the same chunk again */
+	if (f->ndext == f->dextcap) {
+		f->dextcap = f->dextcap ? f->dextcap * 2 : 256;
+		f->dext = xrealloc(f->dext, f->dextcap * sizeof(*f->dext));
+	}
+	d = &f->dext[f->ndext++];
+	d->start = pa;
+	d->end = pa + len;
+	d->nid = nid;
+}
+
+/*
+ * Maps every extent of a file, directory or symlink, records its data
+ * blocks and, with read, reads them (each image block once).  Without
+ * report, errors are left to whoever reads the data (the extractor).
+ */
+static void scan_data(struct fsck *f, const char *path, const struct erofs_rd_inode *vi,
+		      bool read, bool report)
 {
 	uint64_t off = 0;
 
@@ -333,14 +365,18 @@ static void check_file_data(struct fsck *f, const char *path, const struct erofs
 		struct erofs_map map;
 
 		if (erofs_map_blocks(&f->r, vi, off, &map)) {
-			rfail(f, path, vi->nid);
+			if (report)
+				rfail(f, path, vi->nid);
 			return;
 		}
-		if (map.flags & EROFS_MAP_MAPPED) {
+		if ((map.flags & EROFS_MAP_MAPPED) && !(map.flags & EROFS_MAP_META))
+			record_extent(f, map.pa, map.llen, vi->nid);
+		if ((map.flags & EROFS_MAP_MAPPED) && read) {
 			uint64_t skip = off - map.la;
 
 			if (read_range(f, map.pa + skip, map.llen - skip)) {
-				rfail(f, path, vi->nid);
+				if (report)
+					rfail(f, path, vi->nid);
 				return;
 			}
 		}
@@ -494,6 +530,8 @@ static void push_dir(struct fsck *f, const struct erofs_rd_inode *vi, uint64_t p
 	if (erofs_dir_iterate(&f->r, vi, parent, collect_dent, fr)) {
 		rfail(f, path, vi->nid);	/* the entries before the damage are still walked */
 		fr->damaged = f->dirs_damaged = true;
+	} else {
+		scan_data(f, path, vi, false, false);
 	}
 }
 
@@ -599,14 +637,16 @@ static void visit(struct fsck *f, struct frame *parent, const struct dent *d)
 	if (S_ISREG(vi.di.mode)) {
 		f->nfiles++;
 		f->data_bytes += vi.size;
-		if (pfd < 0 || !f->extracting)
-			check_file_data(f, path, &vi);
+		/* when extracting, the extractor reads and reports */
+		scan_data(f, path, &vi, pfd < 0, pfd < 0);
 	} else if (S_ISLNK(vi.di.mode)) {
 		char target[EROFS_SYMLINK_MAXLEN + 1];
 
 		f->nsymlinks++;
 		if (erofs_read_symlink(&f->r, &vi, target, sizeof(target)))
 			rfail(f, path, vi.nid);
+		else
+			scan_data(f, path, &vi, false, false);
 	} else {
 		f->nspecial++;
 		check_special(f, path, &vi);
@@ -623,6 +663,86 @@ static int inode_cmp(const void *a, const void *b)
 	const struct nid_info *y = *(struct nid_info *const *)b;
 
 	return x->iloc < y->iloc ? -1 : x->iloc > y->iloc;
+}
+
+static int dext_cmp(const void *a, const void *b)
+{
+	const struct dext *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->nid < y->nid ? -1 : x->nid > y->nid;
+}
+
+/*
+ * Data blocks must not hold the superblock or any inode (with its xattrs,
+ * inline tail or chunk table): the kernel would serve such metadata as
+ * file contents.  v holds the inodes sorted by position.
+ */
+static void check_data_overlaps(struct fsck *f, struct nid_info **v, size_t n)
+{
+	const uint64_t sb_start = EROFS_SUPER_OFFSET;
+	const uint64_t sb_end = sb_start + EROFS_SUPER_SIZE +
+				f->r.sb.sb_extslots * EROFS_SB_EXTSLOT_SIZE;
+	uint64_t *maxend;
+	size_t i;
+
+	if (!f->ndext)
+		return;
+	qsort(f->dext, f->ndext, sizeof(*f->dext), dext_cmp);
+	/* maxend[i]: the furthest end among inodes 0..i */
+	maxend = xrealloc(NULL, (n + 1) * sizeof(*maxend));
+	for (i = 0; i < n; i++)
+		maxend[i] = i && maxend[i - 1] > v[i]->meta_end ? maxend[i - 1] : v[i]->meta_end;
+
+	for (i = 0; i < f->ndext; i++) {
+		const struct dext *d = &f->dext[i];
+		struct nid_info *owner = nid_find(f, d->nid);
+		const char *path = owner ? owner->first_path : "?";
+		size_t lo = 0, hi = n, steps, culprit;
+		char p[MSGPATH];
+
+		if (owner && owner->overlap_reported)
+			continue;	/* one message per inode */
+		if (d->start < sb_end && d->end > sb_start) {
+			report(f, path, d->nid, "data at block %" PRIu64 " overlaps the superblock",
+			       d->start >> f->r.blkszbits);
+			if (owner)
+				owner->overlap_reported = true;
+			continue;
+		}
+		/* the last inode starting before the extent's end */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (v[mid]->iloc < d->end)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (!lo || maxend[lo - 1] <= d->start)
+			continue;
+		/* name the culprit: a nearby inode that reaches in */
+		culprit = SIZE_MAX;
+		for (hi = lo, steps = 0; hi > 0 && steps < 64; steps++) {
+			hi--;
+			if (v[hi]->meta_end > d->start) {
+				culprit = hi;
+				break;
+			}
+		}
+		if (culprit != SIZE_MAX)
+			report(f, path, d->nid,
+			       "data at block %" PRIu64 " overlaps the inode of %s (nid %" PRIu64 ")",
+			       d->start >> f->r.blkszbits, show(p, v[culprit]->first_path),
+			       v[culprit]->nid);
+		else
+			report(f, path, d->nid, "data at block %" PRIu64 " overlaps inode metadata",
+			       d->start >> f->r.blkszbits);
+		if (owner)
+			owner->overlap_reported = true;
+	}
+	free(maxend);
 }
 
 /* After the walk: link counts and overlapping inode records. */
@@ -657,6 +777,7 @@ static void final_checks(struct fsck *f)
 		if (!far || v[i]->meta_end > far->meta_end)
 			far = v[i];
 	}
+	check_data_overlaps(f, v, n);
 	free(v);
 	if (f->r.sb.inos != f->tabcount && !f->errors)
 		warn(f, "/", f->r.sb.root_nid,
@@ -999,6 +1120,7 @@ int main(int argc, char **argv)
 	free(f.bitmap);
 	free(f.extent_cache);
 	free(f.stack);
+	free(f.dext);
 	free(f.buf);
 	close(fd);
 	return ret;

@@ -112,6 +112,8 @@ e_blkaddr() { sb_nocsum; wr $(($(ino_off "$N_BIG") + 16)) 4 100000; }
 corrupt "inode: data block beyond the image" e_blkaddr "/big (nid $N_BIG): data blocks 100000" "beyond the end of the image"
 e_blkaddr_wrap() { sb_nocsum; wr $(($(ino_off "$N_BIG") + 16)) 4 0xFFFFFFFF; }
 corrupt "inode: data block 0xFFFFFFFF" e_blkaddr_wrap "/big (nid $N_BIG): data blocks 4294967295"
+e_blk0() { sb_nocsum; wr $(($(ino_off "$N_BIG") + 16)) 4 0; }
+corrupt "inode: data on the superblock" e_blk0 "/big (nid $N_BIG): data at block 0 overlaps the superblock"
 e_size() { sb_nocsum; wr $(($(ino_off "$N_BIG") + 8)) 4 0x7FFFFFFF; }
 corrupt "inode: i_size past the image" e_size "/big (nid $N_BIG)" "beyond the end of the image"
 e_inline() { sb_nocsum; wr $(($(ino_off "$N_A") + 8)) 4 $((BS - 1)); }
@@ -190,6 +192,24 @@ if [ "$have_xattrs" -eq 1 ]; then
 	if [ "$SHARED" -gt 0 ]; then
 		corrupt "xattr: duplicate name" e_xdup "/a.txt (nid $N_A): duplicate xattr user.s"
 	fi
+fi
+
+# ---- data blocks over inodes (512-byte blocks put inodes past block 2) ----
+if [ -x "$OUR_MKFS" ] && "$OUR_MKFS" --quiet -T 1000 -b 512 "$WORK/b512.img" "$SRC"; then
+	IMG=$WORK/b512.img
+	N_BIG5=$(nid_path /big)
+	N_LNK5=$(nid_path /lnk)
+	IO5=$(ino_off "$N_LNK5")
+	IMG=$BASE
+	e_blkino() { sb_nocsum; wr $(($(ino_off "$N_BIG5") + 16)) 4 $((IO5 / 512)); }
+	BASE_SAVED=$BASE
+	BASE=$WORK/b512.img
+	if [ $((IO5 / 512)) -ge 3 ]; then
+		corrupt "inode: data on another inode" e_blkino "/big (nid $N_BIG5): data at block $((IO5 / 512)) overlaps the inode of"
+	else
+		echo "note: 512-byte image keeps its inodes in the first blocks; case skipped"
+	fi
+	BASE=$BASE_SAVED
 fi
 
 # ---- hostile sharing: 300000 chunk entries naming the same 512 KiB chunk ----
