@@ -193,7 +193,8 @@ void erofs_seq_write(struct erofs_seq_writer *w, uint64_t pos, const void *data,
 		memcpy(dst, data, len);
 }
 
-int erofs_seq_copy(struct erofs_seq_writer *w, uint64_t pos, int src_fd, uint64_t len)
+int erofs_seq_copy(struct erofs_seq_writer *w, uint64_t pos, int src_fd, uint64_t src_pos,
+		   uint64_t len)
 {
 	uint64_t done = 0;
 
@@ -204,7 +205,7 @@ int erofs_seq_copy(struct erofs_seq_writer *w, uint64_t pos, int src_fd, uint64_
 
 		if (!dst)
 			break;
-		n = pread(src_fd, dst, chunk, (off_t)done);
+		n = pread(src_fd, dst, chunk, (off_t)(src_pos + done));
 		if (n < 0) {
 			if (errno == EINTR) {
 				w->len -= chunk;

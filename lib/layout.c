@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "erofs/compress.h"
 #include "erofs/diag.h"
 #include "erofs/dir.h"
 #include "erofs/format.h"
@@ -174,13 +175,18 @@ static int place_inode(const struct erofs_build_options *opts, struct erofs_plan
 
 	inode->layout = EROFS_LAYOUT_FLAT_PLAIN;
 	inode->inline_size = 0;
-	if (tail && opts->inline_data && meta + tail <= blksz) {
+	inode->index_size = 0;
+	if (inode->z) {
+		inode->layout = opts->legacy_index ? EROFS_LAYOUT_COMPRESSED_FULL
+						   : EROFS_LAYOUT_COMPRESSED_COMPACT;
+		inode->index_size = erofs_zindex_size(opts, meta, inode->size);
+	} else if (tail && opts->inline_data && meta + tail <= blksz) {
 		inode->layout = EROFS_LAYOUT_FLAT_INLINE;
 		inode->inline_size = tail;
 		plan->inline_bytes += tail;
 	}
-	err = allocator_take(alloc, (meta + inode->inline_size + EROFS_SLOT_SIZE - 1) &
-				    ~(EROFS_SLOT_SIZE - 1), &at);
+	err = allocator_take(alloc, (meta + inode->inline_size + inode->index_size +
+				     EROFS_SLOT_SIZE - 1) & ~(EROFS_SLOT_SIZE - 1), &at);
 	inode->nid = (at - ((uint64_t)plan->meta_blkaddr << plan->blkszbits)) >> EROFS_SLOT_BITS;
 	return err;
 }
@@ -194,7 +200,8 @@ static int assign_data_blocks(struct erofs_tree *tree, struct erofs_plan *plan)
 		struct erofs_inode *inode = tree->inodes[i];
 		uint64_t bytes = has_data(inode) ? inode->size - inode->inline_size : 0;
 
-		inode->nr_blocks = (uint32_t)((bytes + (1u << bits) - 1) >> bits);
+		inode->nr_blocks = inode->z ? inode->z->nr_blocks
+					    : (uint32_t)((bytes + (1u << bits) - 1) >> bits);
 		inode->blkaddr = inode->nr_blocks ? (uint32_t)next : EROFS_NULL_ADDR;
 		next += inode->nr_blocks;
 		if (next > UINT32_MAX) {
@@ -205,6 +212,29 @@ static int assign_data_blocks(struct erofs_tree *tree, struct erofs_plan *plan)
 	}
 	plan->nr_blocks = (uint32_t)next;
 	return 0;
+}
+
+/*
+ * Feature bits for compressed files: 0-padding (data right-aligned in its
+ * pcluster) always; big pclusters need the config records, whose LZ4 record
+ * tells the kernel the largest pcluster.
+ */
+static void plan_compression(const struct erofs_build_options *opts,
+			     const struct erofs_tree *tree, struct erofs_plan *plan)
+{
+	for (uint32_t i = 0; i < tree->nr_inodes; i++)
+		if (tree->inodes[i]->z) {
+			plan->nr_compressed++;
+			plan->compressed_input += tree->inodes[i]->size;
+		}
+	if (!plan->nr_compressed)
+		return;
+	plan->feature_incompat |= EROFS_INCOMPAT_ZERO_PADDING;
+	if (opts->pcluster_size > 1u << opts->blkszbits) {
+		plan->feature_incompat |= EROFS_INCOMPAT_COMPR_CFGS;
+		plan->sb_u1 = 1u << EROFS_COMPR_LZ4;
+		plan->lz4_config = true;
+	}
 }
 
 int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *tree,
@@ -220,8 +250,11 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 	if ((err = choose_epoch(opts, tree, plan)))
 		return err;
 
-	/* the shared xattr area follows the superblock; xattr_blkaddr stays 0 */
-	plan->shared_pos = EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE;
+	plan_compression(opts, tree, plan);
+	/* the shared xattr area follows the superblock (and its config
+	 * record); xattr_blkaddr stays 0 */
+	plan->shared_pos = EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE +
+			   (plan->lz4_config ? 2 + EROFS_COMPR_CFG_LZ4_SIZE : 0);
 	err = erofs_xattr_plan(opts, tree, (uint32_t)(plan->shared_pos / 4), &plan->shared);
 	if (err)
 		return err;

@@ -15,6 +15,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "erofs/compress.h"
 #include "erofs/diag.h"
 #include "erofs/format.h"
 #include "erofs/tree.h"
@@ -454,6 +455,7 @@ void erofs_tree_free(struct erofs_tree *tree)
 		free(inode->path);
 		free(inode->symlink);
 		erofs_xattrs_free(inode->xattrs);
+		erofs_zinfo_free(inode->z);
 		free(inode);
 	}
 	free(tree->inodes);

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "erofs/compress.h"
 #include "erofs/diag.h"
 #include "erofs/dir.h"
 #include "erofs/format.h"
@@ -28,7 +29,7 @@ struct write_ctx {
 	const struct erofs_build_options *opts;
 	const struct erofs_tree *tree;
 	const struct erofs_plan *plan;
-	int fd;
+	int fd, spool_fd;
 	uint8_t *record;		/* one inode record being built */
 	size_t record_cap;
 	struct erofs_seq_writer data;
@@ -61,13 +62,15 @@ static uint32_t inode_u_field(const struct erofs_inode *inode)
 	case S_IFSOCK:
 		return 0;
 	default:
-		return inode->blkaddr;
+		/* compressed files record their block count instead */
+		return inode->z ? inode->nr_blocks : inode->blkaddr;
 	}
 }
 
 static size_t record_size(const struct erofs_inode *inode)
 {
-	return erofs_inode_core_size(inode->version) + inode->xattr_size + inode->inline_size;
+	return erofs_inode_core_size(inode->version) + inode->xattr_size + inode->inline_size +
+	       inode->index_size;
 }
 
 /* Builds the inode core and its xattrs; returns where the inline tail goes. */
@@ -101,6 +104,9 @@ static uint8_t *build_record(struct write_ctx *w, const struct erofs_inode *inod
 	erofs_dinode_encode(&di, p);
 	if (inode->xattr_size)
 		erofs_xattr_ibody_encode(inode, p + core);
+	if (inode->z)
+		erofs_zindex_encode(w->opts, core + inode->xattr_size, inode->size, inode->z,
+				    inode->blkaddr, p + core + inode->xattr_size);
 	return p + core + inode->xattr_size;
 }
 
@@ -130,6 +136,14 @@ static int put_regular(struct write_ctx *w, const struct erofs_inode *inode, uin
 
 	if (!inode->size)
 		return 0;
+	if (inode->z) {
+		err = erofs_seq_copy(&w->data, block_pos(w, inode->blkaddr), w->spool_fd,
+				     inode->z->spool_pos, block_pos(w, inode->nr_blocks));
+		if (err && !w->data.error)
+			erofs_err("temporary spool: read failed: %s", strerror(-err));
+		w->bytes_done += inode->size;
+		return err;
+	}
 	fd = erofs_tree_open_file(w->tree, inode);
 	if (fd < 0) {
 		err = errno;
@@ -137,7 +151,7 @@ static int put_regular(struct write_ctx *w, const struct erofs_inode *inode, uin
 		return -err;
 	}
 	if (in_blocks)
-		err = erofs_seq_copy(&w->data, block_pos(w, inode->blkaddr), fd, in_blocks);
+		err = erofs_seq_copy(&w->data, block_pos(w, inode->blkaddr), fd, 0, in_blocks);
 	if (!err && inode->inline_size && tail_at)
 		err = erofs_pread_all(fd, tail_at, inode->inline_size, in_blocks);
 	if (err == -ENODATA || err == -EIO) {
@@ -200,6 +214,8 @@ static int put_superblock(struct write_ctx *w, int fd)
 		.blocks = plan->nr_blocks,
 		.meta_blkaddr = plan->meta_blkaddr,
 		.xattr_blkaddr = 0,
+		.feature_incompat = plan->feature_incompat,
+		.u1 = plan->sb_u1,
 	};
 	uint8_t raw[EROFS_SUPER_SIZE], *block;
 	int err;
@@ -209,6 +225,17 @@ static int put_superblock(struct write_ctx *w, int fd)
 	erofs_super_encode(&sb, raw);
 	if ((err = erofs_pwrite_all(fd, raw, sizeof(raw), EROFS_SUPER_OFFSET)))
 		return err;
+	if (plan->lz4_config) {
+		/* u16 length, then max_distance (0: the default 64 KiB) and
+		 * max_pclusterblks; the rest reserved */
+		uint8_t cfg[2 + EROFS_COMPR_CFG_LZ4_SIZE] = { 0 };
+
+		put_le16(cfg, EROFS_COMPR_CFG_LZ4_SIZE);
+		put_le16(cfg + 4, (uint16_t)(w->opts->pcluster_size >> plan->blkszbits));
+		err = erofs_pwrite_all(fd, cfg, sizeof(cfg), EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE);
+		if (err)
+			return err;
+	}
 
 	/* the checksum covers the rest of the superblock's block as written */
 	block = calloc(1, span);
@@ -227,9 +254,9 @@ static int put_superblock(struct write_ctx *w, int fd)
 }
 
 int erofs_write_image(const struct erofs_build_options *opts, const struct erofs_tree *tree,
-		      const struct erofs_plan *plan)
+		      const struct erofs_plan *plan, int spool_fd)
 {
-	struct write_ctx w = { .opts = opts, .tree = tree, .plan = plan };
+	struct write_ctx w = { .opts = opts, .tree = tree, .plan = plan, .spool_fd = spool_fd };
 	struct erofs_image_file img;
 	uint64_t image_size = (uint64_t)plan->nr_blocks << plan->blkszbits;
 	int err;

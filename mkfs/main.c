@@ -15,7 +15,10 @@
 #include <unistd.h>
 #include <uuid/uuid.h>
 
+#define LZ4HC_LEVEL_MAX 12
+
 #include "erofs/build.h"
+#include "erofs/compress.h"
 #include "erofs/diag.h"
 #include "erofs/format.h"
 #include "erofs/layout.h"
@@ -25,7 +28,7 @@
 enum {
 	OPT_ALL_ROOT = 256, OPT_FORCE_UID, OPT_FORCE_GID, OPT_UID_OFFSET, OPT_GID_OFFSET,
 	OPT_EXCLUDE_PATH, OPT_EXCLUDE_REGEX, OPT_QUIET, OPT_HELP, OPT_IGNORE_MTIME,
-	OPT_HARD_DEREF, OPT_MKFS_TIME,
+	OPT_HARD_DEREF, OPT_MKFS_TIME, OPT_WORKERS,
 };
 
 static const struct option long_options[] = {
@@ -39,6 +42,7 @@ static const struct option long_options[] = {
 	{ "ignore-mtime", no_argument, NULL, OPT_IGNORE_MTIME },
 	{ "hard-dereference", no_argument, NULL, OPT_HARD_DEREF },
 	{ "mkfs-time", required_argument, NULL, OPT_MKFS_TIME },
+	{ "workers", required_argument, NULL, OPT_WORKERS },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, 'V' },
@@ -53,14 +57,16 @@ static void usage(FILE *out)
 	      "Options:\n"
 	      " -b SIZE                 block size in bytes: 512, 1024, 2048 or 4096 (default 4096)\n"
 	      " -d LEVEL                debug level 0..9 (default 2)\n"
+	      " -C BYTES                pcluster size: a multiple of the block size up to\n"
+	      "                         1 MiB (default: one block)\n"
 	      " -E OPT[,OPT...]         extended options: force-inode-compact,\n"
-	      "                         force-inode-extended, noinline_data\n"
+	      "                         force-inode-extended, noinline_data, legacy-compress\n"
 	      " -L LABEL                volume label, at most 15 bytes\n"
 	      " -T SECONDS              fixed UNIX time for the image and every file\n"
 	      " -U UUID                 volume UUID, or 'clear' (all zero) or 'random'\n"
 	      " -x N                    store an xattr once in the shared area when more\n"
 	      "                         than N inodes carry it (default 2); N < 0: no xattrs\n"
-	      " -z ALGORITHM            compression (not available in this version)\n"
+	      " -z ALGORITHM[,LEVEL]    compress with lz4 or lz4hc (LEVEL 0..12, default 9)\n"
 	      " --all-root              make every file owned by root\n"
 	      " --force-uid=UID         make every file owned by UID\n"
 	      " --force-gid=GID         make every file owned by group GID\n"
@@ -71,6 +77,7 @@ static void usage(FILE *out)
 	      " --hard-dereference      store hard-linked files as separate files\n"
 	      " --ignore-mtime          do not keep per-file mtimes (all read as the image time)\n"
 	      " --mkfs-time=SECONDS     set only the image time, keeping file mtimes\n"
+	      " --workers=N             compression threads (default: online CPUs)\n"
 	      " --quiet                 no progress and no summary\n"
 	      " -V, --version           print the version and exit\n"
 	      " --help                  print this help and exit\n"
@@ -125,12 +132,39 @@ static int parse_extended(char *list, struct erofs_build_options *opts)
 		else if (!strcmp(opt, "inline_data"))
 			opts->inline_data = true;
 		else if (!strcmp(opt, "legacy-compress"))
-			;	/* full indexes: only matters with -z */
+			opts->legacy_index = true;	/* full 8-byte indexes */
 		else {
 			erofs_err("unknown extended option '%s'", opt);
 			return -EINVAL;
 		}
 	}
+	return 0;
+}
+
+static int parse_compressor(const char *arg, struct erofs_build_options *opts)
+{
+	const char *comma = strchr(arg, ',');
+	size_t name_len = comma ? (size_t)(comma - arg) : strlen(arg);
+	int64_t level = 9;
+
+	if (strchr(arg, ':')) {
+		erofs_err("-z %s: only one compression algorithm is available (lz4 or lz4hc)", arg);
+		return -EOPNOTSUPP;
+	}
+	if (name_len == 3 && !strncmp(arg, "lz4", 3) && !comma) {
+		opts->compressor = EROFS_COMPRESS_LZ4;
+		return 0;
+	}
+	if (name_len != 5 || strncmp(arg, "lz4hc", 5)) {
+		erofs_err("-z %s: unknown compressor (available: lz4, lz4hc[,LEVEL]); "
+			  "lzma, deflate and zstd images do not mount on Linux 6.1's default "
+			  "configuration", arg);
+		return -EOPNOTSUPP;
+	}
+	if (comma && parse_int64(comma + 1, "lz4hc level", 0, LZ4HC_LEVEL_MAX, &level))
+		return -EINVAL;
+	opts->compressor = EROFS_COMPRESS_LZ4HC;
+	opts->compress_level = level ? (int)level : 9;
 	return 0;
 }
 
@@ -212,10 +246,14 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts)
 			err = parse_int64(optarg, "xattr tolerance", INT32_MIN, INT32_MAX, &v);
 			opts->xattr_tolerance = (int)v;
 			break;
-		case 'z':
+		case 'z': err = parse_compressor(optarg, opts); break;
 		case 'C':
-			erofs_err("-%c: compression is not available in this version of mkfs.erofs", c);
-			err = -EOPNOTSUPP;
+			err = parse_int64(optarg, "pcluster size", 1, EROFS_PCLUSTER_MAX_SIZE, &v);
+			opts->pcluster_size = (uint32_t)v;
+			break;
+		case OPT_WORKERS:
+			err = parse_int64(optarg, "worker count", 1, 1024, &v);
+			opts->workers = (unsigned int)v;
 			break;
 		case 'V':
 			printf("mkfs.erofs (erofs-forge) %s\n", PACKAGE_VERSION);
@@ -253,6 +291,18 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts)
 		}
 		if (err)
 			return err;
+	}
+	if (!opts->pcluster_size)
+		opts->pcluster_size = 1u << opts->blkszbits;
+	if (opts->pcluster_size % (1u << opts->blkszbits)) {
+		erofs_err("-C %u: the pcluster size must be a multiple of the block size %u",
+			  opts->pcluster_size, 1u << opts->blkszbits);
+		return -EINVAL;
+	}
+	if (opts->compressor != EROFS_COMPRESS_NONE && opts->blkszbits != EROFS_MAX_BLKSZBITS) {
+		erofs_err("-z with -b %u: Linux 6.1 reads compressed files only with 4096-byte blocks",
+			  1u << opts->blkszbits);
+		return -EOPNOTSUPP;
 	}
 	if (argc - optind != 2) {
 		erofs_err("expected IMAGE and SOURCE_DIRECTORY (see --help)");
@@ -348,6 +398,9 @@ static void print_summary(const struct erofs_build_options *opts, const struct e
 	       1u << plan->blkszbits,
 	       tree->data_bytes ? 100.0 * (double)image_bytes / (double)tree->data_bytes : 0.0,
 	       seconds_since(start));
+	if (plan->nr_compressed)
+		printf("%s: %" PRIu32 " files compressed (%" PRIu64 " bytes of input)\n",
+		       opts->image, plan->nr_compressed, plan->compressed_input);
 }
 
 int main(int argc, char **argv)
@@ -359,9 +412,11 @@ int main(int argc, char **argv)
 		.force_gid = -1,
 		.inline_data = true,
 		.xattr_tolerance = 2,
+		.compact_2b = true,
 	};
 	struct erofs_tree tree = { .source_dirfd = -1 };
 	struct erofs_plan plan = { 0 };
+	struct erofs_spool spool = { .fd = -1 };
 	struct timespec start;
 	int err;
 
@@ -373,11 +428,15 @@ int main(int argc, char **argv)
 	opts.show_progress = !opts.quiet && isatty(STDERR_FILENO);
 	raise_fd_limit();
 
+	opts.workers = opts.workers ? opts.workers : (unsigned int)sysconf(_SC_NPROCESSORS_ONLN);
 	err = erofs_tree_scan(&opts, &tree);
+	if (!err)
+		err = erofs_compress_tree(&opts, &tree, &spool);
 	if (!err)
 		err = erofs_plan_image(&opts, &tree, &plan);
 	if (!err)
-		err = erofs_write_image(&opts, &tree, &plan);
+		err = erofs_write_image(&opts, &tree, &plan, spool.fd);
+	erofs_spool_close(&spool);
 	if (!err && !opts.quiet)
 		print_summary(&opts, &tree, &plan, &start);
 	if (err == -ENOMEM)

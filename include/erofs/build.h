@@ -23,6 +23,12 @@ enum erofs_inode_form {
 	EROFS_FORM_EXTENDED,	/* -E force-inode-extended */
 };
 
+enum erofs_compressor_kind {
+	EROFS_COMPRESS_NONE,
+	EROFS_COMPRESS_LZ4,
+	EROFS_COMPRESS_LZ4HC,
+};
+
 struct erofs_exclude {
 	char *path;		/* relative to the source root, or NULL */
 	regex_t regex;		/* used when path is NULL */
@@ -51,6 +57,14 @@ struct erofs_build_options {
 	/* layout */
 	bool inline_data;		/* tails inline with the inode (default) */
 	int xattr_tolerance;		/* -x: share values seen on more inodes; <0: no xattrs */
+
+	/* compression (-z, -C, -E legacy-compress) */
+	enum erofs_compressor_kind compressor;
+	int compress_level;		/* lz4hc: 1..12 */
+	uint32_t pcluster_size;		/* bytes, a multiple of the block size */
+	bool legacy_index;		/* full 8-byte lcluster indexes */
+	bool compact_2b;		/* compact indexes may use 2-byte packs */
+	unsigned int workers;		/* compression threads */
 
 	/* superblock identity */
 	uint8_t uuid[16];

@@ -92,6 +92,32 @@ enum erofs_xattr_index {
 	EROFS_XATTR_INDEX_SECURITY = 6,
 };
 
+/* compression (Z_EROFS) */
+#define EROFS_COMPR_LZ4			0u	/* algorithm id */
+#define EROFS_COMPR_CFG_LZ4_SIZE	14u	/* payload of the LZ4 config record */
+#define EROFS_PCLUSTER_MAX_SIZE		(1u << 20)
+#define EROFS_ZMAP_HEADER_SIZE		8u
+#define EROFS_LCLUSTER_INDEX_SIZE	8u	/* a full (non-compact) index entry */
+
+/* h_advise bits of the map header */
+#define EROFS_ZADVISE_COMPACTED_2B	0x0001u
+#define EROFS_ZADVISE_BIG_PCLUSTER_1	0x0002u
+#define EROFS_ZADVISE_BIG_PCLUSTER_2	0x0004u
+#define EROFS_ZADVISE_INLINE_PCLUSTER	0x0008u
+#define EROFS_ZADVISE_INTERLACED	0x0010u
+#define EROFS_ZADVISE_FRAGMENT		0x0020u
+
+enum erofs_lcluster_type {
+	EROFS_LCLUSTER_PLAIN = 0,	/* head of an uncompressed pcluster */
+	EROFS_LCLUSTER_HEAD1 = 1,	/* head of a compressed pcluster */
+	EROFS_LCLUSTER_NONHEAD = 2,	/* continues the extent of an earlier head */
+	EROFS_LCLUSTER_HEAD2 = 3,
+};
+
+#define EROFS_LI_PARTIAL_REF		0x8000u	/* full index, head: partial reference */
+#define EROFS_LI_D0_CBLKCNT		0x0800u	/* first nonhead: delta[0] holds the block count */
+#define EROFS_LI_DELTA_MAX		(EROFS_LI_D0_CBLKCNT - 1u)
+
 /* The superblock, decoded. Fields beyond 6.1's 128 bytes are not modelled. */
 struct erofs_super {
 	uint32_t magic;

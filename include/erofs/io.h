@@ -45,9 +45,10 @@ int erofs_seq_init(struct erofs_seq_writer *w, int fd, const char *display, size
 void erofs_seq_write(struct erofs_seq_writer *w, uint64_t pos, const void *data, size_t len);
 /* Returns a zeroed span of len bytes at pos to fill in place, or NULL on error. */
 uint8_t *erofs_seq_reserve(struct erofs_seq_writer *w, uint64_t pos, size_t len);
-/* Copies len bytes of src_fd (from offset 0) to pos; a source that ends early
+/* Copies len bytes of src_fd from src_pos to pos; a source that ends early
  * is -ENODATA, so the caller can name the file that shrank. */
-int erofs_seq_copy(struct erofs_seq_writer *w, uint64_t pos, int src_fd, uint64_t len);
+int erofs_seq_copy(struct erofs_seq_writer *w, uint64_t pos, int src_fd, uint64_t src_pos,
+		   uint64_t len);
 int erofs_seq_flush(struct erofs_seq_writer *w);
 void erofs_seq_release(struct erofs_seq_writer *w);
 

@@ -14,6 +14,7 @@
 #include "erofs/build.h"
 
 struct erofs_xattr_set;
+struct erofs_zinfo;
 
 struct erofs_dentry {
 	char *name;
@@ -34,6 +35,7 @@ struct erofs_inode {
 	uint32_t nlink;			/* links found inside the tree (+ subdirs for dirs) */
 	char *symlink;			/* target of a symlink */
 	struct erofs_xattr_set *xattrs;
+	struct erofs_zinfo *z;		/* compressed regular files: their extents */
 	struct erofs_dentry *children;	/* directories: sorted by name bytes */
 	uint32_t nr_children;
 
@@ -45,6 +47,7 @@ struct erofs_inode {
 	uint16_t xattr_icount;
 	uint32_t xattr_size;
 	uint32_t inline_size;		/* tail bytes stored after the inode */
+	uint32_t index_size;		/* compressed: map header and lcluster index */
 	uint32_t blkaddr;		/* first data block, or EROFS_NULL_ADDR */
 	uint32_t nr_blocks;		/* data blocks outside the metadata area */
 };

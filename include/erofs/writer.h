@@ -7,8 +7,9 @@
 #include "erofs/layout.h"
 #include "erofs/tree.h"
 
-/* Writes opts->image; on failure no file is left at that path. */
+/* Writes opts->image, taking compressed data from spool_fd; on failure no
+ * file is left at that path. */
 int erofs_write_image(const struct erofs_build_options *opts, const struct erofs_tree *tree,
-		      const struct erofs_plan *plan);
+		      const struct erofs_plan *plan, int spool_fd);
 
 #endif

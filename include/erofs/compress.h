@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fixed-output-size compression: each physical cluster (pcluster) of N
+ * blocks is filled with as much input as liblz4's destination-size
+ * compressors fit into it, so every block read from disk is fully used.
+ * Compressed pclusters are spooled to a temporary file before the layout
+ * is planned (a file that does not gain is stored plain instead), then
+ * copied into place by the writer.  The index encoders (full and compact)
+ * live in zindex.c.
+ */
+#ifndef EROFS_COMPRESS_H
+#define EROFS_COMPRESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "erofs/build.h"
+
+struct erofs_tree;
+
+/* One extent: logical bytes [lofs, next extent's lofs) from one pcluster. */
+struct erofs_zextent {
+	uint64_t lofs;
+	uint32_t pblk;		/* first block, counted from the file's first compressed block */
+	uint16_t nblks;
+	bool raw;		/* stored uncompressed (a PLAIN lcluster head) */
+};
+
+struct erofs_zinfo {
+	struct erofs_zextent *extents;
+	uint32_t nr_extents;
+	uint32_t nr_blocks;	/* compressed blocks of the file */
+	uint64_t spool_pos;	/* where those blocks wait in the spool */
+};
+
+/* The spool: an unlinked temporary file beside the image. */
+struct erofs_spool {
+	int fd;
+	uint64_t size;
+};
+
+/*
+ * Compresses every regular file of the tree that gains from it, filling
+ * inode->z; the others keep inode->z NULL and are stored plain.
+ */
+int erofs_compress_tree(const struct erofs_build_options *opts, struct erofs_tree *tree,
+			struct erofs_spool *spool);
+void erofs_spool_close(struct erofs_spool *spool);
+void erofs_zinfo_free(struct erofs_zinfo *zi);
+
+/* --- indexes (zindex.c) --- */
+
+/* Bytes after the inode core and xattrs: alignment, map header and index. */
+uint32_t erofs_zindex_size(const struct erofs_build_options *opts, uint32_t meta_size,
+			   uint64_t file_size);
+/* h_advise for a compressed file with these options. */
+uint16_t erofs_zadvise(const struct erofs_build_options *opts);
+/* Encodes erofs_zindex_size() bytes at out; blkaddr is the first data block. */
+void erofs_zindex_encode(const struct erofs_build_options *opts, uint32_t meta_size,
+			 uint64_t file_size, const struct erofs_zinfo *zi, uint32_t blkaddr,
+			 uint8_t *out);
+
+#endif
