@@ -64,6 +64,7 @@ struct nid_info {
 
 struct dext {
 	uint64_t start, end, nid;
+	bool xattr;			/* a shared xattr entry, not file data */
 };
 
 struct dent {
@@ -334,12 +335,13 @@ static int read_range(struct fsck *f, uint64_t pa, uint64_t len)
 }
 
 /* Remembers where data lives, for the overlap check after the walk. */
-static void record_extent(struct fsck *f, uint64_t pa, uint64_t len, uint64_t nid)
+static void record_extent(struct fsck *f, uint64_t pa, uint64_t len, uint64_t nid,
+			  bool xattr)
 {
 	struct dext *d;
 
 	if (f->ndext && f->dext[f->ndext - 1].start == pa &&
-	    f->dext[f->ndext - 1].end == pa + len)
+	    f->dext[f->ndext - 1].end == pa + len && f->dext[f->ndext - 1].nid == nid)
 		return;		/* the same chunk again */
 	if (f->ndext == f->dextcap) {
 		f->dextcap = f->dextcap ? f->dextcap * 2 : 256;
@@ -349,6 +351,7 @@ static void record_extent(struct fsck *f, uint64_t pa, uint64_t len, uint64_t ni
 	d->start = pa;
 	d->end = pa + len;
 	d->nid = nid;
+	d->xattr = xattr;
 }
 
 /*
@@ -370,7 +373,7 @@ static void scan_data(struct fsck *f, const char *path, const struct erofs_rd_in
 			return;
 		}
 		if ((map.flags & EROFS_MAP_MAPPED) && !(map.flags & EROFS_MAP_META))
-			record_extent(f, map.pa, map.llen, vi->nid);
+			record_extent(f, map.pa, map.llen, vi->nid, false);
 		if ((map.flags & EROFS_MAP_MAPPED) && read) {
 			uint64_t skip = off - map.la;
 
@@ -432,6 +435,8 @@ static int xattr_collect(void *arg, const struct erofs_rd_xattr *x)
 		c->cap = c->cap ? c->cap * 2 : 16;
 		c->v = xrealloc(c->v, c->cap * sizeof(*c->v));
 	}
+	if (x->shared)
+		record_extent(c->f, x->addr, x->entry_size, c->nid, true);
 	e = &c->v[c->n++];
 	e->index = x->index;
 	e->len = x->name_len;
@@ -700,13 +705,18 @@ static void check_data_overlaps(struct fsck *f, struct nid_info **v, size_t n)
 		struct nid_info *owner = nid_find(f, d->nid);
 		const char *path = owner ? owner->first_path : "?";
 		size_t lo = 0, hi = n, steps, culprit;
+		const char *what;
+		uint64_t where;
 		char p[MSGPATH];
 
 		if (owner && owner->overlap_reported)
 			continue;	/* one message per inode */
+		what = d->xattr ? "shared xattr at byte" : "data at block";
+		where = d->xattr ? d->start : d->start >> f->r.blkszbits;
+
 		if (d->start < sb_end && d->end > sb_start) {
-			report(f, path, d->nid, "data at block %" PRIu64 " overlaps the superblock",
-			       d->start >> f->r.blkszbits);
+			report(f, path, d->nid, "%s %" PRIu64 " overlaps the superblock",
+			       what, where);
 			if (owner)
 				owner->overlap_reported = true;
 			continue;
@@ -733,12 +743,11 @@ static void check_data_overlaps(struct fsck *f, struct nid_info **v, size_t n)
 		}
 		if (culprit != SIZE_MAX)
 			report(f, path, d->nid,
-			       "data at block %" PRIu64 " overlaps the inode of %s (nid %" PRIu64 ")",
-			       d->start >> f->r.blkszbits, show(p, v[culprit]->first_path),
-			       v[culprit]->nid);
+			       "%s %" PRIu64 " overlaps the inode of %s (nid %" PRIu64 ")",
+			       what, where, show(p, v[culprit]->first_path), v[culprit]->nid);
 		else
-			report(f, path, d->nid, "data at block %" PRIu64 " overlaps inode metadata",
-			       d->start >> f->r.blkszbits);
+			report(f, path, d->nid, "%s %" PRIu64 " overlaps inode metadata",
+			       what, where);
 		if (owner)
 			owner->overlap_reported = true;
 	}

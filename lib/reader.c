@@ -758,7 +758,8 @@ const char *erofs_rd_xattr_prefix(unsigned int index)
 /* Checks one entry (header + name + value at p) and hands it to fn. */
 static int xattr_entry(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 		       const struct erofs_xattr_entry *e, const uint8_t *p,
-		       bool shared, const char *where, erofs_xattr_fn fn, void *arg)
+		       bool shared, uint64_t addr, const char *where,
+		       erofs_xattr_fn fn, void *arg)
 {
 	struct erofs_rd_xattr x;
 	char pn[80];
@@ -792,6 +793,8 @@ static int xattr_entry(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 	x.value = p + e->name_len;
 	x.value_size = e->value_size;
 	x.shared = shared;
+	x.addr = addr;
+	x.entry_size = EROFS_XATTR_ENTRY_HEADER_SIZE + e->name_len + e->value_size;
 	return fn(arg, &x);
 }
 
@@ -851,7 +854,7 @@ int erofs_xattr_iterate(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 		err = erofs_dev_read(r, sbuf, body, at + sizeof(hdr));
 		if (err)
 			goto out;
-		err = xattr_entry(r, vi, &e, sbuf, true, "shared", fn, arg);
+		err = xattr_entry(r, vi, &e, sbuf, true, at, "shared", fn, arg);
 		if (err)
 			goto out;
 	}
@@ -876,7 +879,7 @@ int erofs_xattr_iterate(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 			goto out;
 		}
 		err = xattr_entry(r, vi, &e, ibody + pos + EROFS_XATTR_ENTRY_HEADER_SIZE,
-				  false, "inline", fn, arg);
+				  false, vi->iloc + vi->isize + pos, "inline", fn, arg);
 		if (err)
 			goto out;
 		pos += esz;

@@ -187,6 +187,9 @@ if [ "$have_xattrs" -eq 1 ]; then
 	if [ "$SHARED" -gt 0 ]; then
 		e_xid() { sb_nocsum; wr $((XB + 12)) 4 0x7FFFFFFF; }
 		corrupt "xattr: shared id beyond the image" e_xid "/a.txt (nid $N_A): shared xattr id 2147483647 beyond the end of the image"
+		# a shared id naming the inline entry of an inode: metadata read twice
+		e_xidino() { sb_nocsum; wr $((XB + 12)) 4 $(((XE - $(rd $((1024 + 0x2C)) 4) * BS) / 4)); }
+		corrupt "xattr: shared id inside an inode" e_xidino "/a.txt (nid $N_A): shared xattr at byte $XE overlaps the inode of /a.txt"
 	fi
 	e_xdup() { sb_nocsum; wr $((XE + 4)) 1 $(printf '%d' "'s"); }
 	if [ "$SHARED" -gt 0 ]; then

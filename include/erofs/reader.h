@@ -176,6 +176,8 @@ struct erofs_rd_xattr {
 	const void *value;
 	unsigned int value_size;
 	bool shared;
+	uint64_t addr;		/* byte address of the entry in the image */
+	unsigned int entry_size;	/* header + name + value, unpadded */
 };
 
 typedef int (*erofs_xattr_fn)(void *arg, const struct erofs_rd_xattr *x);
