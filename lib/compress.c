@@ -5,20 +5,29 @@
  *
  * The rules every extent follows, so that a Linux 6.1 kernel can map it:
  * - an lcluster (one block) holds at most one extent head, so every extent
- *   but a file's last spans at least one block of input;
+ *   but the last of a segment spans at least one block of input;
  * - a raw (uncompressed) pcluster is one block holding at most one block of
  *   input, its bytes from the start of the block;
  * - compressed bytes are right-aligned in their pcluster behind zeros (the
  *   0-padding feature lets the kernel find where they start);
  * - a pcluster of more than one block needs a non-head lcluster after its
  *   head, where the index records the block count;
- * - an extent decodes to at most EXTENT_INPUT_MAX bytes, far below the
+ * - an extent decodes to at most EXTENT_INPUT_MAX bytes, below the
  *   2047-lcluster reach of an index delta.
+ *
+ * Parallelism: files are cut into segments of SEGMENT_SIZE bytes (block
+ * aligned; an extent never crosses one), and each segment is a work item.
+ * Workers compress items into memory in any order; the calling thread
+ * appends them to the spool strictly in item order.  The segmenting does
+ * not depend on the worker count, so the image is the same for every
+ * --workers value.  At most INFLIGHT_PER_WORKER items per worker wait in
+ * memory, which bounds the memory used.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <lz4.h>
 #include <lz4hc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,47 +40,63 @@
 #include "erofs/io.h"
 #include "erofs/tree.h"
 
-#define EXTENT_INPUT_MAX	(4u << 20)
-#define READ_WINDOW		(2 * EXTENT_INPUT_MAX)
+#define EXTENT_INPUT_MAX	(4u << 20)	/* input offered to one pcluster */
+#define SEGMENT_SIZE		(8u << 20)
+#define INFLIGHT_PER_WORKER	4
 
+/* One segment of one file, compressed into memory by a worker. */
+struct work_item {
+	struct erofs_inode *inode;
+	uint64_t start, end;		/* file bytes */
+	bool last;			/* the file's last segment */
+	/* results */
+	uint8_t *blocks;		/* nr_blocks blocks */
+	struct erofs_zinfo z;		/* lofs absolute, pblk from the segment's start */
+	int err;
+	bool done;
+};
+
+struct work_queue {
+	const struct erofs_build_options *opts;
+	const struct erofs_tree *tree;
+	struct work_item *items;
+	uint32_t nr_items;
+	uint32_t next;			/* next item to hand out */
+	uint32_t committed;		/* items appended to the spool */
+	uint32_t max_ahead;		/* items allowed past `committed` */
+	bool abort;
+	pthread_mutex_t lock;
+	pthread_cond_t item_done, room;
+};
+
+/* Per-thread state of one compressor. */
 struct compressor {
 	const struct erofs_build_options *opts;
 	uint32_t blksz;
 	void *hc_state;
-	uint8_t *window;	/* input: [0, window_len) holds file bytes from window_pos */
-	uint64_t window_pos;
-	size_t window_len;
-	uint8_t *pcluster;	/* output of one pcluster */
-	struct erofs_seq_writer spool;
-	uint64_t spool_end;
+	uint8_t *input;			/* the segment being compressed */
+	uint8_t *pcluster;		/* output of one pcluster */
 };
 
-/* Makes at least `want` bytes from file offset pos available in the window. */
-static int fill_window(struct compressor *c, int fd, uint64_t pos, uint64_t size, size_t want)
+static int compressor_init(struct compressor *c, const struct erofs_build_options *opts)
 {
-	size_t skip = (size_t)(pos - c->window_pos);
-
-	if (c->window_len - skip >= want)
-		return 0;
-	memmove(c->window, c->window + skip, c->window_len - skip);
-	c->window_len -= skip;
-	c->window_pos = pos;
-	while (c->window_len < READ_WINDOW && c->window_pos + c->window_len < size) {
-		uint64_t left = size - c->window_pos - c->window_len;
-		size_t room = READ_WINDOW - c->window_len;
-		ssize_t n = pread(fd, c->window + c->window_len, left < room ? (size_t)left : room,
-				  (off_t)(c->window_pos + c->window_len));
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			return -ENODATA;	/* the file shrank */
-		c->window_len += (size_t)n;
-	}
+	memset(c, 0, sizeof(*c));
+	c->opts = opts;
+	c->blksz = 1u << opts->blkszbits;
+	c->input = malloc(SEGMENT_SIZE);
+	c->pcluster = malloc(opts->pcluster_size);
+	if (opts->compressor == EROFS_COMPRESS_LZ4HC)
+		c->hc_state = malloc((size_t)LZ4_sizeofStateHC());
+	if (!c->input || !c->pcluster || (opts->compressor == EROFS_COMPRESS_LZ4HC && !c->hc_state))
+		return -ENOMEM;
 	return 0;
+}
+
+static void compressor_release(struct compressor *c)
+{
+	free(c->input);
+	free(c->pcluster);
+	free(c->hc_state);
 }
 
 /* Fills one pcluster; returns the compressed length, 0 if nothing fits. */
@@ -110,56 +135,119 @@ static uint64_t blocks_for(uint64_t bytes, uint32_t blksz)
 	return (bytes + blksz - 1) / blksz;
 }
 
-/* Compresses one open file into the spool; the extents land in *zi. */
-static int compress_file(struct compressor *c, int fd, uint64_t size, struct erofs_zinfo *zi)
+static int read_segment(const struct work_queue *q, struct work_item *item, uint8_t *buf)
+{
+	const char *src = q->opts->source;
+	size_t len = (size_t)(item->end - item->start), done = 0;
+	int fd = erofs_tree_open_file(q->tree, item->inode), err = 0;
+	struct stat st;
+
+	if (fd < 0) {
+		err = errno;
+		erofs_err("%s/%s: cannot open: %s", src, item->inode->path, strerror(err));
+		return -err;
+	}
+	while (done < len) {
+		ssize_t n = pread(fd, buf + done, len - done, (off_t)(item->start + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n ? errno : ENODATA;
+			break;
+		}
+		done += (size_t)n;
+	}
+	if (err == ENODATA)
+		erofs_err("%s/%s: file shrank during the build", src, item->inode->path);
+	else if (err)
+		erofs_err("%s/%s: cannot read: %s", src, item->inode->path, strerror(err));
+	else if (item->last && (fstat(fd, &st) || (uint64_t)st.st_size != item->inode->size)) {
+		erofs_err("%s/%s: file changed size during the build", src, item->inode->path);
+		err = EAGAIN;
+	}
+	close(fd);
+	return -err;
+}
+
+/* Compresses one segment into item->blocks and item->z. */
+static int compress_segment(struct compressor *c, const struct work_queue *q,
+			    struct work_item *item)
 {
 	const uint32_t blksz = c->blksz;
+	const uint64_t len = item->end - item->start;
+	struct erofs_zinfo *zi = &item->z;
 	uint32_t cap = 0;
 	uint64_t pos = 0;
+	uint8_t *out;
 	int err;
 
-	zi->spool_pos = c->spool_end;
-	c->window_pos = 0;
-	c->window_len = 0;
-	while (pos < size) {
-		uint64_t left = size - pos;
-		size_t want = left < EXTENT_INPUT_MAX ? (size_t)left : EXTENT_INPUT_MAX;
-		const uint8_t *src;
-		int src_len = (int)want, out_len;
-		uint64_t nblks, raw_blocks;
+	if ((err = read_segment(q, item, c->input)))
+		return err;
+	/* never more blocks than the raw input, plus a pcluster of rounding */
+	item->blocks = malloc(blocks_for(len, blksz) * blksz + c->opts->pcluster_size);
+	if (!item->blocks)
+		return -ENOMEM;
+	out = item->blocks;
+	while (pos < len) {
+		uint64_t left = len - pos;
+		int src_len = (int)(left < EXTENT_INPUT_MAX ? left : EXTENT_INPUT_MAX), out_len;
+		uint64_t nblks, raw_blocks, lofs = item->start + pos;
 
-		if ((err = fill_window(c, fd, pos, size, want)))
-			return err;
-		src = c->window + (pos - c->window_pos);
-		out_len = compress_pcluster(c, src, &src_len);
+		out_len = compress_pcluster(c, c->input + pos, &src_len);
 		nblks = blocks_for((uint64_t)out_len, blksz);
 		/* keep it only if it saves a block and can be indexed */
 		if (out_len > 0 && nblks < blocks_for((uint64_t)src_len, blksz) &&
-		    (nblks == 1 || (pos + (uint64_t)src_len) / blksz >= pos / blksz + 2)) {
-			uint8_t *dst = erofs_seq_reserve(&c->spool, c->spool_end, nblks * blksz);
-
-			if (!dst)
-				return c->spool.error;
-			memcpy(dst + nblks * blksz - (uint64_t)out_len, c->pcluster, (size_t)out_len);
-			c->spool_end += nblks * blksz;
-			if ((err = add_extent(zi, &cap, pos, (uint16_t)nblks, false)))
+		    (nblks == 1 || (lofs + (uint64_t)src_len) / blksz >= lofs / blksz + 2)) {
+			memset(out, 0, nblks * blksz - (uint64_t)out_len);
+			memcpy(out + nblks * blksz - (uint64_t)out_len, c->pcluster, (size_t)out_len);
+			out += nblks * blksz;
+			if ((err = add_extent(zi, &cap, lofs, (uint16_t)nblks, false)))
 				return err;
 			pos += (uint64_t)src_len;
 			continue;
 		}
 		/* incompressible: raw blocks for what the compressor could not shrink */
 		raw_blocks = out_len > 0 && (uint64_t)src_len >= blksz ? (uint64_t)src_len / blksz : 1;
-		for (; raw_blocks && pos < size; raw_blocks--) {
-			uint64_t len = size - pos < blksz ? size - pos : blksz;
+		for (; raw_blocks && pos < len; raw_blocks--) {
+			uint64_t n = len - pos < blksz ? len - pos : blksz;
 
-			erofs_seq_write(&c->spool, c->spool_end, c->window + (pos - c->window_pos), len);
-			c->spool_end += blksz;
-			if ((err = add_extent(zi, &cap, pos, 1, true)))
+			memcpy(out, c->input + pos, n);
+			memset(out + n, 0, blksz - n);
+			out += blksz;
+			if ((err = add_extent(zi, &cap, item->start + pos, 1, true)))
 				return err;
-			pos += len;
+			pos += n;
 		}
 	}
-	return c->spool.error;
+	return 0;
+}
+
+static void *worker_main(void *arg)
+{
+	struct work_queue *q = arg;
+	struct compressor c;
+	int init_err = compressor_init(&c, q->opts);
+
+	pthread_mutex_lock(&q->lock);
+	for (;;) {
+		struct work_item *item;
+
+		while (!q->abort && q->next < q->nr_items &&
+		       q->next >= q->committed + q->max_ahead)
+			pthread_cond_wait(&q->room, &q->lock);
+		if (q->abort || q->next >= q->nr_items)
+			break;
+		item = &q->items[q->next++];
+		pthread_mutex_unlock(&q->lock);
+		item->err = init_err ? init_err : compress_segment(&c, q, item);
+		pthread_mutex_lock(&q->lock);
+		item->done = true;
+		pthread_cond_broadcast(&q->item_done);
+	}
+	pthread_mutex_unlock(&q->lock);
+	compressor_release(&c);
+	return NULL;
 }
 
 void erofs_zinfo_free(struct erofs_zinfo *zi)
@@ -172,8 +260,8 @@ void erofs_zinfo_free(struct erofs_zinfo *zi)
 static int open_spool(const struct erofs_build_options *opts, struct erofs_spool *spool)
 {
 	/* beside the image: same filesystem as the copy target, not a tmpfs */
-	char *dir = strdup(opts->image), *slash;
-	char *path;
+	char *dir = strdup(opts->image), *slash, *path;
+	const char *where;
 	int fd;
 
 	if (!dir)
@@ -181,9 +269,10 @@ static int open_spool(const struct erofs_build_options *opts, struct erofs_spool
 	slash = strrchr(dir, '/');
 	if (slash)
 		*(slash == dir ? slash + 1 : slash) = '\0';
-	fd = open(slash ? dir : ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd < 0 && (path = malloc(strlen(dir) + 32))) {
-		sprintf(path, "%s/.erofs-spool-XXXXXX", slash ? dir : ".");
+	where = slash ? dir : ".";
+	fd = open(where, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0 && (path = malloc(strlen(where) + 32))) {
+		sprintf(path, "%s/.erofs-spool-XXXXXX", where);
 		fd = mkostemp(path, O_CLOEXEC);
 		if (fd >= 0)
 			unlink(path);
@@ -192,8 +281,8 @@ static int open_spool(const struct erofs_build_options *opts, struct erofs_spool
 	if (fd < 0) {
 		int err = errno;
 
-		erofs_err("%s: cannot create a temporary file beside the image: %s",
-			  slash ? dir : ".", strerror(err));
+		erofs_err("%s: cannot create a temporary file beside the image: %s", where,
+			  strerror(err));
 		free(dir);
 		return -err;
 	}
@@ -214,50 +303,132 @@ void erofs_spool_close(struct erofs_spool *spool)
 static bool worth_it(const struct erofs_build_options *opts, const struct erofs_inode *inode,
 		     const struct erofs_zinfo *zi)
 {
-	uint32_t meta = 64 + inode->xattr_size;	/* an upper bound of the core */
+	uint32_t meta = EROFS_EXTENDED_INODE_SIZE + inode->xattr_size;	/* an upper bound */
 
 	return (uint64_t)zi->nr_blocks * (1u << opts->blkszbits) +
 	       erofs_zindex_size(opts, meta, inode->size) < inode->size;
 }
 
-static int compress_inode(struct compressor *c, const struct erofs_tree *tree,
-			  struct erofs_inode *inode)
+static int build_items(const struct erofs_build_options *opts, const struct erofs_tree *tree,
+		       struct work_queue *q)
 {
-	const char *src = c->opts->source;
-	struct erofs_zinfo *zi;
-	struct stat st;
-	int fd, err;
+	uint32_t blksz = 1u << opts->blkszbits, n = 0;
 
-	fd = erofs_tree_open_file(tree, inode);
-	if (fd < 0) {
-		err = errno;
-		erofs_err("%s/%s: cannot open: %s", src, inode->path, strerror(err));
-		return -err;
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t i = 0; i < tree->nr_inodes; i++) {
+			struct erofs_inode *inode = tree->inodes[i];
+
+			/* a file of one block or less cannot save a block */
+			if (!S_ISREG(inode->mode) || inode->size <= blksz)
+				continue;
+			for (uint64_t start = 0; start < inode->size; start += SEGMENT_SIZE, n++) {
+				uint64_t end = inode->size - start > SEGMENT_SIZE ?
+					       start + SEGMENT_SIZE : inode->size;
+
+				if (pass)
+					q->items[n] = (struct work_item){
+						.inode = inode, .start = start, .end = end,
+						.last = end == inode->size,
+					};
+			}
+		}
+		if (!pass) {
+			q->nr_items = n;
+			n = 0;
+			q->items = calloc(q->nr_items ? q->nr_items : 1, sizeof(*q->items));
+			if (!q->items)
+				return -ENOMEM;
+		}
 	}
-	zi = calloc(1, sizeof(*zi));
-	err = zi ? compress_file(c, fd, inode->size, zi) : -ENOMEM;
-	if (err == -ENODATA)
-		erofs_err("%s/%s: file shrank during the build", src, inode->path);
-	else if (err && !c->spool.error && err != -ENOMEM)
-		erofs_err("%s/%s: cannot read: %s", src, inode->path, strerror(-err));
-	else if (!err && (fstat(fd, &st) || (uint64_t)st.st_size != inode->size)) {
-		erofs_err("%s/%s: file changed size during the build", src, inode->path);
+	return 0;
+}
+
+/* Appends one finished item to the spool and to its file's extents. */
+static int commit_item(const struct erofs_build_options *opts, struct work_item *item,
+		       struct erofs_seq_writer *spool, uint64_t *spool_end)
+{
+	struct erofs_inode *inode = item->inode;
+	struct erofs_zinfo *zi = inode->z;
+	uint64_t bytes = (uint64_t)item->z.nr_blocks << opts->blkszbits;
+	struct erofs_zextent *bigger;
+
+	if (!zi) {
+		zi = inode->z = calloc(1, sizeof(*zi));
+		if (!zi)
+			return -ENOMEM;
+		zi->spool_pos = *spool_end;
+	}
+	erofs_seq_write(spool, *spool_end, item->blocks, bytes);
+	*spool_end += bytes;
+	bigger = realloc(zi->extents, (zi->nr_extents + item->z.nr_extents) * sizeof(*bigger));
+	if (!bigger)
+		return -ENOMEM;
+	zi->extents = bigger;
+	for (uint32_t i = 0; i < item->z.nr_extents; i++) {
+		bigger[zi->nr_extents] = item->z.extents[i];
+		bigger[zi->nr_extents++].pblk += zi->nr_blocks;
+	}
+	zi->nr_blocks += item->z.nr_blocks;
+	if (item->last && !worth_it(opts, inode, zi)) {
+		/* stored plain: its blocks stay unused in the spool */
+		erofs_zinfo_free(zi);
+		inode->z = NULL;
+	}
+	return spool->error;
+}
+
+static int run_queue(struct work_queue *q, struct erofs_seq_writer *spool, uint64_t *spool_end)
+{
+	unsigned int nr_workers = q->opts->workers ? q->opts->workers : 1;
+	pthread_t *threads = calloc(nr_workers, sizeof(*threads));
+	unsigned int started = 0;
+	int err = 0;
+
+	if (!threads)
+		return -ENOMEM;
+	q->max_ahead = nr_workers * INFLIGHT_PER_WORKER;
+	for (; started < nr_workers; started++)
+		if (pthread_create(&threads[started], NULL, worker_main, q))
+			break;
+	if (!started)
 		err = -EAGAIN;
+	for (uint32_t i = 0; i < q->nr_items && !err; i++) {
+		struct work_item *item = &q->items[i];
+
+		pthread_mutex_lock(&q->lock);
+		while (!item->done)
+			pthread_cond_wait(&q->item_done, &q->lock);
+		pthread_mutex_unlock(&q->lock);
+		err = item->err ? item->err : commit_item(q->opts, item, spool, spool_end);
+		free(item->blocks);
+		free(item->z.extents);
+		item->blocks = NULL;
+		item->z.extents = NULL;
+		pthread_mutex_lock(&q->lock);
+		q->committed = i + 1;
+		pthread_cond_broadcast(&q->room);
+		pthread_mutex_unlock(&q->lock);
 	}
-	close(fd);
-	if (!err && worth_it(c->opts, inode, zi)) {
-		inode->z = zi;
-		return 0;
+	pthread_mutex_lock(&q->lock);
+	q->abort = true;
+	pthread_cond_broadcast(&q->room);
+	pthread_mutex_unlock(&q->lock);
+	for (unsigned int t = 0; t < started; t++)
+		pthread_join(threads[t], NULL);
+	for (uint32_t i = 0; i < q->nr_items; i++) {
+		free(q->items[i].blocks);
+		free(q->items[i].z.extents);
 	}
-	/* stored plain: what went to the spool is left unused there */
-	erofs_zinfo_free(zi);
+	free(threads);
 	return err;
 }
 
 int erofs_compress_tree(const struct erofs_build_options *opts, struct erofs_tree *tree,
 			struct erofs_spool *spool)
 {
-	struct compressor c = { .opts = opts, .blksz = 1u << opts->blkszbits };
+	struct work_queue q = { .opts = opts, .tree = tree };
+	struct erofs_seq_writer writer;
+	uint64_t spool_end = 0;
 	int err;
 
 	spool->fd = -1;
@@ -265,30 +436,25 @@ int erofs_compress_tree(const struct erofs_build_options *opts, struct erofs_tre
 		return 0;
 	if ((err = open_spool(opts, spool)))
 		return err;
-	c.window = malloc(READ_WINDOW);
-	c.pcluster = malloc(opts->pcluster_size);
-	if (opts->compressor == EROFS_COMPRESS_LZ4HC)
-		c.hc_state = malloc((size_t)LZ4_sizeofStateHC());
-	err = erofs_seq_init(&c.spool, spool->fd, "temporary spool", 1u << 20);
-	if (!err && (!c.window || !c.pcluster ||
-		     (opts->compressor == EROFS_COMPRESS_LZ4HC && !c.hc_state)))
-		err = -ENOMEM;
-	for (uint32_t i = 0; i < tree->nr_inodes && !err; i++) {
-		struct erofs_inode *inode = tree->inodes[i];
-
-		/* a file of one block or less cannot save a block */
-		if (S_ISREG(inode->mode) && inode->size > c.blksz)
-			err = compress_inode(&c, tree, inode);
+	if ((err = build_items(opts, tree, &q)))
+		return err;
+	if ((err = erofs_seq_init(&writer, spool->fd, "temporary spool", 1u << 20))) {
+		free(q.items);
+		return err;
 	}
+	pthread_mutex_init(&q.lock, NULL);
+	pthread_cond_init(&q.item_done, NULL);
+	pthread_cond_init(&q.room, NULL);
+	err = run_queue(&q, &writer, &spool_end);
 	if (!err)
-		err = erofs_seq_flush(&c.spool);
-	/* a raw tail block is written only as far as its data */
-	if (!err && ftruncate(spool->fd, (off_t)c.spool_end))
-		err = -errno;
-	spool->size = c.spool_end;
-	erofs_seq_release(&c.spool);
-	free(c.window);
-	free(c.pcluster);
-	free(c.hc_state);
+		err = erofs_seq_flush(&writer);
+	spool->size = spool_end;
+	erofs_seq_release(&writer);
+	pthread_cond_destroy(&q.room);
+	pthread_cond_destroy(&q.item_done);
+	pthread_mutex_destroy(&q.lock);
+	free(q.items);
+	if (err == -ENOMEM)
+		erofs_err("out of memory while compressing");
 	return err;
 }
