@@ -1,0 +1,75 @@
+#!/bin/bash
+# Compressed images: every layout round-trips through Debian's fsck.erofs
+# (an independent reader) and ours, the image is the same for every worker
+# count, compressible data shrinks and incompressible data stays plain.
+. "$(dirname "$0")/lib.sh"
+require_root
+
+tree=$WORK/tree
+bash "$GEN_TREE" "$tree"
+uuid=3c1b6f0e-2a5d-4e8b-9c7a-1f2e3d4c5b6a
+
+extract_and_compare() { # LABEL IMAGE READER
+	local label=$1 img=$2 reader=$3
+	rm -rf "$WORK/x"
+	if ! "$reader" --extract="$WORK/x" "$img" >"$WORK/x.out" 2>&1; then
+		fail "$label: $reader rejected the image:"
+		tail -5 "$WORK/x.out" >&2
+		return
+	fi
+	# Debian's 1.5 extractor restores neither hard links, suid bits nor xattrs
+	"$MANIFEST" --no-xattrs "$tree" | sed -E 's/ (mode|link)=[^ ]*//g' >"$WORK/a.m"
+	"$MANIFEST" --no-xattrs "$WORK/x" | sed -E 's/ (mode|link)=[^ ]*//g' >"$WORK/b.m"
+	if diff -u "$WORK/a.m" "$WORK/b.m" >"$WORK/x.diff"; then
+		pass "$label: $(basename "$reader") reads the same tree"
+	else
+		fail "$label: $(basename "$reader") reads a different tree:"
+		head -20 "$WORK/x.diff" >&2
+	fi
+}
+
+plain_size=$("$MKFS" --quiet -U "$uuid" "$WORK/plain.img" "$tree" && stat -c %s "$WORK/plain.img")
+for config in "-z lz4" "-z lz4hc" "-z lz4hc,12" "-z lz4hc,1 -E legacy-compress" \
+	"-z lz4 -C 16384" "-z lz4hc -C 65536" "-z lz4hc -C 1048576 -E legacy-compress"; do
+	label=${config// /}
+	img=$WORK/$label.img
+	# shellcheck disable=SC2086 # config is a list of options
+	if ! "$MKFS" --quiet -U "$uuid" --workers=1 $config "$img" "$tree"; then
+		fail "$config: mkfs.erofs failed"
+		continue
+	fi
+	# shellcheck disable=SC2086
+	"$MKFS" --quiet -U "$uuid" --workers=3 $config "$WORK/w3.img" "$tree"
+	if cmp -s "$img" "$WORK/w3.img"; then
+		pass "$config: --workers=1 and --workers=3 give the same image"
+	else
+		fail "$config: the image depends on the worker count"
+	fi
+	size=$(stat -c %s "$img")
+	if [ "$size" -lt $((plain_size / 4)) ]; then
+		pass "$config: $size bytes, plain $plain_size"
+	else
+		fail "$config: $size bytes is not well below the plain image's $plain_size"
+	fi
+	[ -x /usr/bin/fsck.erofs ] && extract_and_compare "$label" "$img" /usr/bin/fsck.erofs
+done
+
+# incompressible data: random files stay (nearly) their own size
+mkdir "$WORK/random"
+head -c 3000000 /dev/urandom >"$WORK/random/r"
+"$MKFS" --quiet -z lz4hc "$WORK/random.img" "$WORK/random"
+size=$(stat -c %s "$WORK/random.img")
+if [ "$size" -le $((3000000 + 3 * 4096)) ]; then
+	pass "incompressible data costs no more than plain ($size bytes)"
+else
+	fail "incompressible data grew to $size bytes"
+fi
+
+# bad compression options
+expect_failure "unknown algorithm" "-z zstd: unknown compressor" "$MKFS" -z zstd "$WORK/b.img" "$tree"
+expect_failure "several algorithms" "only one compression algorithm" "$MKFS" -z lz4:lz4hc "$WORK/b.img" "$tree"
+expect_failure "lz4hc level" "invalid lz4hc level '13'" "$MKFS" -z lz4hc,13 "$WORK/b.img" "$tree"
+expect_failure "pcluster not a block multiple" "multiple of the block size" "$MKFS" -z lz4 -C 5000 "$WORK/b.img" "$tree"
+expect_failure "pcluster too big" "invalid pcluster size" "$MKFS" -z lz4 -C 2097152 "$WORK/b.img" "$tree"
+expect_failure "compression with small blocks" "4096-byte blocks" "$MKFS" -z lz4 -b 1024 "$WORK/b.img" "$tree"
+finish
