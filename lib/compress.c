@@ -38,6 +38,7 @@
 #include "erofs/diag.h"
 #include "erofs/format.h"
 #include "erofs/io.h"
+#include "erofs/progress.h"
 #include "erofs/tree.h"
 
 #define EXTENT_INPUT_MAX	(4u << 20)	/* input offered to one pcluster */
@@ -382,11 +383,16 @@ static int run_queue(struct work_queue *q, struct erofs_seq_writer *spool, uint6
 	unsigned int nr_workers = q->opts->workers ? q->opts->workers : 1;
 	pthread_t *threads = calloc(nr_workers, sizeof(*threads));
 	unsigned int started = 0;
+	struct erofs_progress progress;
+	uint64_t total = 0, done = 0;
 	int err = 0;
 
 	if (!threads)
 		return -ENOMEM;
 	q->max_ahead = nr_workers * INFLIGHT_PER_WORKER;
+	for (uint32_t i = 0; i < q->nr_items; i++)
+		total += q->items[i].end - q->items[i].start;
+	erofs_progress_start(&progress, q->opts->show_progress, "compressing", total);
 	for (; started < nr_workers; started++)
 		if (pthread_create(&threads[started], NULL, worker_main, q))
 			break;
@@ -400,6 +406,8 @@ static int run_queue(struct work_queue *q, struct erofs_seq_writer *spool, uint6
 			pthread_cond_wait(&q->item_done, &q->lock);
 		pthread_mutex_unlock(&q->lock);
 		err = item->err ? item->err : commit_item(q->opts, item, spool, spool_end);
+		done += item->end - item->start;
+		erofs_progress_update(&progress, done, i + 1);
 		free(item->blocks);
 		free(item->z.extents);
 		item->blocks = NULL;
@@ -409,6 +417,8 @@ static int run_queue(struct work_queue *q, struct erofs_seq_writer *spool, uint6
 		pthread_cond_broadcast(&q->room);
 		pthread_mutex_unlock(&q->lock);
 	}
+	if (!err)
+		erofs_progress_finish(&progress, q->nr_items);
 	pthread_mutex_lock(&q->lock);
 	q->abort = true;
 	pthread_cond_broadcast(&q->room);

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "erofs/compress.h"
@@ -20,6 +19,7 @@
 #include "erofs/format.h"
 #include "erofs/io.h"
 #include "erofs/ondisk.h"
+#include "erofs/progress.h"
 #include "erofs/writer.h"
 #include "erofs/xattr.h"
 
@@ -34,23 +34,8 @@ struct write_ctx {
 	size_t record_cap;
 	struct erofs_seq_writer data;
 	uint64_t bytes_done;
-	struct timespec last_progress;
+	struct erofs_progress progress;
 };
-
-static void report_progress(struct write_ctx *w, uint32_t done, bool final)
-{
-	struct timespec now;
-
-	if (!w->opts->show_progress)
-		return;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (!final && (now.tv_sec - w->last_progress.tv_sec) * 1000000000L +
-		      (now.tv_nsec - w->last_progress.tv_nsec) < 100000000L)
-		return;
-	w->last_progress = now;
-	fprintf(stderr, "\rwriting: %u/%u inodes, %.1f/%.1f MiB%s", done, w->tree->nr_inodes,
-		w->bytes_done / 1048576.0, w->tree->data_bytes / 1048576.0, final ? "\n" : "");
-}
 
 static uint32_t inode_u_field(const struct erofs_inode *inode)
 {
@@ -264,6 +249,7 @@ int erofs_write_image(const struct erofs_build_options *opts, const struct erofs
 	if ((err = erofs_image_create(&img, opts->image)))
 		return err;
 	w.fd = img.fd;
+	erofs_progress_start(&w.progress, opts->show_progress, "writing", tree->data_bytes);
 	if ((err = erofs_seq_init(&w.data, img.fd, opts->image, WRITE_BUFFER_SIZE)))
 		goto out;
 	w.data.buf_pos = block_pos(&w, plan->data_blkaddr);
@@ -287,7 +273,7 @@ int erofs_write_image(const struct erofs_build_options *opts, const struct erofs
 		err = put_inode_and_data(&w, tree->inodes[i]);
 		if (!err)
 			err = w.data.error;
-		report_progress(&w, i + 1, false);
+		erofs_progress_update(&w.progress, w.bytes_done, i + 1);
 	}
 	if (!err)
 		err = erofs_seq_flush(&w.data);
@@ -296,7 +282,8 @@ int erofs_write_image(const struct erofs_build_options *opts, const struct erofs
 	/* the superblock lies inside the first metadata block: write it after */
 	if (!err && (err = put_superblock(&w, img.fd)))
 		erofs_err("%s: write failed: %s", opts->image, strerror(-err));
-	report_progress(&w, tree->nr_inodes, true);
+	if (!err)
+		erofs_progress_finish(&w.progress, tree->nr_inodes);
 out:
 	free(w.record);
 	erofs_seq_release(&w.data);
