@@ -49,6 +49,7 @@
 struct work_item {
 	struct erofs_inode *inode;
 	uint64_t start, end;		/* file bytes */
+	uint32_t pcluster_size;
 	bool last;			/* the file's last segment */
 	/* results */
 	uint8_t *blocks;		/* nr_blocks blocks */
@@ -85,7 +86,7 @@ static int compressor_init(struct compressor *c, const struct erofs_build_option
 	c->opts = opts;
 	c->blksz = 1u << opts->blkszbits;
 	c->input = malloc(SEGMENT_SIZE);
-	c->pcluster = malloc(opts->pcluster_size);
+	c->pcluster = malloc(EROFS_PCLUSTER_MAX_SIZE);
 	if (opts->compressor == EROFS_COMPRESS_LZ4HC)
 		c->hc_state = malloc((size_t)LZ4_sizeofStateHC());
 	if (!c->input || !c->pcluster || (opts->compressor == EROFS_COMPRESS_LZ4HC && !c->hc_state))
@@ -100,11 +101,9 @@ static void compressor_release(struct compressor *c)
 	free(c->hc_state);
 }
 
-/* Fills one pcluster; returns the compressed length, 0 if nothing fits. */
-static int compress_pcluster(struct compressor *c, const uint8_t *src, int *src_len)
+/* Fills one pcluster of cap bytes; returns the compressed length, 0 if nothing fits. */
+static int compress_pcluster(struct compressor *c, const uint8_t *src, int *src_len, int cap)
 {
-	int cap = (int)c->opts->pcluster_size;
-
 	if (c->opts->compressor == EROFS_COMPRESS_LZ4HC)
 		return LZ4_compress_HC_destSize(c->hc_state, (const char *)src,
 						(char *)c->pcluster, src_len, cap,
@@ -186,7 +185,7 @@ static int compress_segment(struct compressor *c, const struct work_queue *q,
 	if ((err = read_segment(q, item, c->input)))
 		return err;
 	/* never more blocks than the raw input, plus a pcluster of rounding */
-	item->blocks = malloc(blocks_for(len, blksz) * blksz + c->opts->pcluster_size);
+	item->blocks = malloc(blocks_for(len, blksz) * blksz + item->pcluster_size);
 	if (!item->blocks)
 		return -ENOMEM;
 	out = item->blocks;
@@ -195,7 +194,7 @@ static int compress_segment(struct compressor *c, const struct work_queue *q,
 		int src_len = (int)(left < EXTENT_INPUT_MAX ? left : EXTENT_INPUT_MAX), out_len;
 		uint64_t nblks, raw_blocks, lofs = item->start + pos;
 
-		out_len = compress_pcluster(c, c->input + pos, &src_len);
+		out_len = compress_pcluster(c, c->input + pos, &src_len, (int)item->pcluster_size);
 		nblks = blocks_for((uint64_t)out_len, blksz);
 		/* keep it only if it saves a block and can be indexed */
 		if (out_len > 0 && nblks < blocks_for((uint64_t)src_len, blksz) &&
@@ -319,9 +318,14 @@ static int build_items(const struct erofs_build_options *opts, const struct erof
 		for (uint32_t i = 0; i < tree->nr_inodes; i++) {
 			struct erofs_inode *inode = tree->inodes[i];
 
+			uint32_t pcluster;
+
 			/* a file of one block or less cannot save a block */
 			if (!S_ISREG(inode->mode) || inode->size <= blksz)
 				continue;
+			pcluster = erofs_pcluster_for(opts, inode->path);
+			if (!pcluster)
+				continue;	/* a hint says: store it plain */
 			for (uint64_t start = 0; start < inode->size; start += SEGMENT_SIZE, n++) {
 				uint64_t end = inode->size - start > SEGMENT_SIZE ?
 					       start + SEGMENT_SIZE : inode->size;
@@ -330,6 +334,7 @@ static int build_items(const struct erofs_build_options *opts, const struct erof
 					q->items[n] = (struct work_item){
 						.inode = inode, .start = start, .end = end,
 						.last = end == inode->size,
+						.pcluster_size = pcluster,
 					};
 			}
 		}
@@ -358,6 +363,7 @@ static int commit_item(const struct erofs_build_options *opts, struct work_item 
 		if (!zi)
 			return -ENOMEM;
 		zi->spool_pos = *spool_end;
+		zi->pcluster_size = item->pcluster_size;
 	}
 	erofs_seq_write(spool, *spool_end, item->blocks, bytes);
 	*spool_end += bytes;

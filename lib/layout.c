@@ -222,15 +222,23 @@ static int assign_data_blocks(struct erofs_tree *tree, struct erofs_plan *plan)
 static void plan_compression(const struct erofs_build_options *opts,
 			     const struct erofs_tree *tree, struct erofs_plan *plan)
 {
-	for (uint32_t i = 0; i < tree->nr_inodes; i++)
-		if (tree->inodes[i]->z) {
-			plan->nr_compressed++;
-			plan->compressed_input += tree->inodes[i]->size;
-		}
+	uint32_t largest = 0;
+
+	for (uint32_t i = 0; i < tree->nr_inodes; i++) {
+		const struct erofs_zinfo *zi = tree->inodes[i]->z;
+
+		if (!zi)
+			continue;
+		plan->nr_compressed++;
+		plan->compressed_input += tree->inodes[i]->size;
+		if (zi->pcluster_size > largest)
+			largest = zi->pcluster_size;
+	}
 	if (!plan->nr_compressed)
 		return;
 	plan->feature_incompat |= EROFS_INCOMPAT_ZERO_PADDING;
-	if (opts->pcluster_size > 1u << opts->blkszbits) {
+	plan->max_pclusterblks = (uint16_t)(largest >> opts->blkszbits);
+	if (largest > 1u << opts->blkszbits) {
 		plan->feature_incompat |= EROFS_INCOMPAT_COMPR_CFGS;
 		plan->sb_u1 = 1u << EROFS_COMPR_LZ4;
 		plan->lz4_config = true;

@@ -216,7 +216,7 @@ static int put_superblock(struct write_ctx *w, int fd)
 		uint8_t cfg[2 + EROFS_COMPR_CFG_LZ4_SIZE] = { 0 };
 
 		put_le16(cfg, EROFS_COMPR_CFG_LZ4_SIZE);
-		put_le16(cfg + 4, (uint16_t)(w->opts->pcluster_size >> plan->blkszbits));
+		put_le16(cfg + 4, plan->max_pclusterblks);
 		err = erofs_pwrite_all(fd, cfg, sizeof(cfg), EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE);
 		if (err)
 			return err;

@@ -23,14 +23,15 @@ struct lcluster {
 	uint32_t head_pblk;	/* the pcluster this lcluster belongs to */
 };
 
-uint16_t erofs_zadvise(const struct erofs_build_options *opts)
+uint16_t erofs_zadvise(const struct erofs_build_options *opts, const struct erofs_zinfo *zi)
 {
+	uint32_t pcluster = zi && zi->pcluster_size ? zi->pcluster_size : opts->pcluster_size;
 	uint16_t advise = 0;
 
 	if (!opts->legacy_index && opts->compact_2b)
 		advise |= EROFS_ZADVISE_COMPACTED_2B;
 	/* compact indexes want both big-pcluster bits alike */
-	if (opts->pcluster_size > 1u << opts->blkszbits)
+	if (pcluster > 1u << opts->blkszbits)
 		advise |= EROFS_ZADVISE_BIG_PCLUSTER_1 | EROFS_ZADVISE_BIG_PCLUSTER_2;
 	return advise;
 }
@@ -59,7 +60,7 @@ static struct compact_split compact_split(const struct erofs_build_options *opts
 	if (s.initial_4b > total)
 		s.initial_4b = total;
 	s.packs_2b_entries = 0;
-	if ((erofs_zadvise(opts) & EROFS_ZADVISE_COMPACTED_2B) && s.initial_4b < total)
+	if ((erofs_zadvise(opts, NULL) & EROFS_ZADVISE_COMPACTED_2B) && s.initial_4b < total)
 		s.packs_2b_entries = (total - s.initial_4b) / 16 * 16;
 	s.tail_4b = total - s.initial_4b - s.packs_2b_entries;
 	return s;
@@ -103,7 +104,7 @@ static void describe(const struct erofs_build_options *opts, const struct erofs_
 	lc->type = EROFS_LCLUSTER_NONHEAD;
 	lc->delta0 = (uint16_t)(lcn - head);
 	lc->delta1 = (uint16_t)(next_head - lcn);
-	lc->cblkcnt = lcn == head + 1 && (erofs_zadvise(opts) & EROFS_ZADVISE_BIG_PCLUSTER_1);
+	lc->cblkcnt = lcn == head + 1 && (erofs_zadvise(opts, zi) & EROFS_ZADVISE_BIG_PCLUSTER_1);
 	lc->pblk = e->nblks;	/* what cblkcnt records */
 }
 
@@ -171,7 +172,7 @@ static void encode_pack(const struct erofs_build_options *opts, const struct ero
 	}
 	/* without big pclusters the kernel counts the head being mapped as
 	 * well, so the pack records one block before its first pcluster */
-	if (!(erofs_zadvise(opts) & EROFS_ZADVISE_BIG_PCLUSTER_1))
+	if (!(erofs_zadvise(opts, zi) & EROFS_ZADVISE_BIG_PCLUSTER_1))
 		base--;
 	put_le32(out + pack_size - 4, blkaddr + base);
 }
@@ -189,7 +190,7 @@ void erofs_zindex_encode(const struct erofs_build_options *opts, uint32_t meta_s
 
 	memset(out, 0, header_at + EROFS_ZMAP_HEADER_SIZE);
 	/* map header: no inline tail, no fragment; LZ4 for HEAD1; lcluster = block */
-	put_le16(out + header_at + 4, erofs_zadvise(opts));
+	put_le16(out + header_at + 4, erofs_zadvise(opts, zi));
 	out[header_at + 6] = EROFS_COMPR_LZ4;
 	out[header_at + 7] = 0;
 	if (opts->legacy_index) {
@@ -203,4 +204,12 @@ void erofs_zindex_encode(const struct erofs_build_options *opts, uint32_t meta_s
 		encode_pack(opts, zi, total, lcn, 16, blkaddr, &cursor, p);
 	for (; lcn < total; lcn += 2, p += 8)
 		encode_pack(opts, zi, total, lcn, 2, blkaddr, &cursor, p);
+}
+
+uint32_t erofs_pcluster_for(const struct erofs_build_options *opts, const char *path)
+{
+	for (size_t i = 0; i < opts->nr_hints; i++)
+		if (!regexec(&opts->hints[i].regex, path, 0, NULL, 0))
+			return opts->hints[i].pcluster_size;
+	return opts->pcluster_size;
 }

@@ -28,7 +28,7 @@
 enum {
 	OPT_ALL_ROOT = 256, OPT_FORCE_UID, OPT_FORCE_GID, OPT_UID_OFFSET, OPT_GID_OFFSET,
 	OPT_EXCLUDE_PATH, OPT_EXCLUDE_REGEX, OPT_QUIET, OPT_HELP, OPT_IGNORE_MTIME,
-	OPT_HARD_DEREF, OPT_MKFS_TIME, OPT_WORKERS,
+	OPT_HARD_DEREF, OPT_MKFS_TIME, OPT_WORKERS, OPT_COMPRESS_HINTS,
 };
 
 static const struct option long_options[] = {
@@ -43,6 +43,7 @@ static const struct option long_options[] = {
 	{ "hard-dereference", no_argument, NULL, OPT_HARD_DEREF },
 	{ "mkfs-time", required_argument, NULL, OPT_MKFS_TIME },
 	{ "workers", required_argument, NULL, OPT_WORKERS },
+	{ "compress-hints", required_argument, NULL, OPT_COMPRESS_HINTS },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, 'V' },
@@ -78,6 +79,9 @@ static void usage(FILE *out)
 	      " --ignore-mtime          do not keep per-file mtimes (all read as the image time)\n"
 	      " --mkfs-time=SECONDS     set only the image time, keeping file mtimes\n"
 	      " --workers=N             compression threads (default: online CPUs)\n"
+	      " --compress-hints=FILE   per-path pcluster sizes: lines of\n"
+	      "                         'BYTES [ALGORITHM-INDEX] REGEX', first match wins,\n"
+	      "                         BYTES 0 stores matching files uncompressed\n"
 	      " --quiet                 no progress and no summary\n"
 	      " -V, --version           print the version and exit\n"
 	      " --help                  print this help and exit\n"
@@ -168,6 +172,69 @@ static int parse_compressor(const char *arg, struct erofs_build_options *opts)
 	return 0;
 }
 
+/* Reads --compress-hints FILE; sizes are checked once -b is known. */
+static int read_compress_hints(const char *file, struct erofs_build_options *opts)
+{
+	FILE *f = fopen(file, "r");
+	char line[4096];
+	unsigned int lineno = 0;
+	int err = 0;
+
+	if (!f) {
+		err = errno;
+		erofs_err("%s: cannot open compress hints: %s", file, strerror(err));
+		return -err;
+	}
+	while (!err && fgets(line, sizeof(line), f)) {
+		char *tok[4], *save = NULL, *p = line;
+		struct erofs_compress_hint *bigger, *hint;
+		int n = 0, rc;
+		int64_t size, alg = 0;
+
+		lineno++;
+		while (n < 4 && (tok[n] = strtok_r(p, " \t\r\n", &save)))
+			n++, p = NULL;
+		if (!n || tok[0][0] == '#')
+			continue;
+		if (n < 2 || n > 3) {
+			erofs_err("%s:%u: expected 'BYTES [ALGORITHM-INDEX] REGEX'", file, lineno);
+			err = -EINVAL;
+			break;
+		}
+		if (parse_int64(tok[0], "pcluster size", 0, EROFS_PCLUSTER_MAX_SIZE, &size) ||
+		    (n == 3 && parse_int64(tok[1], "algorithm index", 0, 0, &alg))) {
+			erofs_err("%s:%u: bad hint (only algorithm index 0 exists: one -z algorithm)",
+				  file, lineno);
+			err = -EINVAL;
+			break;
+		}
+		bigger = realloc(opts->hints, (opts->nr_hints + 1) * sizeof(*bigger));
+		if (!bigger) {
+			err = -ENOMEM;
+			break;
+		}
+		opts->hints = bigger;
+		hint = &bigger[opts->nr_hints];
+		hint->pcluster_size = (uint32_t)size;
+		rc = regcomp(&hint->regex, tok[n - 1], REG_EXTENDED | REG_NOSUB);
+		if (rc) {
+			char msg[256];
+
+			regerror(rc, &hint->regex, msg, sizeof(msg));
+			erofs_err("%s:%u: invalid regex '%s': %s", file, lineno, tok[n - 1], msg);
+			err = -EINVAL;
+			break;
+		}
+		opts->nr_hints++;
+	}
+	if (!err && ferror(f)) {
+		err = -EIO;
+		erofs_err("%s: read error", file);
+	}
+	fclose(f);
+	return err;
+}
+
 static int parse_uuid(const char *arg, struct erofs_build_options *opts)
 {
 	if (!strcmp(arg, "clear"))
@@ -251,6 +318,7 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts)
 			err = parse_int64(optarg, "pcluster size", 1, EROFS_PCLUSTER_MAX_SIZE, &v);
 			opts->pcluster_size = (uint32_t)v;
 			break;
+		case OPT_COMPRESS_HINTS: err = read_compress_hints(optarg, opts); break;
 		case OPT_WORKERS:
 			err = parse_int64(optarg, "worker count", 1, 1024, &v);
 			opts->workers = (unsigned int)v;
@@ -297,6 +365,16 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts)
 	if (opts->pcluster_size % (1u << opts->blkszbits)) {
 		erofs_err("-C %u: the pcluster size must be a multiple of the block size %u",
 			  opts->pcluster_size, 1u << opts->blkszbits);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < opts->nr_hints; i++)
+		if (opts->hints[i].pcluster_size % (1u << opts->blkszbits)) {
+			erofs_err("--compress-hints: pcluster size %u is not a multiple of the "
+				  "block size %u", opts->hints[i].pcluster_size, 1u << opts->blkszbits);
+			return -EINVAL;
+		}
+	if (opts->nr_hints && opts->compressor == EROFS_COMPRESS_NONE) {
+		erofs_err("--compress-hints needs -z");
 		return -EINVAL;
 	}
 	if (opts->compressor != EROFS_COMPRESS_NONE && opts->blkszbits != EROFS_MAX_BLKSZBITS) {

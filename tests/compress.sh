@@ -54,6 +54,41 @@ for config in "-z lz4" "-z lz4hc" "-z lz4hc,12" "-z lz4hc,1 -E legacy-compress" 
 	[ -x /usr/bin/fsck.erofs ] && extract_and_compare "$label" "$img" /usr/bin/fsck.erofs
 done
 
+# --compress-hints: first match wins; 0 stores plain; bigger pclusters per path
+cat >"$WORK/hints" <<'HINTS'
+# pcluster  [algorithm]  regex
+0           \.bin$
+65536 0     ^sizes/text
+16384       ^big-dir/
+HINTS
+"$MKFS" --quiet -U "$uuid" -z lz4hc --compress-hints="$WORK/hints" "$WORK/hints.img" "$tree"
+layout_of() { /usr/bin/dump.erofs --path="$1" "$2" | sed -n 's/.*Layout: \([0-9]\).*/\1/p'; }
+if [ -x /usr/bin/dump.erofs ]; then
+	if [ "$(layout_of /sizes/text-5m "$WORK/hints.img")" = 3 ] &&
+		[ "$(layout_of /same/a/copy "$WORK/hints.img")" = 0 ]; then
+		pass "--compress-hints: text compressed, random copy stays plain"
+	else
+		fail "--compress-hints: unexpected layouts"
+	fi
+fi
+cp "$tree/sizes/text-5m" "$WORK/text.bin"
+mkdir "$WORK/hinted" && mv "$WORK/text.bin" "$WORK/hinted/"
+"$MKFS" --quiet -z lz4hc --compress-hints="$WORK/hints" "$WORK/bin.img" "$WORK/hinted"
+if [ "$(stat -c %s "$WORK/bin.img")" -gt 5000000 ]; then
+	pass "--compress-hints: a 0 hint stores a compressible file plain"
+else
+	fail "--compress-hints: the 0 hint was ignored"
+fi
+[ -x /usr/bin/fsck.erofs ] && extract_and_compare hints "$WORK/hints.img" /usr/bin/fsck.erofs
+printf '4096 1 x\n' >"$WORK/bad-hints"
+expect_failure "hint with a second algorithm" "bad-hints:1: bad hint" \
+	"$MKFS" -z lz4 --compress-hints="$WORK/bad-hints" "$WORK/b.img" "$tree"
+printf '5000 x\n' >"$WORK/bad-hints"
+expect_failure "hint size not a block multiple" "pcluster size 5000 is not a multiple" \
+	"$MKFS" -z lz4 --compress-hints="$WORK/bad-hints" "$WORK/b.img" "$tree"
+expect_failure "hints without -z" "compress-hints needs -z" \
+	"$MKFS" --compress-hints="$WORK/hints" "$WORK/b.img" "$tree"
+
 # incompressible data: random files stay (nearly) their own size
 mkdir "$WORK/random"
 head -c 3000000 /dev/urandom >"$WORK/random/r"

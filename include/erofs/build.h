@@ -29,6 +29,12 @@ enum erofs_compressor_kind {
 	EROFS_COMPRESS_LZ4HC,
 };
 
+/* one line of --compress-hints: files matching regex get this pcluster size */
+struct erofs_compress_hint {
+	regex_t regex;
+	uint32_t pcluster_size;		/* 0: store uncompressed */
+};
+
 struct erofs_exclude {
 	char *path;		/* relative to the source root, or NULL */
 	regex_t regex;		/* used when path is NULL */
@@ -65,6 +71,8 @@ struct erofs_build_options {
 	bool legacy_index;		/* full 8-byte lcluster indexes */
 	bool compact_2b;		/* compact indexes may use 2-byte packs */
 	unsigned int workers;		/* compression threads */
+	struct erofs_compress_hint *hints;	/* first match wins */
+	size_t nr_hints;
 
 	/* superblock identity */
 	uint8_t uuid[16];

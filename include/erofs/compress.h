@@ -30,6 +30,7 @@ struct erofs_zinfo {
 	struct erofs_zextent *extents;
 	uint32_t nr_extents;
 	uint32_t nr_blocks;	/* compressed blocks of the file */
+	uint32_t pcluster_size;	/* bytes; 0 means the -C default */
 	uint64_t spool_pos;	/* where those blocks wait in the spool */
 };
 
@@ -54,7 +55,9 @@ void erofs_zinfo_free(struct erofs_zinfo *zi);
 uint32_t erofs_zindex_size(const struct erofs_build_options *opts, uint32_t meta_size,
 			   uint64_t file_size);
 /* h_advise for a compressed file with these options. */
-uint16_t erofs_zadvise(const struct erofs_build_options *opts);
+uint16_t erofs_zadvise(const struct erofs_build_options *opts, const struct erofs_zinfo *zi);
+/* The pcluster size --compress-hints (or -C) gives a file; 0: do not compress. */
+uint32_t erofs_pcluster_for(const struct erofs_build_options *opts, const char *path);
 /* Encodes erofs_zindex_size() bytes at out; blkaddr is the first data block. */
 void erofs_zindex_encode(const struct erofs_build_options *opts, uint32_t meta_size,
 			 uint64_t file_size, const struct erofs_zinfo *zi, uint32_t blkaddr,

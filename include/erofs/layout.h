@@ -32,6 +32,7 @@ struct erofs_plan {
 	uint32_t feature_incompat;
 	uint16_t sb_u1;			/* lz4_max_distance, or the algorithm bitmap */
 	bool lz4_config;		/* an LZ4 config record follows the superblock */
+	uint16_t max_pclusterblks;	/* the largest pcluster of the image, in blocks */
 	uint32_t nr_compressed;		/* files stored compressed */
 	uint64_t compressed_input;	/* their bytes before compression */
 	uint32_t nr_extended;		/* inodes that needed the 64-byte form */
