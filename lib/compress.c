@@ -75,7 +75,7 @@ struct work_queue {
 struct compressor {
 	const struct erofs_build_options *opts;
 	uint32_t blksz;
-	void *hc_state;
+	LZ4_streamHC_t *hc_state;	/* initialised once, then reset cheaply */
 	uint8_t *input;			/* the segment being compressed */
 	uint8_t *pcluster;		/* output of one pcluster */
 };
@@ -88,7 +88,7 @@ static int compressor_init(struct compressor *c, const struct erofs_build_option
 	c->input = malloc(SEGMENT_SIZE);
 	c->pcluster = malloc(EROFS_PCLUSTER_MAX_SIZE);
 	if (opts->compressor == EROFS_COMPRESS_LZ4HC)
-		c->hc_state = malloc((size_t)LZ4_sizeofStateHC());
+		c->hc_state = LZ4_createStreamHC();
 	if (!c->input || !c->pcluster || (opts->compressor == EROFS_COMPRESS_LZ4HC && !c->hc_state))
 		return -ENOMEM;
 	return 0;
@@ -98,16 +98,23 @@ static void compressor_release(struct compressor *c)
 {
 	free(c->input);
 	free(c->pcluster);
-	free(c->hc_state);
+	LZ4_freeStreamHC(c->hc_state);
 }
 
 /* Fills one pcluster of cap bytes; returns the compressed length, 0 if nothing fits. */
 static int compress_pcluster(struct compressor *c, const uint8_t *src, int *src_len, int cap)
 {
-	if (c->opts->compressor == EROFS_COMPRESS_LZ4HC)
-		return LZ4_compress_HC_destSize(c->hc_state, (const char *)src,
-						(char *)c->pcluster, src_len, cap,
-						c->opts->compress_level);
+	if (c->opts->compressor == EROFS_COMPRESS_LZ4HC) {
+		/*
+		 * Every pcluster is an independent stream.  The one-shot
+		 * LZ4_compress_HC_destSize() clears 256 KiB of match tables
+		 * per call; a fast reset starts a new stream without that,
+		 * with the same output.
+		 */
+		LZ4_resetStreamHC_fast(c->hc_state, c->opts->compress_level);
+		return LZ4_compress_HC_continue_destSize(c->hc_state, (const char *)src,
+							 (char *)c->pcluster, src_len, cap);
+	}
 	return LZ4_compress_destSize((const char *)src, (char *)c->pcluster, src_len, cap);
 }
 
