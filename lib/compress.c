@@ -119,7 +119,7 @@ static int compress_pcluster(struct compressor *c, const uint8_t *src, int *src_
 }
 
 static int add_extent(struct erofs_zinfo *zi, uint32_t *cap, uint64_t lofs, uint16_t nblks,
-		      bool raw)
+		      bool raw, uint16_t clen)
 {
 	if (zi->nr_extents == *cap) {
 		uint32_t bigger_cap = *cap ? *cap * 2 : 16;
@@ -131,7 +131,7 @@ static int add_extent(struct erofs_zinfo *zi, uint32_t *cap, uint64_t lofs, uint
 		*cap = bigger_cap;
 	}
 	zi->extents[zi->nr_extents++] = (struct erofs_zextent){
-		.lofs = lofs, .pblk = zi->nr_blocks, .nblks = nblks, .raw = raw,
+		.lofs = lofs, .pblk = zi->nr_blocks, .nblks = nblks, .raw = raw, .clen = clen,
 	};
 	zi->nr_blocks += nblks;
 	return 0;
@@ -203,13 +203,25 @@ static int compress_segment(struct compressor *c, const struct work_queue *q,
 
 		out_len = compress_pcluster(c, c->input + pos, &src_len, (int)item->pcluster_size);
 		nblks = blocks_for((uint64_t)out_len, blksz);
-		/* keep it only if it saves a block and can be indexed */
-		if (out_len > 0 && nblks < blocks_for((uint64_t)src_len, blksz) &&
+		if (c->opts->ztailpacking && item->last && (uint64_t)src_len == left && nblks > 1) {
+			/* the file ends in this pcluster: fill one block less, so
+			 * that what is left can become a short inline tail */
+			src_len = (int)left;
+			out_len = compress_pcluster(c, c->input + pos, &src_len,
+						    (int)((nblks - 1) * blksz));
+			nblks = blocks_for((uint64_t)out_len, blksz);
+		}
+		/* keep it only if it saves a block and can be indexed; a file's
+		 * last pcluster that may go inline only needs to save bytes */
+		if (out_len > 0 && (nblks < blocks_for((uint64_t)src_len, blksz) ||
+				    (c->opts->ztailpacking && item->last && nblks == 1 &&
+				     pos + (uint64_t)src_len == len && out_len < src_len)) &&
 		    (nblks == 1 || (lofs + (uint64_t)src_len) / blksz >= lofs / blksz + 2)) {
 			memset(out, 0, nblks * blksz - (uint64_t)out_len);
 			memcpy(out + nblks * blksz - (uint64_t)out_len, c->pcluster, (size_t)out_len);
 			out += nblks * blksz;
-			if ((err = add_extent(zi, &cap, lofs, (uint16_t)nblks, false)))
+			if ((err = add_extent(zi, &cap, lofs, (uint16_t)nblks, false,
+					      (uint16_t)(out_len < 65535 ? out_len : 65535))))
 				return err;
 			pos += (uint64_t)src_len;
 			continue;
@@ -222,7 +234,7 @@ static int compress_segment(struct compressor *c, const struct work_queue *q,
 			memcpy(out, c->input + pos, n);
 			memset(out + n, 0, blksz - n);
 			out += blksz;
-			if ((err = add_extent(zi, &cap, item->start + pos, 1, true)))
+			if ((err = add_extent(zi, &cap, item->start + pos, 1, true, (uint16_t)n)))
 				return err;
 			pos += n;
 		}
@@ -259,8 +271,10 @@ static void *worker_main(void *arg)
 
 void erofs_zinfo_free(struct erofs_zinfo *zi)
 {
-	if (zi)
+	if (zi) {
 		free(zi->extents);
+		free(zi->tail);
+	}
 	free(zi);
 }
 
@@ -312,7 +326,7 @@ static bool worth_it(const struct erofs_build_options *opts, const struct erofs_
 {
 	uint32_t meta = EROFS_EXTENDED_INODE_SIZE + inode->xattr_size;	/* an upper bound */
 
-	return (uint64_t)zi->nr_blocks * (1u << opts->blkszbits) +
+	return (uint64_t)zi->nr_blocks * (1u << opts->blkszbits) + zi->tail_size +
 	       erofs_zindex_size(opts, meta, inode->size) < inode->size;
 }
 
@@ -327,8 +341,10 @@ static int build_items(const struct erofs_build_options *opts, const struct erof
 
 			uint32_t pcluster;
 
-			/* a file of one block or less cannot save a block */
-			if (!S_ISREG(inode->mode) || inode->size <= blksz)
+			/* a file of one block or less saves nothing, unless its
+			 * compressed form can go inline instead of its bytes */
+			if (!S_ISREG(inode->mode) || !inode->size ||
+			    (inode->size <= blksz && !opts->ztailpacking))
 				continue;
 			pcluster = erofs_pcluster_for(opts, inode->path);
 			if (!pcluster)
@@ -356,14 +372,43 @@ static int build_items(const struct erofs_build_options *opts, const struct erof
 	return 0;
 }
 
+/*
+ * -E ztailpacking: takes the file's last pcluster out of the blocks when it
+ * is one block and its bytes fit inline beside the largest inode record
+ * this file can have; the planner then keeps the record inside one block.
+ */
+static int pack_tail(const struct erofs_build_options *opts, const struct erofs_inode *inode,
+		     struct work_item *item)
+{
+	const uint32_t blksz = 1u << opts->blkszbits;
+	struct erofs_zextent *last = &item->z.extents[item->z.nr_extents - 1];
+	uint32_t room = EROFS_EXTENDED_INODE_SIZE + inode->xattr_size;
+	const uint8_t *block;
+
+	room += erofs_zindex_size(opts, room, inode->size);
+	if (last->nblks != 1 || room >= blksz || last->clen > blksz - room)
+		return 0;
+	block = item->blocks + ((uint64_t)last->pblk << opts->blkszbits);
+	inode->z->tail = malloc(last->clen);
+	if (!inode->z->tail)
+		return -ENOMEM;
+	/* compressed bytes sit at the end of their block, raw ones at its start */
+	memcpy(inode->z->tail, last->raw ? block : block + blksz - last->clen, last->clen);
+	inode->z->tail_size = last->clen;
+	item->z.nr_blocks--;
+	last->nblks = 0;
+	return 0;
+}
+
 /* Appends one finished item to the spool and to its file's extents. */
 static int commit_item(const struct erofs_build_options *opts, struct work_item *item,
 		       struct erofs_seq_writer *spool, uint64_t *spool_end)
 {
 	struct erofs_inode *inode = item->inode;
 	struct erofs_zinfo *zi = inode->z;
-	uint64_t bytes = (uint64_t)item->z.nr_blocks << opts->blkszbits;
 	struct erofs_zextent *bigger;
+	uint64_t bytes;
+	int err;
 
 	if (!zi) {
 		zi = inode->z = calloc(1, sizeof(*zi));
@@ -372,6 +417,9 @@ static int commit_item(const struct erofs_build_options *opts, struct work_item 
 		zi->spool_pos = *spool_end;
 		zi->pcluster_size = item->pcluster_size;
 	}
+	if (item->last && opts->ztailpacking && (err = pack_tail(opts, inode, item)))
+		return err;
+	bytes = (uint64_t)item->z.nr_blocks << opts->blkszbits;
 	erofs_seq_write(spool, *spool_end, item->blocks, bytes);
 	*spool_end += bytes;
 	bigger = realloc(zi->extents, (zi->nr_extents + item->z.nr_extents) * sizeof(*bigger));

@@ -180,6 +180,7 @@ static int place_inode(const struct erofs_build_options *opts, struct erofs_plan
 		inode->layout = opts->legacy_index ? EROFS_LAYOUT_COMPRESSED_FULL
 						   : EROFS_LAYOUT_COMPRESSED_COMPACT;
 		inode->index_size = erofs_zindex_size(opts, meta, inode->size);
+		inode->inline_size = inode->z->tail_size;	/* after the index */
 	} else if (tail && opts->inline_data && meta + tail <= blksz) {
 		inode->layout = EROFS_LAYOUT_FLAT_INLINE;
 		inode->inline_size = tail;
@@ -237,6 +238,9 @@ static void plan_compression(const struct erofs_build_options *opts,
 	if (!plan->nr_compressed)
 		return;
 	plan->feature_incompat |= EROFS_INCOMPAT_ZERO_PADDING;
+	for (uint32_t i = 0; i < tree->nr_inodes; i++)
+		if (tree->inodes[i]->z && tree->inodes[i]->z->tail_size)
+			plan->feature_incompat |= EROFS_INCOMPAT_ZTAILPACKING;
 	plan->max_pclusterblks = (uint16_t)(largest >> opts->blkszbits);
 	if (largest > 1u << opts->blkszbits) {
 		plan->feature_incompat |= EROFS_INCOMPAT_COMPR_CFGS;

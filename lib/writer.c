@@ -89,9 +89,13 @@ static uint8_t *build_record(struct write_ctx *w, const struct erofs_inode *inod
 	erofs_dinode_encode(&di, p);
 	if (inode->xattr_size)
 		erofs_xattr_ibody_encode(inode, p + core);
-	if (inode->z)
+	if (inode->z) {
 		erofs_zindex_encode(w->opts, core + inode->xattr_size, inode->size, inode->z,
 				    inode->blkaddr, p + core + inode->xattr_size);
+		if (inode->z->tail_size)
+			memcpy(p + core + inode->xattr_size + inode->index_size, inode->z->tail,
+			       inode->z->tail_size);
+	}
 	return p + core + inode->xattr_size;
 }
 

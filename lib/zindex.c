@@ -33,6 +33,8 @@ uint16_t erofs_zadvise(const struct erofs_build_options *opts, const struct erof
 	/* compact indexes want both big-pcluster bits alike */
 	if (pcluster > 1u << opts->blkszbits)
 		advise |= EROFS_ZADVISE_BIG_PCLUSTER_1 | EROFS_ZADVISE_BIG_PCLUSTER_2;
+	if (zi && zi->tail_size)
+		advise |= EROFS_ZADVISE_INLINE_PCLUSTER;
 	return advise;
 }
 
@@ -105,7 +107,7 @@ static void describe(const struct erofs_build_options *opts, const struct erofs_
 	lc->delta0 = (uint16_t)(lcn - head);
 	lc->delta1 = (uint16_t)(next_head - lcn);
 	lc->cblkcnt = lcn == head + 1 && (erofs_zadvise(opts, zi) & EROFS_ZADVISE_BIG_PCLUSTER_1);
-	lc->pblk = e->nblks;	/* what cblkcnt records */
+	lc->pblk = e->nblks ? e->nblks : 1;	/* what cblkcnt records; inline tails say 1 */
 }
 
 static void encode_full(const struct erofs_build_options *opts, const struct erofs_zinfo *zi,
@@ -127,7 +129,8 @@ static void encode_full(const struct erofs_build_options *opts, const struct ero
 			put_le16(out + 6, lc.delta1);
 		} else {
 			put_le16(out + 2, lc.clusterofs);
-			put_le32(out + 4, blkaddr + lc.pblk);
+			/* an inline tail has no block: its address is unused */
+			put_le32(out + 4, zi->extents[cursor].nblks ? blkaddr + lc.pblk : 0);
 		}
 	}
 }
@@ -189,7 +192,8 @@ void erofs_zindex_encode(const struct erofs_build_options *opts, uint32_t meta_s
 	uint64_t lcn = 0;
 
 	memset(out, 0, header_at + EROFS_ZMAP_HEADER_SIZE);
-	/* map header: no inline tail, no fragment; LZ4 for HEAD1; lcluster = block */
+	/* map header: inline tail size, advise, LZ4 for HEAD1, lcluster = block */
+	put_le16(out + header_at + 2, zi->tail_size);
 	put_le16(out + header_at + 4, erofs_zadvise(opts, zi));
 	out[header_at + 6] = EROFS_COMPR_LZ4;
 	out[header_at + 7] = 0;

@@ -61,7 +61,8 @@ static void usage(FILE *out)
 	      " -C BYTES                pcluster size: a multiple of the block size up to\n"
 	      "                         1 MiB (default: one block)\n"
 	      " -E OPT[,OPT...]         extended options: force-inode-compact,\n"
-	      "                         force-inode-extended, noinline_data, legacy-compress\n"
+	      "                         force-inode-extended, noinline_data, legacy-compress,\n"
+	      "                         ztailpacking (compressed tails inline, Linux 5.17+)\n"
 	      " -L LABEL                volume label, at most 15 bytes\n"
 	      " -T SECONDS              fixed UNIX time for the image and every file\n"
 	      " -U UUID                 volume UUID, or 'clear' (all zero) or 'random'\n"
@@ -135,6 +136,8 @@ static int parse_extended(char *list, struct erofs_build_options *opts)
 			opts->inline_data = false;
 		else if (!strcmp(opt, "inline_data"))
 			opts->inline_data = true;
+		else if (!strcmp(opt, "ztailpacking"))
+			opts->ztailpacking = true;
 		else if (!strcmp(opt, "legacy-compress"))
 			opts->legacy_index = true;	/* full 8-byte indexes */
 		else {

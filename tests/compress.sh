@@ -30,7 +30,9 @@ extract_and_compare() { # LABEL IMAGE READER
 
 plain_size=$("$MKFS" --quiet -U "$uuid" "$WORK/plain.img" "$tree" && stat -c %s "$WORK/plain.img")
 for config in "-z lz4" "-z lz4hc" "-z lz4hc,12" "-z lz4hc,1 -E legacy-compress" \
-	"-z lz4 -C 16384" "-z lz4hc -C 65536" "-z lz4hc -C 1048576 -E legacy-compress"; do
+	"-z lz4 -C 16384" "-z lz4hc -C 65536" "-z lz4hc -C 1048576 -E legacy-compress" \
+	"-z lz4hc -E ztailpacking" "-z lz4 -E ztailpacking,legacy-compress" \
+	"-z lz4hc -C 65536 -E ztailpacking" "-z lz4hc -C 65536 -E ztailpacking,legacy-compress"; do
 	label=${config// /}
 	img=$WORK/$label.img
 	# shellcheck disable=SC2086 # config is a list of options
@@ -88,6 +90,19 @@ expect_failure "hint size not a block multiple" "pcluster size 5000 is not a mul
 	"$MKFS" -z lz4 --compress-hints="$WORK/bad-hints" "$WORK/b.img" "$tree"
 expect_failure "hints without -z" "compress-hints needs -z" \
 	"$MKFS" --compress-hints="$WORK/hints" "$WORK/b.img" "$tree"
+
+# ztailpacking makes small compressible files smaller than their plain tails
+mkdir "$WORK/small"
+for i in $(seq 1 200); do
+	head -c $((1000 + i * 37)) "$tree/sizes/text-5m" >"$WORK/small/f$i"
+done
+"$MKFS" --quiet -z lz4hc "$WORK/small-plain.img" "$WORK/small"
+"$MKFS" --quiet -z lz4hc -E ztailpacking "$WORK/small-tail.img" "$WORK/small"
+if [ "$(stat -c %s "$WORK/small-tail.img")" -lt "$(stat -c %s "$WORK/small-plain.img")" ]; then
+	pass "ztailpacking: $(stat -c %s "$WORK/small-tail.img") < $(stat -c %s "$WORK/small-plain.img") bytes"
+else
+	fail "ztailpacking did not shrink an image of small compressible files"
+fi
 
 # incompressible data: random files stay (nearly) their own size
 mkdir "$WORK/random"

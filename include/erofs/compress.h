@@ -24,6 +24,7 @@ struct erofs_zextent {
 	uint32_t pblk;		/* first block, counted from the file's first compressed block */
 	uint16_t nblks;
 	bool raw;		/* stored uncompressed (a PLAIN lcluster head) */
+	uint16_t clen;		/* compressed bytes (raw: the extent's bytes in its block) */
 };
 
 struct erofs_zinfo {
@@ -32,6 +33,10 @@ struct erofs_zinfo {
 	uint32_t nr_blocks;	/* compressed blocks of the file */
 	uint32_t pcluster_size;	/* bytes; 0 means the -C default */
 	uint64_t spool_pos;	/* where those blocks wait in the spool */
+	/* -E ztailpacking: the last extent's pcluster stored inline after the
+	 * index instead of in a block of its own */
+	uint8_t *tail;
+	uint16_t tail_size;
 };
 
 /* The spool: an unlinked temporary file beside the image. */
