@@ -1,0 +1,112 @@
+#!/bin/sh
+# /init of the QEMU test guest (busybox sh).  Written by qemu-tests/run.sh
+# into the initramfs together with:
+#   /forge/conf     shell variables: SLOT_BYTES IMAGE_LIMIT OUR_VERSION
+#   /forge/images   one line per image: INDEX NAME OFFSET SIZE
+#   /forge/modules  stock module file names, in insmod order
+#   /lib/forge/*.ko those modules; erofs-ours.ko and erofs-stock.ko
+# Kernel command line: forge.mode=ours|stock forge.start=FIRST_INDEX
+#
+# The data disk (serial "forgedata") holds the images back to back; each is
+# mounted through a read-only loop device limited to its own bytes.  The
+# results disk (serial "forgeout") gets one tar per image in a fixed slot
+# (INDEX * SLOT_BYTES) written as soon as that image is done, so a crash
+# later in the run loses nothing already measured; slot 0 of the run holds
+# the boot record (module version, boot dmesg).  Progress markers on the
+# console ("forge: RUN i", "forge: DONE i", "forge: ALLDONE") let the host
+# attribute crashes and hangs.
+
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir -p /tmp /mnt /out
+mount -t tmpfs tmpfs /tmp
+. /forge/conf
+
+say() { echo "forge: $*" > /dev/console; }
+kmsg() { echo "<6>erofs-forge-test: $*" > /dev/kmsg; }
+
+stop() {
+	sync
+	say "POWEROFF"
+	poweroff -f
+	sleep 10
+}
+
+mode=ours start=0
+for arg in $(cat /proc/cmdline); do
+	case $arg in
+	forge.mode=*) mode=${arg#forge.mode=} ;;
+	forge.start=*) start=${arg#forge.start=} ;;
+	esac
+done
+
+disk_by_serial() {
+	for d in /sys/block/vd*; do
+		[ "$(cat "$d/serial" 2>/dev/null)" = "$1" ] && { echo "/dev/${d##*/}"; return 0; }
+	done
+	return 1
+}
+
+# write directory /out/$2 as a tar into slot $1 of the results disk
+save_slot() {
+	( cd /out && tar -cf /tmp/slot.tar "$2" )
+	size=$(stat -c %s /tmp/slot.tar)
+	if [ "$size" -gt "$SLOT_BYTES" ]; then
+		echo "result of $size bytes exceeds the $SLOT_BYTES-byte slot" > "/out/$2/overflow"
+		rm -f "/out/$2/manifest"
+		( cd /out && tar -cf /tmp/slot.tar "$2" )
+	fi
+	dd if=/tmp/slot.tar of="$OUTDISK" bs=4096 seek=$(($1 * SLOT_BYTES / 4096)) \
+		conv=notrunc,fsync 2>/dev/null || say "cannot write slot $1"
+	rm -f /tmp/slot.tar
+}
+
+say "BOOTED mode=$mode start=$start"
+mkdir -p /out/boot
+echo "$mode" > /out/boot/mode
+for m in $(cat /forge/modules); do
+	insmod "/lib/forge/$m" 2>> /out/boot/insmod.err || echo "$m" >> /out/boot/insmod.failed
+done
+insmod "/lib/forge/erofs-$mode.ko" 2>> /out/boot/insmod.err || echo "erofs-$mode.ko" >> /out/boot/insmod.failed
+cat /sys/module/erofs/version > /out/boot/version 2>/dev/null || echo "(none)" > /out/boot/version
+
+DATADISK=$(disk_by_serial forgedata) || { say "FATAL no data disk"; stop; }
+OUTDISK=$(disk_by_serial forgeout) || { say "FATAL no results disk"; stop; }
+dmesg -c -r > /out/boot/dmesg
+# slot 0 is the boot record; image INDEX goes to slot INDEX + 1
+save_slot 0 boot
+
+while read -r idx name off size; do
+	[ "$idx" -lt "$start" ] && continue
+	say "RUN $idx $name"
+	kmsg "RUN $idx $name"
+	r=/out/$name
+	mkdir -p "$r"
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	if dev=$(guest-loop attach "$DATADISK" "$off" "$size" 2> "$r/loop.err"); then
+		mount -t erofs -o ro "$dev" /mnt 2> "$r/mount.err"
+		echo $? > "$r/mount.rc"
+		if [ "$(cat "$r/mount.rc")" = 0 ]; then
+			cat /sys/module/erofs/version > "$r/version" 2>/dev/null || echo "(none)" > "$r/version"
+			timeout "$IMAGE_LIMIT" erofs-manifest /mnt > "$r/manifest" 2> "$r/manifest.err"
+			echo $? > "$r/manifest.rc"
+			umount /mnt 2> "$r/umount.err"
+			echo $? > "$r/umount.rc"
+		fi
+		guest-loop detach "$dev" 2>> "$r/loop.err"
+	else
+		echo 1 > "$r/loop.rc"
+	fi
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	echo "$t0 $t1" > "$r/time"
+	kmsg "DONE $idx $name"
+	dmesg -c -r > "$r/dmesg"
+	save_slot $((idx + 1)) "$name"
+	rm -rf "$r"
+	say "DONE $idx $name"
+done < /forge/images
+
+say "ALLDONE"
+stop

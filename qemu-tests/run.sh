@@ -1,0 +1,619 @@
+#!/bin/bash
+# qemu-tests/run.sh: prove EROFS images against the real Debian 6.1 kernel.
+#
+# Builds every image of qemu-tests/matrix with $MKFS, boots the stock Debian
+# kernel under QEMU once per module mode (ours = kmod/ build, stock = Debian's
+# erofs.ko), mounts each image read-only in the guest, runs erofs-manifest on
+# it, and compares the result with the host manifest of the source tree.
+# See qemu-tests/README.md.
+#
+# Output: "PASS: <mode>/<name>", "FAIL: <mode>/<name> (reason; log: path)",
+# "SKIP: ...", then "N passed, N failed[, N skipped]"; exit 1 on any failure.
+#
+# Knobs (environment):
+#   MKFS        mkfs binary (default: $top_builddir/mkfs/mkfs.erofs)
+#   KVER        Debian kernel version (default: newest installed *-amd64)
+#   QEMU_ACCEL  tcg (default) or kvm
+#   MODES       "ours stock" (default), or one of them
+#   MATRIX      matrix file (default: qemu-tests/matrix)
+#   ONLY        extended regex: run only matrix lines whose NAME matches
+#   KEEP_OUT    1: keep qemu-tests/out/<run>/ even when everything passed
+#   IMAGE_LIMIT seconds per image in the guest (default 60)
+#   BOOT_LIMIT  seconds per QEMU boot (default 240)
+#   MANIFEST    host erofs-manifest (default: $top_builddir/tools/erofs-manifest,
+#               else compiled from tools/manifest.c)
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top_srcdir=${top_srcdir:-$(dirname "$here")}
+top_builddir=${top_builddir:-$PWD}
+
+MKFS=${MKFS:-$top_builddir/mkfs/mkfs.erofs}
+QEMU_ACCEL=${QEMU_ACCEL:-tcg}
+MODES=${MODES:-ours stock}
+MATRIX=${MATRIX:-$here/matrix}
+ONLY=${ONLY:-}
+KEEP_OUT=${KEEP_OUT:-0}
+IMAGE_LIMIT=${IMAGE_LIMIT:-60}
+BOOT_LIMIT=${BOOT_LIMIT:-240}
+QEMU=${QEMU:-qemu-system-x86_64}
+
+# stock modules loaded before erofs.ko, in this order
+GUEST_MODULES="virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev
+	virtio_pci virtio_blk crc32c_generic libcrc32c loop"
+CANARY_MARKER=EROFS-FORGE-CANARY-BLOCK-1000
+# the kernel message that proves a crafted image was refused for the intended reason
+declare -A REFUSE_RE=(
+	[badmagic]='cannot find valid erofs superblock'
+	[badcsum]='invalid checksum'
+	[incompat]='unidentified incompatible feature'
+)
+ALIGN=$((1024 * 1024))	# image alignment on the data disk
+
+# kernel log patterns that fail any test, whatever the image
+OOPS_RE='BUG:|Oops|general protection fault|kernel BUG at|WARNING:|Kernel panic|Call Trace|soft lockup|hard LOCKUP|blocked for more than|list_(add|del) corruption|Bad page state|UBSAN:|KASAN:|Out of memory|stack-protector|double fault'
+# kernel log lines that fail a valid image whatever their level
+IOERR_RE='beyond end of device|I/O error|Buffer I/O'
+# kernel log lines that are expected noise (module taint, experimental notices)
+NOISE_RE='EXPERIMENTAL|taints kernel|tainting kernel|erofs-forge-test:'
+
+msg() { echo "run.sh: $*" >&2; }
+die() { msg "error: $*"; exit 2; }
+
+# ---------------------------------------------------------------- setup ---
+
+detect_kver() {
+	local v best=
+	for v in $(printf '%s\n' /usr/src/linux-headers-*-amd64 | sed 's|.*/linux-headers-||' | sort -V); do
+		[ -d "/lib/modules/$v" ] && [ -e "/boot/vmlinuz-$v" ] && best=$v
+	done
+	[ -n "$best" ] || die "no Debian kernel (headers + modules + vmlinuz) found; set KVER="
+	echo "$best"
+}
+
+setup_dirs() {
+	RUN_ID=$(date +%Y%m%d-%H%M%S)-$$
+	local root=$here/out
+	[ -w "$here" ] || root=$top_builddir/qemu-tests/out	# read-only source tree
+	OUT=$root/$RUN_ID
+	mkdir -p "$OUT"
+	SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/erofs-forge-qemu.XXXXXX")
+	trap cleanup EXIT
+}
+
+# shellcheck disable=SC2317 # invoked by the EXIT trap
+cleanup() {
+	local rc=$?
+	if [ -n "${QEMU_PID:-}" ]; then kill "$QEMU_PID" 2>/dev/null || true; fi
+	rm -rf "$SCRATCH"
+	if [ "$rc" -eq 0 ] && [ "$KEEP_OUT" != 1 ]; then
+		rm -rf "$OUT"
+	else
+		msg "logs and manifests kept in $OUT"
+	fi
+}
+
+build_kmod() {
+	local t0=$SECONDS kbuild=$top_srcdir/kmod/build
+	[ -w "$top_srcdir/kmod" ] || kbuild=$top_builddir/kmod/build	# read-only source tree
+	msg "building the module (kmod/, KVER=$KVER)"
+	make -s -C "$top_srcdir/kmod" KVER="$KVER" KMOD_BUILD="$kbuild" > "$OUT/kmod-build.log" 2>&1 ||
+		{ tail -n 20 "$OUT/kmod-build.log" >&2; die "kmod build failed (log: $OUT/kmod-build.log)"; }
+	OUR_KO=$kbuild/$KVER/erofs.ko
+	OUR_VERSION=$(cat "$kbuild/$KVER/version")
+	msg "module $OUR_VERSION ready ($((SECONDS - t0)) s)"
+}
+
+build_tools() {
+	local cflags=(-O2 -Wall "-I$top_srcdir/include")
+	mkdir -p "$SCRATCH/bin"
+	if [ -z "${MANIFEST:-}" ]; then
+		MANIFEST=$top_builddir/tools/erofs-manifest
+		if [ ! -x "$MANIFEST" ] || [ "$MANIFEST" -ot "$top_srcdir/tools/manifest.c" ]; then
+			MANIFEST=$SCRATCH/bin/erofs-manifest-host
+			gcc "${cflags[@]}" -o "$MANIFEST" "$top_srcdir/tools/manifest.c"
+		fi
+	fi
+	gcc "${cflags[@]}" -static -o "$SCRATCH/bin/erofs-manifest" "$top_srcdir/tools/manifest.c"
+	gcc "${cflags[@]}" -static -o "$SCRATCH/bin/guest-loop" "$here/guest-loop.c"
+	gcc "${cflags[@]}" -o "$SCRATCH/bin/craft" "$here/craft.c"
+}
+
+# The runner's own small tree: one of each file type, xattrs, a hard-link
+# pair, odd names, and a 64 KiB canary file whose data the self-test corrupts.
+make_small_tree() {
+	local t=$1 i
+	mkdir -p "$t/dir/sub" "$t/empty"
+	printf 'hello\n' > "$t/hello"
+	head -c 5000 /dev/zero | tr '\0' 'z' > "$t/dir/five-k"
+	for i in $(seq 0 2047); do printf 'EROFS-FORGE-CANARY-BLOCK-%04d:\n' "$i"; done > "$t/canary"
+	ln "$t/hello" "$t/dir/hello-link"
+	ln -s ../hello "$t/dir/sub/rel-link"
+	ln -s /nowhere "$t/dangling"
+	mkfifo "$t/fifo"
+	mknod "$t/null" c 1 3
+	mknod "$t/disk" b 8 1
+	printf 'odd\n' > "$t/with space=%;"
+	printf 'utf8\n' > "$t/$(printf 'caf\303\251')"
+	chmod 4755 "$t/hello"
+	chmod 1777 "$t/empty"
+	chown 1000:100 "$t/dir/five-k"
+	setfattr -n user.colour -v blue "$t/hello"
+	setfattr -n trusted.forge -v 0x00ff "$t/dir"
+	setfattr -n security.forge -v label "$t/canary"
+	touch -d '2001-02-03 04:05:06.123456789' "$t/dir/five-k"
+	find "$t" -type d -exec touch -d '2020-01-01 00:00:00.5' {} +
+}
+
+prepare_tree() { # NAME -> sets TREE_DIR
+	local name=$1
+	case $name in
+	small)
+		TREE_DIR=$SCRATCH/trees/small
+		[ -d "$TREE_DIR" ] || make_small_tree "$TREE_DIR" ;;
+	gen)
+		if [ ! -x "$top_srcdir/tests/gen-tree.sh" ] && [ ! -f "$top_srcdir/tests/gen-tree.sh" ]; then
+			prepare_tree small
+			return
+		fi
+		TREE_DIR=$SCRATCH/trees/gen
+		if [ ! -d "$TREE_DIR" ]; then
+			bash "$top_srcdir/tests/gen-tree.sh" "$TREE_DIR" > "$OUT/gen-tree.log" 2>&1 ||
+				die "tests/gen-tree.sh failed (log: $OUT/gen-tree.log)"
+		fi ;;
+	doc)
+		TREE_DIR=/usr/share/doc ;;
+	*)
+		die "matrix: unknown tree '$name'" ;;
+	esac
+}
+
+# ------------------------------------------------------------- matrix ---
+
+# Does $MKFS --help mention every option used in ARGS?  Prints the first
+# missing one.
+mkfs_lacks_option() {
+	local help opt
+	help=$("$MKFS" --help 2>&1 || true)
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--*) opt=${1%%=*}
+		     grep -qE -- "(^|[ ,])$opt([ =#[,]|\$)" <<< "$help" || { echo "$opt"; return 0; } ;;
+		-?*) opt=${1:0:2}
+		     grep -qE -- "(^|[ ,])$opt" <<< "$help" || { echo "$opt"; return 0; }
+		     [ ${#1} -eq 2 ] && shift ;;	# "-x -1": the value is the next word
+		esac
+		shift
+	done
+	return 1
+}
+
+# expected manifest for TREE_DIR with EXPECT edits -> file $2
+expected_manifest() {
+	local expect=$1 out=$2 flags=() sed_prog=() tok key
+	IFS=, read -ra toks <<< "$expect"
+	for tok in "${toks[@]}"; do
+		case $tok in
+		noxattrs) flags+=(--no-xattrs) ;;
+		esac
+	done
+	key=$(echo "$TREE_DIR ${flags[*]}" | md5sum | cut -c1-12)
+	if [ ! -f "$SCRATCH/manifests/$key" ]; then
+		mkdir -p "$SCRATCH/manifests"
+		"$MANIFEST" "${flags[@]}" "$TREE_DIR" > "$SCRATCH/manifests/$key" ||
+			die "host manifest of $TREE_DIR failed"
+	fi
+	for tok in "${toks[@]}"; do
+		case $tok in
+		same|noxattrs|refuse=*|corrupt=*) ;;
+		uid=*) sed_prog+=(-e "s/ uid=[0-9]+ / uid=${tok#uid=} /") ;;
+		gid=*) sed_prog+=(-e "s/ gid=[0-9]+ / gid=${tok#gid=} /") ;;
+		mtime=*) sed_prog+=(-e "s/ mtime=-?[0-9]+\.[0-9]+/ mtime=${tok#mtime=}.000000000/") ;;
+		*) die "matrix: unknown EXPECT token '$tok'" ;;
+		esac
+	done
+	if [ ${#sed_prog[@]} -gt 0 ]; then
+		sed -E "${sed_prog[@]}" "$SCRATCH/manifests/$key" > "$out"
+	else
+		cp "$SCRATCH/manifests/$key" "$out"
+	fi
+}
+
+# Builds every matrix image.  Fills NAMES[], KIND[] (mount|refuse|corrupt),
+# IMG[]; prints SKIP lines and counts mkfs failures as FAILs up front.
+build_images() {
+	local line name tree expect args lacking kind t0=$SECONDS
+	NAMES=()
+	mkdir -p "$SCRATCH/img" "$OUT/expected"
+	while read -r line; do
+		line=${line%%#*}
+		[ -n "${line//[[:space:]]/}" ] || continue
+		read -r name tree expect args <<< "$line"
+		[ -n "$expect" ] || die "matrix: line for '$name' has no EXPECT"
+		[[ $name =~ ^[A-Za-z0-9._-]+$ ]] || die "matrix: bad name '$name'"
+		[ -z "$ONLY" ] || [[ $name =~ $ONLY ]] || continue
+		# shellcheck disable=SC2086 # ARGS are words by design
+		set -- $args
+		if lacking=$(mkfs_lacks_option "$@"); then
+			report_skip "$name" "mkfs does not offer $lacking"
+			continue
+		fi
+		case $expect in
+		refuse=*) kind=refuse
+			REFUSE[$name]=${expect#refuse=}
+			REFUSE[$name]=${REFUSE[$name]%%:*}
+			[ -n "${REFUSE_RE[${REFUSE[$name]}]:-}" ] || die "matrix: unknown refusal '$expect'" ;;
+		corrupt=*) kind=corrupt ;;
+		*) kind=mount ;;
+		esac
+		prepare_tree "$tree"
+		local img=$SCRATCH/img/$name.img
+		if ! "$MKFS" "$@" "$img" "$TREE_DIR" > "$OUT/mkfs-$name.log" 2>&1; then
+			for mode in $MODES; do
+				report_fail "$mode/$name" "mkfs failed: $(tail -n 1 "$OUT/mkfs-$name.log" | cut -c1-120)" "$OUT/mkfs-$name.log"
+			done
+			continue
+		fi
+		rm -f "$OUT/mkfs-$name.log"
+		case $expect in
+		refuse=incompat:*) "$SCRATCH/bin/craft" incompat "$img" "${expect#refuse=incompat:}" ;;
+		refuse=*) "$SCRATCH/bin/craft" "${expect#refuse=}" "$img" ;;
+		corrupt=flip) "$SCRATCH/bin/craft" flip "$img" "$CANARY_MARKER" ;;
+		esac
+		[ "$kind" = refuse ] || expected_manifest "$expect" "$OUT/expected/$name"
+		NAMES+=("$name")
+		KIND[$name]=$kind
+		IMG[$name]=$img
+	done < "$MATRIX"
+	msg "${#NAMES[@]} image(s) built in $((SECONDS - t0)) s with $MKFS"
+}
+
+# ---------------------------------------------------------- guest side ---
+
+find_module() { # NAME -> path of NAME.ko[.xz|.zst] under /lib/modules/$KVER
+	find "/lib/modules/$KVER/kernel" -regextype posix-extended \
+		-regex ".*/$1\.ko(\.xz|\.zst|\.gz)?" -print -quit
+}
+
+copy_module() { # SRC DEST.ko  (decompressing if needed)
+	case $1 in
+	*.ko.xz) xz -dc "$1" > "$2" ;;
+	*.ko.zst) zstd -qdc "$1" > "$2" ;;
+	*.ko.gz) gzip -dc "$1" > "$2" ;;
+	*) cp "$1" "$2" ;;
+	esac
+}
+
+build_data_disk() {
+	local name off=0 size i=0
+	DATA_DISK=$SCRATCH/data.img
+	: > "$DATA_DISK"
+	: > "$SCRATCH/images"
+	for name in "${NAMES[@]}"; do
+		size=$(stat -c %s "${IMG[$name]}")
+		dd if="${IMG[$name]}" of="$DATA_DISK" bs=1M seek=$((off / ALIGN)) \
+			conv=sparse,notrunc status=none
+		echo "$i $name $off $size" >> "$SCRATCH/images"
+		INDEX[$name]=$i
+		off=$(( (off + size + ALIGN - 1) / ALIGN * ALIGN ))
+		i=$((i + 1))
+	done
+	truncate -s "$off" "$DATA_DISK"
+	# results slot: big enough for the largest manifest twice over
+	local biggest=0 f
+	for f in "$OUT"/expected/*; do
+		[ -f "$f" ] || continue
+		size=$(stat -c %s "$f")
+		[ "$size" -gt "$biggest" ] && biggest=$size
+	done
+	SLOT_BYTES=$(( (2 * biggest + 2 * 1024 * 1024 + ALIGN - 1) / ALIGN * ALIGN ))
+}
+
+build_initramfs() {
+	local root=$SCRATCH/initramfs m src applet
+	mkdir -p "$root"/{bin,lib/forge,forge,proc,sys,dev,tmp,mnt}
+	cp /bin/busybox "$root/bin/busybox"
+	for applet in $(/bin/busybox --list); do
+		[ "$applet" = busybox ] || ln -sf busybox "$root/bin/$applet"
+	done
+	cp "$SCRATCH/bin/erofs-manifest" "$SCRATCH/bin/guest-loop" "$root/bin/"
+	: > "$root/forge/modules"
+	for m in $GUEST_MODULES; do
+		src=$(find_module "$m")
+		if [ -z "$src" ]; then
+			grep -q "/$m.ko" "/lib/modules/$KVER/modules.builtin" ||
+				die "module $m not found for $KVER"
+			continue	# built into the kernel
+		fi
+		copy_module "$src" "$root/lib/forge/$m.ko"
+		echo "$m.ko" >> "$root/forge/modules"
+	done
+	cp "$OUR_KO" "$root/lib/forge/erofs-ours.ko"
+	src=$(find_module erofs)
+	[ -n "$src" ] || die "Debian's erofs.ko not found under /lib/modules/$KVER"
+	copy_module "$src" "$root/lib/forge/erofs-stock.ko"
+	cp "$SCRATCH/images" "$root/forge/images"
+	cat > "$root/forge/conf" <<-EOF
+		SLOT_BYTES=$SLOT_BYTES
+		IMAGE_LIMIT=$IMAGE_LIMIT
+		OUR_VERSION=$OUR_VERSION
+	EOF
+	install -m 0755 "$here/guest-init.sh" "$root/init"
+	INITRAMFS=$SCRATCH/initramfs.cpio.gz
+	(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet | gzip -1) > "$INITRAMFS"
+}
+
+# ------------------------------------------------------------------ boot ---
+
+# boot MODE START BOOTNO: runs QEMU until poweroff, crash, or watchdog.
+# Sets BOOT_END (alldone|crash|timeout|hang) and BOOT_LAST (index running
+# when it ended, -1 if none).
+boot() {
+	local mode=$1 start=$2 n=$3
+	local dir=$OUT/$mode
+	local log=$dir/serial-$n.log results=$dir/results-$n.img
+	local nimg=${#NAMES[@]} t0=$SECONDS last_marker=$SECONDS markers=0 now m
+	local accel_args=(-accel tcg)
+	[ "$QEMU_ACCEL" = kvm ] && accel_args=(-accel kvm -cpu host)
+	mkdir -p "$dir"
+	rm -f "$results"
+	truncate -s $(( (nimg + 1) * SLOT_BYTES )) "$results"
+	"$QEMU" "${accel_args[@]}" -m 1024 -smp 1 -nographic -no-reboot \
+		-kernel "/boot/vmlinuz-$KVER" -initrd "$INITRAMFS" \
+		-append "console=ttyS0 panic=-1 oops=panic panic_on_warn=0 quiet forge.mode=$mode forge.start=$start" \
+		-drive "file=$DATA_DISK,format=raw,if=none,id=data,readonly=on" \
+		-device virtio-blk-pci,drive=data,serial=forgedata \
+		-drive "file=$results,format=raw,if=none,id=out" \
+		-device virtio-blk-pci,drive=out,serial=forgeout \
+		< /dev/null > "$log" 2>&1 &
+	QEMU_PID=$!
+	BOOT_END=
+	while kill -0 "$QEMU_PID" 2>/dev/null; do
+		sleep 1
+		now=$SECONDS
+		m=$(grep -c '^forge: ' "$log" 2>/dev/null || true)
+		if [ "$m" != "$markers" ]; then
+			markers=$m
+			last_marker=$now
+		fi
+		if [ $((now - t0)) -ge "$BOOT_LIMIT" ]; then
+			BOOT_END=timeout
+		elif [ $((now - last_marker)) -ge $((IMAGE_LIMIT + 30)) ]; then
+			BOOT_END=hang
+		fi
+		if [ -n "$BOOT_END" ]; then
+			kill "$QEMU_PID" 2>/dev/null || true
+			break
+		fi
+	done
+	wait "$QEMU_PID" 2>/dev/null || true
+	QEMU_PID=
+	BOOT_SECONDS=$((SECONDS - t0))
+	if grep -q '^forge: ALLDONE' "$log"; then
+		BOOT_END=alldone
+	elif [ -z "$BOOT_END" ]; then
+		BOOT_END=crash
+	fi
+	# the image that was running when the guest stopped
+	BOOT_LAST=-1
+	local last_run last_done
+	last_run=$(sed -n 's/^forge: RUN \([0-9]*\) .*/\1/p' "$log" | tail -n 1)
+	last_done=$(sed -n 's/^forge: DONE \([0-9]*\) .*/\1/p' "$log" | tail -n 1)
+	if [ -n "$last_run" ] && [ "$last_run" != "$last_done" ]; then
+		BOOT_LAST=$last_run
+	fi
+	# unpack every slot that was written
+	local slot
+	for slot in $(seq 0 "$nimg"); do
+		mkdir -p "$dir/slots"
+		dd if="$results" bs="$SLOT_BYTES" skip="$slot" count=1 status=none |
+			tar -x -C "$dir/slots" 2>/dev/null || true
+	done
+	[ -d "$dir/slots/boot" ] && rm -rf "$dir/boot-$n" && mv "$dir/slots/boot" "$dir/boot-$n"
+	rm -f "$results"
+	msg "$mode boot $n: $BOOT_END after ${BOOT_SECONDS} s"
+}
+
+# --------------------------------------------------------------- verdicts ---
+
+PASSED=0 FAILED=0 SKIPPED=0
+verdict() { echo "$1" | tee -a "$OUT/verdicts"; }
+report_pass() { verdict "PASS: $1${2:+ ($2)}"; PASSED=$((PASSED + 1)); }
+report_fail() { verdict "FAIL: $1 ($2; log: $3)"; FAILED=$((FAILED + 1)); }
+report_skip() { verdict "SKIP: $1 ($2)"; SKIPPED=$((SKIPPED + 1)); }
+
+# Kernel log lines of concern in file $1; $2 = strict (1: any error, any
+# erofs warning or any I/O error counts) or 0 (only oopses).
+bad_kernel_lines() {
+	awk -v strict="$2" -v oops="$OOPS_RE" -v noise="$NOISE_RE" -v ioerr="$IOERR_RE" '
+	{
+		lvl = -1
+		if (match($0, /^<[0-9]+>/)) lvl = substr($0, 2, RLENGTH - 2) % 8
+		if ($0 ~ oops) { print; next }
+		if (!strict || $0 ~ noise) next
+		if ($0 ~ ioerr) { print; next }
+		if ((lvl >= 0 && lvl <= 3) || (lvl == 4 && $0 ~ /erofs/)) print
+	}' "$1"
+}
+
+# dmesg -r lines without the "<level>[time] " prefix, test markers dropped
+kernel_text() {
+	sed -e '/erofs-forge-test:/d' -e 's/^<[0-9]*>\[[^]]*\] *//' "$1"
+}
+
+check_boot_record() { # MODE DIR
+	local mode=$1 rec=$2 version bad
+	if [ ! -d "$rec" ]; then
+		report_fail "$mode/boot" "no boot record from the guest ($BOOT_END): $(grep -v '^$' "$OUT/$mode/serial-1.log" | tail -n 1 | cut -c1-120)" "$OUT/$mode/serial-1.log"
+		return
+	fi
+	version=$(cat "$rec/version")
+	if [ -f "$rec/insmod.failed" ]; then
+		report_fail "$mode/boot" "insmod failed: $(tr '\n' ' ' < "$rec/insmod.failed")" "$rec/insmod.err"
+	elif [ "$mode" = ours ] && [ "$version" != "$OUR_VERSION" ]; then
+		report_fail "$mode/boot" "module version '$version', expected $OUR_VERSION" "$rec/dmesg"
+	elif [ "$mode" = stock ] && [[ $version == erofs-forge* ]]; then
+		report_fail "$mode/boot" "stock mode loaded our module ($version)" "$rec/dmesg"
+	elif bad=$(bad_kernel_lines "$rec/dmesg" 1) && [ -n "$bad" ]; then
+		report_fail "$mode/boot" "kernel: $(head -n 1 <<< "$bad")" "$rec/dmesg"
+	else
+		report_pass "$mode/boot" "erofs.ko version: $version"
+	fi
+}
+
+# evaluate MODE NAME: one verdict line for this image
+evaluate() {
+	local mode=$1 name=$2
+	local dir=$OUT/$mode r=$OUT/$mode/slots/$name
+	local kind=${KIND[$name]} bad why
+	local idx=${INDEX[$name]}
+	if [ ! -d "$r" ]; then
+		why=${ENDED[$mode:$idx]:-}
+		if [ -n "$why" ]; then
+			report_fail "$mode/$name" "guest $why while this image was running" "$dir/${ENDLOG[$mode:$idx]}"
+		else
+			report_fail "$mode/$name" "no result from the guest" "$dir"
+		fi
+		return
+	fi
+	if bad=$(bad_kernel_lines "$r/dmesg" 0) && [ -n "$bad" ]; then
+		report_fail "$mode/$name" "kernel: $(head -n 1 <<< "$bad" | cut -c1-150)" "$r/dmesg"
+		return
+	fi
+	if [ -f "$r/loop.rc" ]; then
+		report_fail "$mode/$name" "loop setup failed: $(head -n 1 "$r/loop.err")" "$r/loop.err"
+		return
+	fi
+	local mrc
+	mrc=$(cat "$r/mount.rc")
+	if [ "$kind" = refuse ]; then
+		local reason want=${REFUSE_RE[${REFUSE[$name]}]}
+		reason=$(kernel_text "$r/dmesg" | grep -m1 -E 'erofs: ' || true)
+		if [ "$mrc" = 0 ]; then
+			report_fail "$mode/$name" "the kernel mounted an image it must refuse" "$r/dmesg"
+		elif ! grep -qE -- "$want" <<< "$reason"; then
+			report_fail "$mode/$name" "refused, but not with '$want': ${reason:-no kernel message}" "$r/dmesg"
+		else
+			report_pass "$mode/$name" "refused: ${reason#erofs: }"
+		fi
+		return
+	fi
+	if [ "$mrc" != 0 ]; then
+		why=$(kernel_text "$r/dmesg" | grep -m1 -E 'erofs: ' || head -n 1 "$r/mount.err")
+		report_fail "$mode/$name" "mount failed: $why" "$r/dmesg"
+		return
+	fi
+	local version
+	version=$(cat "$r/version")
+	if [ "$mode" = ours ] && [ "$version" != "$OUR_VERSION" ]; then
+		report_fail "$mode/$name" "mounted by module '$version', not $OUR_VERSION" "$r/dmesg"
+		return
+	fi
+	if [ "$(cat "$r/manifest.rc")" != 0 ]; then
+		why="erofs-manifest failed (rc $(cat "$r/manifest.rc")): $(head -n 1 "$r/manifest.err")"
+		[ "$(cat "$r/manifest.rc")" = 143 ] && why="erofs-manifest timed out after $IMAGE_LIMIT s"
+		report_fail "$mode/$name" "$why" "$r/manifest.err"
+		return
+	fi
+	if [ "$(cat "$r/umount.rc")" != 0 ]; then
+		report_fail "$mode/$name" "umount failed: $(head -n 1 "$r/umount.err")" "$r/umount.err"
+		return
+	fi
+	if [ -f "$r/overflow" ]; then
+		report_fail "$mode/$name" "$(cat "$r/overflow")" "$r/overflow"
+		return
+	fi
+	local diff=$r/manifest.diff
+	diff -u --label "expected/$name" --label "guest/$name" \
+		"$OUT/expected/$name" "$r/manifest" > "$diff" && rm -f "$diff"
+	if [ "$kind" = corrupt ]; then
+		if [ ! -f "$diff" ]; then
+			report_fail "$mode/$name" "corrupted data went undetected" "$r/manifest"
+		elif grep -q '^[-+]canary ' "$diff" && [ "$(grep -c '^[-+][^-+]' "$diff")" = 2 ]; then
+			report_pass "$mode/$name" "runner detected the flipped byte"
+			sed 's/^/    /' "$diff" | cut -c1-160
+		else
+			report_fail "$mode/$name" "corruption detected but the diff is not the expected one-line change" "$diff"
+		fi
+		return
+	fi
+	if [ -f "$diff" ]; then
+		report_fail "$mode/$name" "manifest differs: $(grep -c '^[-+][^-+]' "$diff") line(s)" "$diff"
+		head -n 20 "$diff" | sed 's/^/    /' | cut -c1-200
+		return
+	fi
+	if bad=$(bad_kernel_lines "$r/dmesg" 1) && [ -n "$bad" ]; then
+		report_fail "$mode/$name" "kernel: $(head -n 1 <<< "$bad" | cut -c1-150)" "$r/dmesg"
+		return
+	fi
+	local t
+	t=$(awk '{ printf "%.1f s", $2 - $1 }' "$r/time")
+	report_pass "$mode/$name" "$t"
+}
+
+run_mode() { # MODE
+	local mode=$1 start=0 n=1 name
+	while :; do
+		boot "$mode" "$start" "$n"
+		[ "$n" = 1 ] && check_boot_record "$mode" "$OUT/$mode/boot-1"
+		[ "$BOOT_END" = alldone ] && break
+		if [ "$BOOT_LAST" -ge 0 ]; then
+			ENDED[$mode:$BOOT_LAST]=$BOOT_END
+			ENDLOG[$mode:$BOOT_LAST]=serial-$n.log
+			msg "$mode: guest $BOOT_END during image $BOOT_LAST; rebooting for the rest"
+			start=$((BOOT_LAST + 1))
+		else
+			# (a missing boot record was reported already)
+			[ -d "$OUT/$mode/boot-$n" ] &&
+				report_fail "$mode/boot-$n" "guest $BOOT_END outside any image" "$OUT/$mode/serial-$n.log"
+			break
+		fi
+		[ "$start" -lt "${#NAMES[@]}" ] || break
+		n=$((n + 1))
+	done
+	for name in "${NAMES[@]}"; do
+		evaluate "$mode" "$name"
+	done
+}
+
+main() {
+	local t0=$SECONDS mode
+	command -v "$QEMU" > /dev/null || die "$QEMU not found (apt-get install qemu-system-x86)"
+	[ -x "$MKFS" ] || die "mkfs not found: $MKFS (build it, or set MKFS=)"
+	KVER=${KVER:-$(detect_kver)}
+	[ -e "/boot/vmlinuz-$KVER" ] || die "/boot/vmlinuz-$KVER missing"
+	[ -x /bin/busybox ] || die "busybox missing (apt-get install busybox-static)"
+	declare -gA KIND IMG INDEX ENDED ENDLOG REFUSE
+	setup_dirs
+	msg "run $RUN_ID: kernel $KVER, accel $QEMU_ACCEL, mkfs $MKFS"
+	build_kmod
+	build_tools
+	build_images
+	if [ ${#NAMES[@]} -gt 0 ]; then
+		build_data_disk
+		build_initramfs
+		msg "data disk $(( $(stat -c %s "$DATA_DISK") / 1048576 )) MiB, initramfs $(( $(stat -c %s "$INITRAMFS") / 1024 )) KiB"
+		for mode in $MODES; do
+			case $mode in ours|stock) ;; *) die "MODES: unknown mode '$mode'" ;; esac
+			run_mode "$mode"
+		done
+	fi
+	echo "$PASSED passed, $FAILED failed$([ "$SKIPPED" -gt 0 ] && echo ", $SKIPPED skipped")"
+	msg "total $((SECONDS - t0)) s"
+	if [ "$FAILED" -gt 0 ]; then
+		keep_failed_images
+		exit 1
+	fi
+	exit 0
+}
+
+keep_failed_images() {
+	local name
+	for name in "${NAMES[@]}"; do
+		if grep -q "^FAIL: [a-z]*/$name " "$OUT/verdicts" 2>/dev/null; then
+			cp --sparse=always "${IMG[$name]}" "$OUT/" 2>/dev/null || true
+		fi
+	done
+}
+
+main "$@"
