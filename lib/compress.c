@@ -40,6 +40,7 @@
 #include "erofs/io.h"
 #include "erofs/progress.h"
 #include "erofs/tree.h"
+#include "erofs/xattr.h"
 
 #define EXTENT_INPUT_MAX	(4u << 20)	/* input offered to one pcluster */
 #define SEGMENT_SIZE		(8u << 20)
@@ -324,7 +325,7 @@ void erofs_spool_close(struct erofs_spool *spool)
 static bool worth_it(const struct erofs_build_options *opts, const struct erofs_inode *inode,
 		     const struct erofs_zinfo *zi)
 {
-	uint32_t meta = EROFS_EXTENDED_INODE_SIZE + inode->xattr_size;	/* an upper bound */
+	uint32_t meta = EROFS_EXTENDED_INODE_SIZE + erofs_xattr_ibody_max(inode->xattrs);
 
 	return (uint64_t)zi->nr_blocks * (1u << opts->blkszbits) + zi->tail_size +
 	       erofs_zindex_size(opts, meta, inode->size) < inode->size;
@@ -334,6 +335,15 @@ static int build_items(const struct erofs_build_options *opts, const struct erof
 		       struct work_queue *q)
 {
 	uint32_t blksz = 1u << opts->blkszbits, n = 0;
+
+	for (uint32_t i = 0; i < tree->nr_inodes; i++)
+		tree->inodes[i]->ibody_bound = erofs_xattr_ibody_max(tree->inodes[i]->xattrs);
+	for (uint32_t i = 0; i < tree->nr_inodes; i++) {
+		struct erofs_inode *orig = tree->inodes[i]->same_data;
+
+		if (orig && orig->ibody_bound < tree->inodes[i]->ibody_bound)
+			orig->ibody_bound = tree->inodes[i]->ibody_bound;
+	}
 
 	for (int pass = 0; pass < 2; pass++) {
 		for (uint32_t i = 0; i < tree->nr_inodes; i++) {
@@ -345,6 +355,9 @@ static int build_items(const struct erofs_build_options *opts, const struct erof
 			 * compressed form can go inline instead of its bytes */
 			if (!S_ISREG(inode->mode) || !inode->size ||
 			    (inode->size <= blksz && !opts->ztailpacking))
+				continue;
+			/* a duplicate reuses its original's pclusters and tail */
+			if (inode->same_data)
 				continue;
 			pcluster = erofs_pcluster_for(opts, inode->path);
 			if (!pcluster)
@@ -382,7 +395,9 @@ static int pack_tail(const struct erofs_build_options *opts, const struct erofs_
 {
 	const uint32_t blksz = 1u << opts->blkszbits;
 	struct erofs_zextent *last = &item->z.extents[item->z.nr_extents - 1];
-	uint32_t room = EROFS_EXTENDED_INODE_SIZE + inode->xattr_size;
+	/* xattrs are planned later: assume the largest ibody that this inode
+	 * and its duplicates can need */
+	uint32_t room = EROFS_EXTENDED_INODE_SIZE + inode->ibody_bound;
 	const uint8_t *block;
 
 	room += erofs_zindex_size(opts, room, inode->size);
@@ -517,6 +532,9 @@ int erofs_compress_tree(const struct erofs_build_options *opts, struct erofs_tre
 	pthread_cond_init(&q.item_done, NULL);
 	pthread_cond_init(&q.room, NULL);
 	err = run_queue(&q, &writer, &spool_end);
+	for (uint32_t i = 0; i < tree->nr_inodes; i++)
+		if (tree->inodes[i]->same_data)
+			tree->inodes[i]->z = tree->inodes[i]->same_data->z;
 	if (!err)
 		err = erofs_seq_flush(&writer);
 	spool->size = spool_end;

@@ -200,6 +200,18 @@ static int assign_data_blocks(struct erofs_tree *tree, struct erofs_plan *plan)
 	for (uint32_t i = 0; i < tree->nr_inodes; i++) {
 		struct erofs_inode *inode = tree->inodes[i];
 		uint64_t bytes = has_data(inode) ? inode->size - inode->inline_size : 0;
+		const struct erofs_inode *orig = inode->same_data;
+
+		/* a duplicate shares the blocks when it lays them out the same way */
+		if (orig && orig->layout == inode->layout &&
+		    orig->inline_size == inode->inline_size) {
+			inode->nr_blocks = orig->nr_blocks;
+			inode->blkaddr = orig->blkaddr;
+			plan->dedup_files++;
+			plan->dedup_bytes += (uint64_t)orig->nr_blocks << bits;
+			continue;
+		}
+		inode->same_data = NULL;
 
 		inode->nr_blocks = inode->z ? inode->z->nr_blocks
 					    : (uint32_t)((bytes + (1u << bits) - 1) >> bits);

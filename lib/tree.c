@@ -455,7 +455,8 @@ void erofs_tree_free(struct erofs_tree *tree)
 		free(inode->path);
 		free(inode->symlink);
 		erofs_xattrs_free(inode->xattrs);
-		erofs_zinfo_free(inode->z);
+		if (!inode->same_data)
+			erofs_zinfo_free(inode->z);	/* a duplicate borrows its original's */
 		free(inode);
 	}
 	free(tree->inodes);

@@ -126,6 +126,8 @@ static int put_regular(struct write_ctx *w, const struct erofs_inode *inode, uin
 	if (!inode->size)
 		return 0;
 	if (inode->z) {
+		if (inode->same_data)
+			return 0;	/* its pclusters and tail are its original's */
 		err = erofs_seq_copy(&w->data, block_pos(w, inode->blkaddr), w->spool_fd,
 				     inode->z->spool_pos, block_pos(w, inode->nr_blocks));
 		if (err && !w->data.error)
@@ -139,7 +141,8 @@ static int put_regular(struct write_ctx *w, const struct erofs_inode *inode, uin
 		erofs_err("%s/%s: cannot open: %s", src, inode->path, strerror(err));
 		return -err;
 	}
-	if (in_blocks)
+	/* a duplicate's blocks are its original's: only its tail is its own */
+	if (in_blocks && !inode->same_data)
 		err = erofs_seq_copy(&w->data, block_pos(w, inode->blkaddr), fd, 0, in_blocks);
 	if (!err && inode->inline_size && tail_at)
 		err = erofs_pread_all(fd, tail_at, inode->inline_size, in_blocks);

@@ -226,6 +226,17 @@ static uint32_t entry_size(const struct erofs_xattr *x)
 	return erofs_xattr_entry_size(x->name_len - x->prefix_len, x->value_len);
 }
 
+uint32_t erofs_xattr_ibody_max(const struct erofs_xattr_set *set)
+{
+	uint32_t size = EROFS_XATTR_IBODY_HEADER_SIZE;
+
+	if (!set)
+		return 0;
+	for (uint32_t i = 0; i < set->count; i++)
+		size += entry_size(&set->items[i]);
+	return size;
+}
+
 int erofs_xattr_plan(const struct erofs_build_options *opts, struct erofs_tree *tree,
 		     uint32_t first_id, struct erofs_xattr_table *table)
 {

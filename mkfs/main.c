@@ -19,6 +19,7 @@
 
 #include "erofs/build.h"
 #include "erofs/compress.h"
+#include "erofs/dedup.h"
 #include "erofs/diag.h"
 #include "erofs/format.h"
 #include "erofs/layout.h"
@@ -479,6 +480,10 @@ static void print_summary(const struct erofs_build_options *opts, const struct e
 	       1u << plan->blkszbits,
 	       tree->data_bytes ? 100.0 * (double)image_bytes / (double)tree->data_bytes : 0.0,
 	       seconds_since(start));
+	if (plan->dedup_files)
+		printf("%s: %" PRIu32 " duplicate files share their data: %" PRIu64 " bytes saved "
+		       "(%.1f%% of the image)\n", opts->image, plan->dedup_files, plan->dedup_bytes,
+		       100.0 * (double)plan->dedup_bytes / (double)(image_bytes + plan->dedup_bytes));
 	if (plan->nr_compressed)
 		printf("%s: %" PRIu32 " files compressed (%" PRIu64 " bytes of input)\n",
 		       opts->image, plan->nr_compressed, plan->compressed_input);
@@ -498,6 +503,7 @@ int main(int argc, char **argv)
 	struct erofs_tree tree = { .source_dirfd = -1 };
 	struct erofs_plan plan = { 0 };
 	struct erofs_spool spool = { .fd = -1 };
+	struct erofs_dedup_stats dedup;
 	struct timespec start;
 	int err;
 
@@ -511,6 +517,8 @@ int main(int argc, char **argv)
 
 	opts.workers = opts.workers ? opts.workers : (unsigned int)sysconf(_SC_NPROCESSORS_ONLN);
 	err = erofs_tree_scan(&opts, &tree);
+	if (!err)
+		err = erofs_dedup_files(&opts, &tree, &dedup);
 	if (!err)
 		err = erofs_compress_tree(&opts, &tree, &spool);
 	if (!err)

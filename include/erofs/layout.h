@@ -35,6 +35,8 @@ struct erofs_plan {
 	uint16_t max_pclusterblks;	/* the largest pcluster of the image, in blocks */
 	uint32_t nr_compressed;		/* files stored compressed */
 	uint64_t compressed_input;	/* their bytes before compression */
+	uint32_t dedup_files;		/* files sharing another file's blocks */
+	uint64_t dedup_bytes;		/* the blocks' bytes that sharing saved */
 	uint32_t nr_extended;		/* inodes that needed the 64-byte form */
 };
 

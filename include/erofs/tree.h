@@ -36,6 +36,9 @@ struct erofs_inode {
 	char *symlink;			/* target of a symlink */
 	struct erofs_xattr_set *xattrs;
 	struct erofs_zinfo *z;		/* compressed regular files: their extents */
+	struct erofs_inode *same_data;	/* dedup: another file holds identical data */
+	uint32_t ibody_bound;		/* largest xattr ibody among the inodes sharing
+					 * this inode's data (an inline tail must fit all) */
 	struct erofs_dentry *children;	/* directories: sorted by name bytes */
 	uint32_t nr_children;
 

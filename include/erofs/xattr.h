@@ -43,6 +43,8 @@ struct erofs_xattr_table {
 int erofs_xattrs_read(const char *fs_path, const char *display_path,
 		      struct erofs_xattr_set **out);
 void erofs_xattrs_free(struct erofs_xattr_set *set);
+/* The largest ibody the set can need (every pair inline), known before planning. */
+uint32_t erofs_xattr_ibody_max(const struct erofs_xattr_set *set);
 
 /*
  * Decides which pairs go to the shared area, gives them ids counted from

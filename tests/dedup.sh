@@ -1,0 +1,50 @@
+#!/bin/bash
+# Whole-file dedup: identical files are stored once (plain and compressed),
+# every copy reads back right through Debian's fsck.erofs and ours, and
+# near-duplicates (same size, other bytes) are not merged.
+. "$(dirname "$0")/lib.sh"
+require_root
+
+src=$WORK/src
+mkdir -p "$src/a/b" "$src/c"
+head -c 3000000 /dev/urandom >"$src/original"
+for i in $(seq 1 20); do
+	cp "$src/original" "$src/$([ $((i % 2)) = 0 ] && echo a/b || echo c)/copy-$i"
+done
+head -c 8192 /dev/urandom >"$WORK/prefix"
+for i in $(seq 1 20); do
+	{ cat "$WORK/prefix"; printf 'tail %02d' "$i"; } >"$src/c/prefix-$i"
+done
+# same size as the original, one byte different: must stay separate
+cp "$src/original" "$src/near"
+printf 'X' | dd of="$src/near" bs=1 seek=1500000 conv=notrunc status=none
+chmod 0600 "$src/a/b/copy-2"
+setfattr -n user.note -v differs "$src/c/copy-3"
+
+for config in "" "-z lz4hc" "-z lz4hc -E ztailpacking" "-z lz4 -C 65536 -E legacy-compress"; do
+	label=${config// /}
+	label=${label:-plain}
+	img=$WORK/$label.img
+	# shellcheck disable=SC2086
+	"$MKFS" --quiet $config "$img" "$src"
+	size=$(stat -c %s "$img")
+	# the original and the near copy, plus metadata and 20 small files
+	if [ "$size" -lt $((2 * 3000000 + 500000)) ]; then
+		pass "$label: 22 files of 3 MB stored twice: $size bytes"
+	else
+		fail "$label: $size bytes: duplicates were not shared"
+	fi
+	for reader in /usr/bin/fsck.erofs "$FSCK"; do
+		[ -x "$reader" ] || continue
+		rm -rf "$WORK/x"
+		if "$reader" --extract="$WORK/x" "$img" >"$WORK/x.out" 2>&1; then
+			same_manifest "$label-$(basename "$(dirname "$reader")")" "$src" "$WORK/x" --no-xattrs
+		elif grep -q 'not supported' "$WORK/x.out"; then
+			echo "note: $reader cannot read this layout yet: $(head -1 "$WORK/x.out")"
+		else
+			fail "$label: $reader rejected the image:"
+			tail -3 "$WORK/x.out" >&2
+		fi
+	done
+done
+finish
