@@ -75,6 +75,7 @@ cat /sys/module/erofs/version > /out/boot/version 2>/dev/null || echo "(none)" >
 DATADISK=$(disk_by_serial forgedata) || { say "FATAL no data disk"; stop; }
 OUTDISK=$(disk_by_serial forgeout) || { say "FATAL no results disk"; stop; }
 dmesg -c -r > /out/boot/dmesg
+cut -d' ' -f1 /proc/uptime > /out/boot/uptime
 # slot 0 is the boot record; image INDEX goes to slot INDEX + 1
 save_slot 0 boot
 

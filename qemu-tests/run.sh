@@ -19,7 +19,8 @@
 #   ONLY        extended regex: run only matrix lines whose NAME matches
 #   KEEP_OUT    1: keep qemu-tests/out/<run>/ even when everything passed
 #   IMAGE_LIMIT seconds per image in the guest (default 60)
-#   BOOT_LIMIT  seconds per QEMU boot (default 240)
+#   BOOT_LIMIT  seconds per QEMU boot (default 120 + 8 per image)
+#   QEMU_PARALLEL 1 (default): boot the modes side by side; 0: one after another
 #   MANIFEST    host erofs-manifest (default: $top_builddir/tools/erofs-manifest,
 #               else compiled from tools/manifest.c)
 set -euo pipefail
@@ -35,7 +36,8 @@ MATRIX=${MATRIX:-$here/matrix}
 ONLY=${ONLY:-}
 KEEP_OUT=${KEEP_OUT:-0}
 IMAGE_LIMIT=${IMAGE_LIMIT:-60}
-BOOT_LIMIT=${BOOT_LIMIT:-240}
+BOOT_LIMIT=${BOOT_LIMIT:-}	# default set once the image count is known
+QEMU_PARALLEL=${QEMU_PARALLEL:-1}
 QEMU=${QEMU:-qemu-system-x86_64}
 
 # stock modules loaded before erofs.ko, in this order
@@ -84,7 +86,9 @@ setup_dirs() {
 # shellcheck disable=SC2317 # invoked by the EXIT trap
 cleanup() {
 	local rc=$?
-	if [ -n "${QEMU_PID:-}" ]; then kill "$QEMU_PID" 2>/dev/null || true; fi
+	local pid
+	for pid in ${BOOT_PIDS:-}; do kill "$pid" 2>/dev/null || true; done
+	wait 2>/dev/null || true
 	rm -rf "$SCRATCH"
 	if [ "$rc" -eq 0 ] && [ "$KEEP_OUT" != 1 ]; then
 		rm -rf "$OUT"
@@ -219,6 +223,12 @@ expected_manifest() {
 	fi
 }
 
+# last non-empty line of a log, without progress-bar escapes, shortened
+last_line() {
+	tr '\r' '\n' < "$1" | sed -e 's/\x1b\[[0-9;?]*[A-Za-z]//g' -e '/^[[:space:]]*$/d' |
+		tail -n 1 | cut -c1-120
+}
+
 # Builds every matrix image.  Fills NAMES[], KIND[] (mount|refuse|corrupt),
 # IMG[]; prints SKIP lines and counts mkfs failures as FAILs up front.
 build_images() {
@@ -250,7 +260,7 @@ build_images() {
 		local img=$SCRATCH/img/$name.img
 		if ! "$MKFS" "$@" "$img" "$TREE_DIR" > "$OUT/mkfs-$name.log" 2>&1; then
 			for mode in $MODES; do
-				report_fail "$mode/$name" "mkfs failed: $(tail -n 1 "$OUT/mkfs-$name.log" | cut -c1-120)" "$OUT/mkfs-$name.log"
+				report_fail "$mode/$name" "mkfs failed: $(last_line "$OUT/mkfs-$name.log")" "$OUT/mkfs-$name.log"
 			done
 			continue
 		fi
@@ -441,10 +451,10 @@ kernel_text() {
 	sed -e '/erofs-forge-test:/d' -e 's/^<[0-9]*>\[[^]]*\] *//' "$1"
 }
 
-check_boot_record() { # MODE DIR
-	local mode=$1 rec=$2 version bad
+check_boot_record() { # MODE DIR HOW-THE-BOOT-ENDED WALL-SECONDS
+	local mode=$1 rec=$2 how=$3 secs=$4 version bad
 	if [ ! -d "$rec" ]; then
-		report_fail "$mode/boot" "no boot record from the guest ($BOOT_END): $(grep -v '^$' "$OUT/$mode/serial-1.log" | tail -n 1 | cut -c1-120)" "$OUT/$mode/serial-1.log"
+		report_fail "$mode/boot" "no boot record from the guest ($how): $(grep -v '^$' "$OUT/$mode/serial-1.log" | tail -n 1 | cut -c1-120)" "$OUT/$mode/serial-1.log"
 		return
 	fi
 	version=$(cat "$rec/version")
@@ -457,7 +467,7 @@ check_boot_record() { # MODE DIR
 	elif bad=$(bad_kernel_lines "$rec/dmesg" 1) && [ -n "$bad" ]; then
 		report_fail "$mode/boot" "kernel: $(head -n 1 <<< "$bad")" "$rec/dmesg"
 	else
-		report_pass "$mode/boot" "erofs.ko version: $version"
+		report_pass "$mode/boot" "erofs.ko version: $version; images start at $(cat "$rec/uptime") s guest time; whole boot $secs s"
 	fi
 }
 
@@ -551,28 +561,64 @@ evaluate() {
 	report_pass "$mode/$name" "$t"
 }
 
-run_mode() { # MODE
-	local mode=$1 start=0 n=1 name
+# All boots of one mode (run in the background, one QEMU per mode at a
+# time).  Records in $OUT/MODE/: "boots" ("N END SECONDS" per boot) and
+# "ended" ("INDEX END serial-N.log" for each image a guest died on).
+run_boots() { # MODE
+	local mode=$1 start=0 n=1
+	trap 'if [ -n "${QEMU_PID:-}" ]; then kill "$QEMU_PID" 2>/dev/null; fi' EXIT
+	trap 'exit 1' TERM INT
+	mkdir -p "$OUT/$mode"
+	: > "$OUT/$mode/boots"
+	: > "$OUT/$mode/ended"
 	while :; do
 		boot "$mode" "$start" "$n"
-		[ "$n" = 1 ] && check_boot_record "$mode" "$OUT/$mode/boot-1"
+		echo "$n $BOOT_END $BOOT_SECONDS" >> "$OUT/$mode/boots"
 		[ "$BOOT_END" = alldone ] && break
-		if [ "$BOOT_LAST" -ge 0 ]; then
-			ENDED[$mode:$BOOT_LAST]=$BOOT_END
-			ENDLOG[$mode:$BOOT_LAST]=serial-$n.log
-			msg "$mode: guest $BOOT_END during image $BOOT_LAST; rebooting for the rest"
-			start=$((BOOT_LAST + 1))
-		else
-			# (a missing boot record was reported already)
-			[ -d "$OUT/$mode/boot-$n" ] &&
-				report_fail "$mode/boot-$n" "guest $BOOT_END outside any image" "$OUT/$mode/serial-$n.log"
-			break
-		fi
+		[ "$BOOT_LAST" -ge 0 ] || break	# died outside any image
+		echo "$BOOT_LAST $BOOT_END serial-$n.log" >> "$OUT/$mode/ended"
+		msg "$mode: guest $BOOT_END during image $BOOT_LAST; rebooting for the rest"
+		start=$((BOOT_LAST + 1))
 		[ "$start" -lt "${#NAMES[@]}" ] || break
 		n=$((n + 1))
 	done
+}
+
+judge_mode() { # MODE
+	local mode=$1 n end secs idx log name
+	while read -r idx end log; do
+		ENDED[$mode:$idx]=$end
+		ENDLOG[$mode:$idx]=$log
+	done < "$OUT/$mode/ended"
+	while read -r n end secs; do
+		[ "$n" = 1 ] && check_boot_record "$mode" "$OUT/$mode/boot-1" "$end" "$secs"
+		if [ "$end" != alldone ] && [ -d "$OUT/$mode/boot-$n" ] &&
+		   ! grep -q " serial-$n.log\$" "$OUT/$mode/ended"; then
+			report_fail "$mode/boot-$n" "guest $end outside any image" "$OUT/$mode/serial-$n.log"
+		fi
+	done < "$OUT/$mode/boots"
 	for name in "${NAMES[@]}"; do
 		evaluate "$mode" "$name"
+	done
+}
+
+run_qemu_stage() {
+	local mode pids=() t0=$SECONDS
+	for mode in $MODES; do
+		case $mode in ours|stock) ;; *) die "MODES: unknown mode '$mode'" ;; esac
+		if [ "$QEMU_PARALLEL" = 1 ]; then
+			run_boots "$mode" &
+			pids+=($!)
+		else
+			(run_boots "$mode")
+		fi
+	done
+	BOOT_PIDS=${pids[*]}
+	[ ${#pids[@]} -eq 0 ] || wait "${pids[@]}" || true
+	BOOT_PIDS=
+	msg "QEMU stage: $((SECONDS - t0)) s for ${#NAMES[@]} image(s) x modes: $MODES"
+	for mode in $MODES; do
+		judge_mode "$mode"
 	done
 }
 
@@ -592,11 +638,9 @@ main() {
 	if [ ${#NAMES[@]} -gt 0 ]; then
 		build_data_disk
 		build_initramfs
+		BOOT_LIMIT=${BOOT_LIMIT:-$((120 + 8 * ${#NAMES[@]}))}
 		msg "data disk $(( $(stat -c %s "$DATA_DISK") / 1048576 )) MiB, initramfs $(( $(stat -c %s "$INITRAMFS") / 1024 )) KiB"
-		for mode in $MODES; do
-			case $mode in ours|stock) ;; *) die "MODES: unknown mode '$mode'" ;; esac
-			run_mode "$mode"
-		done
+		run_qemu_stage
 	fi
 	echo "$PASSED passed, $FAILED failed$([ "$SKIPPED" -gt 0 ] && echo ", $SKIPPED skipped")"
 	msg "total $((SECONDS - t0)) s"
