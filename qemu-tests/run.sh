@@ -265,11 +265,20 @@ build_images() {
 			continue
 		fi
 		rm -f "$OUT/mkfs-$name.log"
+		local craft=()
 		case $expect in
-		refuse=incompat:*) "$SCRATCH/bin/craft" incompat "$img" "${expect#refuse=incompat:}" ;;
-		refuse=*) "$SCRATCH/bin/craft" "${expect#refuse=}" "$img" ;;
-		corrupt=flip) "$SCRATCH/bin/craft" flip "$img" "$CANARY_MARKER" ;;
+		refuse=incompat:*) craft=(incompat "$img" "${expect#refuse=incompat:}") ;;
+		refuse=*) craft=("${expect#refuse=}" "$img") ;;
+		corrupt=flip) craft=(flip "$img" "$CANARY_MARKER") ;;
 		esac
+		if [ ${#craft[@]} -gt 0 ] &&
+		   ! "$SCRATCH/bin/craft" "${craft[@]}" > "$OUT/craft-$name.log" 2>&1; then
+			for mode in $MODES; do
+				report_fail "$mode/$name" "cannot craft the image: $(last_line "$OUT/craft-$name.log")" "$OUT/craft-$name.log"
+			done
+			continue
+		fi
+		rm -f "$OUT/craft-$name.log"
 		[ "$kind" = refuse ] || expected_manifest "$expect" "$OUT/expected/$name"
 		NAMES+=("$name")
 		KIND[$name]=$kind
