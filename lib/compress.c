@@ -7,7 +7,10 @@
  * - an lcluster (one block) holds at most one extent head, so every extent
  *   but the last of a segment spans at least one block of input;
  * - a raw (uncompressed) pcluster is one block holding at most one block of
- *   input, its bytes from the start of the block;
+ *   input, its bytes from the start of the block; a file's last one may not
+ *   cross an lcluster boundary, since the kernel measures a raw extent it
+ *   cannot see the end of up to the end of that lcluster and refuses one
+ *   longer than its block;
  * - compressed bytes are right-aligned in their pcluster behind zeros (the
  *   0-padding feature lets the kernel find where they start);
  * - a pcluster of more than one block needs a non-head lcluster after its
@@ -231,6 +234,10 @@ static int compress_segment(struct compressor *c, const struct work_queue *q,
 		raw_blocks = out_len > 0 && (uint64_t)src_len >= blksz ? (uint64_t)src_len / blksz : 1;
 		for (; raw_blocks && pos < len; raw_blocks--) {
 			uint64_t n = len - pos < blksz ? len - pos : blksz;
+			uint64_t in_lcluster = (item->start + pos) & (blksz - 1);
+
+			if (item->last && pos + n == len && in_lcluster + n > blksz)
+				n = blksz - in_lcluster;	/* the rest follows, aligned */
 
 			memcpy(out, c->input + pos, n);
 			memset(out + n, 0, blksz - n);

@@ -242,6 +242,8 @@ build_images() {
 		[ -n "$expect" ] || die "matrix: line for '$name' has no EXPECT"
 		[[ $name =~ ^[A-Za-z0-9._-]+$ ]] || die "matrix: bad name '$name'"
 		[ -z "$ONLY" ] || [[ $name =~ $ONLY ]] || continue
+		# files the matrix names live beside it
+		args=${args//@srcdir@/$top_srcdir/qemu-tests}
 		# shellcheck disable=SC2086 # ARGS are words by design
 		set -- $args
 		if lacking=$(mkfs_lacks_option "$@"); then

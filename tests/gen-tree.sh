@@ -23,6 +23,14 @@ for n in 0 1 31 32 100 2048 4000 4063 4064 4095 4096 4097 8191 8192 8193 12288 6
 done
 fixed_bytes big 3145728 >sizes/random-3m
 head -c 5000000 < <(yes 'compressible line of text for erofs-forge') >sizes/text-5m
+# compressible and incompressible data in one file, ending at odd offsets
+mkdir mixed
+for t in 5000 20000 65536; do
+	for r in 1 1733 4096 9000; do
+		{ head -c "$t" sizes/text-5m; fixed_bytes "mixed$t-$r" "$r"; } >"mixed/text$t-random$r"
+		{ fixed_bytes "mixed$r-$t" "$r"; head -c "$t" sizes/text-5m; } >"mixed/random$r-text$t"
+	done
+done
 truncate -s 100M sizes/sparse-100m
 printf 'middle' | dd of=sizes/sparse-100m bs=1 seek=52428800 conv=notrunc status=none
 truncate -s 8193 sizes/sparse-small
