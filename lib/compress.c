@@ -286,7 +286,7 @@ void erofs_zinfo_free(struct erofs_zinfo *zi)
 	free(zi);
 }
 
-static int open_spool(const struct erofs_build_options *opts, struct erofs_spool *spool)
+int erofs_spool_open(const struct erofs_build_options *opts, struct erofs_spool *spool)
 {
 	/* beside the image: same filesystem as the copy target, not a tmpfs */
 	char *dir = strdup(opts->image), *slash, *path;
@@ -527,7 +527,7 @@ int erofs_compress_tree(const struct erofs_build_options *opts, struct erofs_tre
 	spool->fd = -1;
 	if (opts->compressor == EROFS_COMPRESS_NONE)
 		return 0;
-	if ((err = open_spool(opts, spool)))
+	if ((err = erofs_spool_open(opts, spool)))
 		return err;
 	if ((err = build_items(opts, tree, &q)))
 		return err;

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "erofs/chunk.h"
 #include "erofs/compress.h"
 #include "erofs/diag.h"
 #include "erofs/dir.h"
@@ -176,7 +177,10 @@ static int place_inode(const struct erofs_build_options *opts, struct erofs_plan
 	inode->layout = EROFS_LAYOUT_FLAT_PLAIN;
 	inode->inline_size = 0;
 	inode->index_size = 0;
-	if (inode->z) {
+	if (inode->chunks) {
+		inode->layout = EROFS_LAYOUT_CHUNK_BASED;
+		inode->index_size = erofs_chunk_table_size(meta, inode->chunks->count);
+	} else if (inode->z) {
 		inode->layout = opts->legacy_index ? EROFS_LAYOUT_COMPRESSED_FULL
 						   : EROFS_LAYOUT_COMPRESSED_COMPACT;
 		inode->index_size = erofs_zindex_size(opts, meta, inode->size);
@@ -192,16 +196,27 @@ static int place_inode(const struct erofs_build_options *opts, struct erofs_plan
 	return err;
 }
 
-static int assign_data_blocks(struct erofs_tree *tree, struct erofs_plan *plan)
+static int assign_data_blocks(struct erofs_tree *tree, struct erofs_plan *plan,
+			      uint64_t chunk_area_bytes)
 {
 	const unsigned int bits = plan->blkszbits;
 	uint64_t next = plan->data_blkaddr;
+
+	/* the chunk area (every unique chunk) comes first */
+	plan->chunk_blkaddr = (uint32_t)next;
+	plan->chunk_blocks = (uint32_t)(chunk_area_bytes >> bits);
+	next += plan->chunk_blocks;
 
 	for (uint32_t i = 0; i < tree->nr_inodes; i++) {
 		struct erofs_inode *inode = tree->inodes[i];
 		uint64_t bytes = has_data(inode) ? inode->size - inode->inline_size : 0;
 		const struct erofs_inode *orig = inode->same_data;
 
+		if (inode->chunks) {
+			inode->nr_blocks = 0;	/* its chunks are in the chunk area */
+			inode->blkaddr = EROFS_NULL_ADDR;
+			continue;
+		}
 		/* a duplicate shares the blocks when it lays them out the same way */
 		if (orig && orig->layout == inode->layout &&
 		    orig->inline_size == inode->inline_size) {
@@ -262,7 +277,7 @@ static void plan_compression(const struct erofs_build_options *opts,
 }
 
 int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *tree,
-		     struct erofs_plan *plan)
+		     uint64_t chunk_area_bytes, struct erofs_plan *plan)
 {
 	const uint32_t blksz = 1u << opts->blkszbits;
 	struct meta_allocator alloc;
@@ -315,7 +330,10 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 		return -EFBIG;
 	}
 	plan->data_blkaddr = (uint32_t)(plan->meta_end >> opts->blkszbits);
-	return assign_data_blocks(tree, plan);
+	for (uint32_t i = 0; i < tree->nr_inodes; i++)
+		if (tree->inodes[i]->chunks)
+			plan->feature_incompat |= EROFS_INCOMPAT_CHUNKED_FILE;
+	return assign_data_blocks(tree, plan, chunk_area_bytes);
 }
 
 void erofs_plan_free(struct erofs_plan *plan)

@@ -15,6 +15,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "erofs/chunk.h"
 #include "erofs/compress.h"
 #include "erofs/diag.h"
 #include "erofs/format.h"
@@ -455,6 +456,7 @@ void erofs_tree_free(struct erofs_tree *tree)
 		free(inode->path);
 		free(inode->symlink);
 		erofs_xattrs_free(inode->xattrs);
+		erofs_chunks_free(inode->chunks);
 		if (!inode->same_data)
 			erofs_zinfo_free(inode->z);	/* a duplicate borrows its original's */
 		free(inode);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "erofs/chunk.h"
 #include "erofs/compress.h"
 #include "erofs/diag.h"
 #include "erofs/dir.h"
@@ -37,7 +38,7 @@ struct write_ctx {
 	struct erofs_progress progress;
 };
 
-static uint32_t inode_u_field(const struct erofs_inode *inode)
+static uint32_t inode_u_field(const struct write_ctx *w, const struct erofs_inode *inode)
 {
 	switch (inode->mode & S_IFMT) {
 	case S_IFCHR:
@@ -47,7 +48,9 @@ static uint32_t inode_u_field(const struct erofs_inode *inode)
 	case S_IFSOCK:
 		return 0;
 	default:
-		/* compressed files record their block count instead */
+		/* compressed files record their block count, chunked ones their format */
+		if (inode->chunks)
+			return erofs_chunk_format(w->opts, inode->chunks);
 		return inode->z ? inode->nr_blocks : inode->blkaddr;
 	}
 }
@@ -67,7 +70,7 @@ static uint8_t *build_record(struct write_ctx *w, const struct erofs_inode *inod
 		.xattr_icount = inode->xattr_icount,
 		.mode = inode->mode,
 		.size = inode->size,
-		.u = inode_u_field(inode),
+		.u = inode_u_field(w, inode),
 		.ino = inode->ino,
 		.uid = inode->uid,
 		.gid = inode->gid,
@@ -89,6 +92,9 @@ static uint8_t *build_record(struct write_ctx *w, const struct erofs_inode *inod
 	erofs_dinode_encode(&di, p);
 	if (inode->xattr_size)
 		erofs_xattr_ibody_encode(inode, p + core);
+	if (inode->chunks)
+		erofs_chunk_table_encode(inode->chunks, core + inode->xattr_size,
+					 w->plan->chunk_blkaddr, p + core + inode->xattr_size);
 	if (inode->z) {
 		erofs_zindex_encode(w->opts, core + inode->xattr_size, inode->size, inode->z,
 				    inode->blkaddr, p + core + inode->xattr_size);
@@ -123,8 +129,8 @@ static int put_regular(struct write_ctx *w, const struct erofs_inode *inode, uin
 	struct stat st;
 	int fd, err = 0;
 
-	if (!inode->size)
-		return 0;
+	if (!inode->size || inode->chunks)
+		return 0;	/* chunks are written with the chunk area */
 	if (inode->z) {
 		if (inode->same_data)
 			return 0;	/* its pclusters and tail are its original's */
@@ -260,6 +266,15 @@ int erofs_write_image(const struct erofs_build_options *opts, const struct erofs
 	if ((err = erofs_seq_init(&w.data, img.fd, opts->image, WRITE_BUFFER_SIZE)))
 		goto out;
 	w.data.buf_pos = block_pos(&w, plan->data_blkaddr);
+	if (plan->chunk_blocks) {
+		err = erofs_seq_copy(&w.data, block_pos(&w, plan->chunk_blkaddr), spool_fd, 0,
+				     block_pos(&w, plan->chunk_blocks));
+		if (err) {
+			if (!w.data.error)
+				erofs_err("temporary spool: read failed: %s", strerror(-err));
+			goto out;
+		}
+	}
 
 	if (plan->shared.count) {
 		uint8_t *area = calloc(1, plan->shared.size);

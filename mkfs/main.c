@@ -18,6 +18,7 @@
 #define LZ4HC_LEVEL_MAX 12
 
 #include "erofs/build.h"
+#include "erofs/chunk.h"
 #include "erofs/compress.h"
 #include "erofs/dedup.h"
 #include "erofs/diag.h"
@@ -29,7 +30,7 @@
 enum {
 	OPT_ALL_ROOT = 256, OPT_FORCE_UID, OPT_FORCE_GID, OPT_UID_OFFSET, OPT_GID_OFFSET,
 	OPT_EXCLUDE_PATH, OPT_EXCLUDE_REGEX, OPT_QUIET, OPT_HELP, OPT_IGNORE_MTIME,
-	OPT_HARD_DEREF, OPT_MKFS_TIME, OPT_WORKERS, OPT_COMPRESS_HINTS,
+	OPT_HARD_DEREF, OPT_MKFS_TIME, OPT_WORKERS, OPT_COMPRESS_HINTS, OPT_CHUNKSIZE,
 };
 
 static const struct option long_options[] = {
@@ -45,6 +46,7 @@ static const struct option long_options[] = {
 	{ "mkfs-time", required_argument, NULL, OPT_MKFS_TIME },
 	{ "workers", required_argument, NULL, OPT_WORKERS },
 	{ "compress-hints", required_argument, NULL, OPT_COMPRESS_HINTS },
+	{ "chunksize", required_argument, NULL, OPT_CHUNKSIZE },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, 'V' },
@@ -80,6 +82,8 @@ static void usage(FILE *out)
 	      " --hard-dereference      store hard-linked files as separate files\n"
 	      " --ignore-mtime          do not keep per-file mtimes (all read as the image time)\n"
 	      " --mkfs-time=SECONDS     set only the image time, keeping file mtimes\n"
+	      " --chunksize=BYTES       chunk-based files: identical chunks stored once, chunks\n"
+	      "                         of zeros (holes) not at all; a power of two >= -b\n"
 	      " --workers=N             compression threads (default: online CPUs)\n"
 	      " --compress-hints=FILE   per-path pcluster sizes: lines of\n"
 	      "                         'BYTES [ALGORITHM-INDEX] REGEX', first match wins,\n"
@@ -323,6 +327,15 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts)
 			opts->pcluster_size = (uint32_t)v;
 			break;
 		case OPT_COMPRESS_HINTS: err = read_compress_hints(optarg, opts); break;
+		case OPT_CHUNKSIZE:
+			err = parse_int64(optarg, "chunk size", 512, (int64_t)1 << 40, &v);
+			if (!err && (v & (v - 1))) {
+				erofs_err("--chunksize=%s: not a power of two", optarg);
+				err = -EINVAL;
+			}
+			for (opts->chunkbits = 0; !err && (1ll << opts->chunkbits) < v; )
+				opts->chunkbits++;
+			break;
 		case OPT_WORKERS:
 			err = parse_int64(optarg, "worker count", 1, 1024, &v);
 			opts->workers = (unsigned int)v;
@@ -377,6 +390,16 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts)
 				  "block size %u", opts->hints[i].pcluster_size, 1u << opts->blkszbits);
 			return -EINVAL;
 		}
+	if (opts->chunkbits && (opts->chunkbits < opts->blkszbits ||
+				opts->chunkbits > opts->blkszbits + 31)) {
+		erofs_err("--chunksize: %llu is not between the block size and 2^31 blocks",
+			  1ull << opts->chunkbits);
+		return -EINVAL;
+	}
+	if (opts->chunkbits && opts->compressor != EROFS_COMPRESS_NONE) {
+		erofs_err("--chunksize applies to uncompressed images: use it without -z");
+		return -EINVAL;
+	}
 	if (opts->nr_hints && opts->compressor == EROFS_COMPRESS_NONE) {
 		erofs_err("--compress-hints needs -z");
 		return -EINVAL;
@@ -504,6 +527,7 @@ int main(int argc, char **argv)
 	struct erofs_plan plan = { 0 };
 	struct erofs_spool spool = { .fd = -1 };
 	struct erofs_dedup_stats dedup;
+	struct erofs_chunk_stats chunk_stats;
 	struct timespec start;
 	int err;
 
@@ -517,17 +541,24 @@ int main(int argc, char **argv)
 
 	opts.workers = opts.workers ? opts.workers : (unsigned int)sysconf(_SC_NPROCESSORS_ONLN);
 	err = erofs_tree_scan(&opts, &tree);
-	if (!err)
+	/* chunk dedup covers what whole-file dedup would find */
+	if (!err && !opts.chunkbits)
 		err = erofs_dedup_files(&opts, &tree, &dedup);
 	if (!err)
-		err = erofs_compress_tree(&opts, &tree, &spool);
+		err = opts.chunkbits ? erofs_chunk_tree(&opts, &tree, &spool, &chunk_stats)
+				     : erofs_compress_tree(&opts, &tree, &spool);
 	if (!err)
-		err = erofs_plan_image(&opts, &tree, &plan);
+		err = erofs_plan_image(&opts, &tree, opts.chunkbits ? spool.size : 0, &plan);
 	if (!err)
 		err = erofs_write_image(&opts, &tree, &plan, spool.fd);
 	erofs_spool_close(&spool);
-	if (!err && !opts.quiet)
+	if (!err && !opts.quiet) {
 		print_summary(&opts, &tree, &plan, &start);
+		if (opts.chunkbits)
+			printf("%s: %" PRIu64 " chunks: %" PRIu64 " stored once elsewhere, %" PRIu64
+			       " holes; %" PRIu64 " bytes saved\n", opts.image, chunk_stats.chunks,
+			       chunk_stats.shared, chunk_stats.null, chunk_stats.saved_bytes);
+	}
 	if (err == -ENOMEM)
 		erofs_err("out of memory");
 	erofs_plan_free(&plan);

@@ -21,7 +21,8 @@ printf 'X' | dd of="$src/near" bs=1 seek=1500000 conv=notrunc status=none
 chmod 0600 "$src/a/b/copy-2"
 setfattr -n user.note -v differs "$src/c/copy-3"
 
-for config in "" "-z lz4hc" "-z lz4hc -E ztailpacking" "-z lz4 -C 65536 -E legacy-compress"; do
+for config in "" "-z lz4hc" "-z lz4hc -E ztailpacking" "-z lz4 -C 65536 -E legacy-compress" \
+	"--chunksize=4096" "--chunksize=65536"; do
 	label=${config// /}
 	label=${label:-plain}
 	img=$WORK/$label.img
@@ -47,4 +48,28 @@ for config in "" "-z lz4hc" "-z lz4hc -E ztailpacking" "-z lz4 -C 65536 -E legac
 		fi
 	done
 done
+# chunks: holes and zero chunks cost nothing, so sparse files stay sparse
+# (runs of holes or of contiguous chunks merge into one larger chunk)
+mkdir "$WORK/sparse"
+truncate -s 1G "$WORK/sparse/hole-1g"
+head -c 1000000 /dev/zero >"$WORK/sparse/zeros"
+head -c 8000000 /dev/urandom >"$WORK/sparse/unique-8m"
+"$MKFS" --quiet --chunksize=4096 "$WORK/sparse.img" "$WORK/sparse"
+size=$(stat -c %s "$WORK/sparse.img")
+if [ "$size" -lt $((8000000 + 65536)) ]; then
+	pass "--chunksize: 1 GB of holes, 1 MB of zeros and 8 MB of data take $size bytes"
+else
+	fail "--chunksize: sparse image of $size bytes"
+fi
+truncate -s 256M "$WORK/sparse/data-inside"
+printf 'data' | dd of="$WORK/sparse/data-inside" bs=1 seek=100000000 conv=notrunc status=none
+"$MKFS" --quiet --chunksize=1048576 "$WORK/sparse.img" "$WORK/sparse"
+rm -rf "$WORK/x"
+"$FSCK" --extract="$WORK/x" "$WORK/sparse.img" >/dev/null &&
+	cmp "$WORK/sparse/data-inside" "$WORK/x/data-inside" && cmp "$WORK/sparse/unique-8m" "$WORK/x/unique-8m" &&
+	pass "--chunksize: sparse and merged files read back" || fail "--chunksize: sparse files differ"
+expect_failure "chunks with compression" "without -z" "$MKFS" -z lz4 --chunksize=4096 "$WORK/b.img" "$src"
+expect_failure "chunk size not a power of two" "not a power of two" "$MKFS" --chunksize=5000 "$WORK/b.img" "$src"
+expect_failure "chunk size below the block size" "not between the block size" \
+	"$MKFS" -b 4096 --chunksize=1024 "$WORK/b.img" "$src"
 finish

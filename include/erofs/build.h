@@ -71,6 +71,7 @@ struct erofs_build_options {
 	bool legacy_index;		/* full 8-byte lcluster indexes */
 	bool compact_2b;		/* compact indexes may use 2-byte packs */
 	bool ztailpacking;		/* -E ztailpacking: inline compressed tails */
+	unsigned int chunkbits;		/* --chunksize: log2 of the chunk size; 0 = off */
 	unsigned int workers;		/* compression threads */
 	struct erofs_compress_hint *hints;	/* first match wins */
 	size_t nr_hints;

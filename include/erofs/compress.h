@@ -51,6 +51,7 @@ struct erofs_spool {
  */
 int erofs_compress_tree(const struct erofs_build_options *opts, struct erofs_tree *tree,
 			struct erofs_spool *spool);
+int erofs_spool_open(const struct erofs_build_options *opts, struct erofs_spool *spool);
 void erofs_spool_close(struct erofs_spool *spool);
 void erofs_zinfo_free(struct erofs_zinfo *zi);
 

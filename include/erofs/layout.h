@@ -27,6 +27,8 @@ struct erofs_plan {
 	uint32_t meta_blkaddr;		/* nid 0 is this block's first byte */
 	uint64_t meta_end;		/* end of the metadata blocks */
 	uint32_t data_blkaddr;		/* first block after the metadata */
+	uint32_t chunk_blkaddr;		/* the chunk area, at the start of the data */
+	uint32_t chunk_blocks;
 	uint32_t nr_blocks;		/* image size in blocks */
 	uint64_t inline_bytes;		/* tails kept inside the metadata */
 	uint32_t feature_incompat;
@@ -40,8 +42,9 @@ struct erofs_plan {
 	uint32_t nr_extended;		/* inodes that needed the 64-byte form */
 };
 
+/* chunk_area_bytes: the spooled chunks of --chunksize, placed first in the data */
 int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *tree,
-		     struct erofs_plan *plan);
+		     uint64_t chunk_area_bytes, struct erofs_plan *plan);
 void erofs_plan_free(struct erofs_plan *plan);
 
 static inline uint64_t erofs_inode_pos(const struct erofs_plan *plan, uint64_t nid)

@@ -15,6 +15,7 @@
 
 struct erofs_xattr_set;
 struct erofs_zinfo;
+struct erofs_chunks;
 
 struct erofs_dentry {
 	char *name;
@@ -37,6 +38,7 @@ struct erofs_inode {
 	struct erofs_xattr_set *xattrs;
 	struct erofs_zinfo *z;		/* compressed regular files: their extents */
 	struct erofs_inode *same_data;	/* dedup: another file holds identical data */
+	struct erofs_chunks *chunks;	/* --chunksize: where each chunk is */
 	uint32_t ibody_bound;		/* largest xattr ibody among the inodes sharing
 					 * this inode's data (an inline tail must fit all) */
 	struct erofs_dentry *children;	/* directories: sorted by name bytes */
