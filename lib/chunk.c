@@ -33,6 +33,7 @@ struct chunker {
 	int spool_fd;
 	uint64_t spool_blocks;
 	struct erofs_chunk_stats *stats;
+	struct erofs_dir_cache dirs;
 };
 
 uint16_t erofs_chunk_format(const struct erofs_build_options *opts,
@@ -206,7 +207,7 @@ static int chunk_file(struct chunker *k, struct erofs_inode *inode)
 	ch->spool_block = malloc(ch->count * sizeof(*ch->spool_block));
 	if (!ch->spool_block)
 		return -ENOMEM;
-	fd = erofs_tree_open_file(k->tree, inode);
+	fd = erofs_tree_open_file(k->tree, inode, &k->dirs);
 	if (fd < 0) {
 		err = errno;
 		erofs_err("%s/%s: cannot open: %s", k->opts->source, inode->path, strerror(err));
@@ -273,7 +274,7 @@ int erofs_chunk_tree(const struct erofs_build_options *opts, struct erofs_tree *
 {
 	struct chunker k = {
 		.opts = opts, .tree = tree, .blksz = 1u << opts->blkszbits,
-		.chunksize = 1u << opts->chunkbits, .stats = stats,
+		.chunksize = 1u << opts->chunkbits, .stats = stats, .dirs = { .fd = -1 },
 	};
 	int err;
 
@@ -302,6 +303,7 @@ int erofs_chunk_tree(const struct erofs_build_options *opts, struct erofs_tree *
 		err = -errno;
 	spool->size = k.spool_blocks << opts->blkszbits;
 	erofs_seq_release(&k.spool);
+	erofs_dir_cache_release(&k.dirs);
 	free(k.table);
 	free(k.buf);
 	free(k.other);

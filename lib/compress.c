@@ -82,12 +82,14 @@ struct compressor {
 	LZ4_streamHC_t *hc_state;	/* initialised once, then reset cheaply */
 	uint8_t *input;			/* the segment being compressed */
 	uint8_t *pcluster;		/* output of one pcluster */
+	struct erofs_dir_cache dirs;
 };
 
 static int compressor_init(struct compressor *c, const struct erofs_build_options *opts)
 {
 	memset(c, 0, sizeof(*c));
 	c->opts = opts;
+	c->dirs.fd = -1;
 	c->blksz = 1u << opts->blkszbits;
 	c->input = malloc(SEGMENT_SIZE);
 	c->pcluster = malloc(EROFS_PCLUSTER_MAX_SIZE);
@@ -103,6 +105,7 @@ static void compressor_release(struct compressor *c)
 	free(c->input);
 	free(c->pcluster);
 	LZ4_freeStreamHC(c->hc_state);
+	erofs_dir_cache_release(&c->dirs);
 }
 
 /* Fills one pcluster of cap bytes; returns the compressed length, 0 if nothing fits. */
@@ -146,11 +149,12 @@ static uint64_t blocks_for(uint64_t bytes, uint32_t blksz)
 	return (bytes + blksz - 1) / blksz;
 }
 
-static int read_segment(const struct work_queue *q, struct work_item *item, uint8_t *buf)
+static int read_segment(const struct work_queue *q, struct work_item *item, uint8_t *buf,
+			struct erofs_dir_cache *dirs)
 {
 	const char *src = q->opts->source;
 	size_t len = (size_t)(item->end - item->start), done = 0;
-	int fd = erofs_tree_open_file(q->tree, item->inode), err = 0;
+	int fd = erofs_tree_open_file(q->tree, item->inode, dirs), err = 0;
 	struct stat st;
 
 	if (fd < 0) {
@@ -193,7 +197,7 @@ static int compress_segment(struct compressor *c, const struct work_queue *q,
 	uint8_t *out;
 	int err;
 
-	if ((err = read_segment(q, item, c->input)))
+	if ((err = read_segment(q, item, c->input, &c->dirs)))
 		return err;
 	/* never more blocks than the raw input, plus a pcluster of rounding */
 	item->blocks = malloc(blocks_for(len, blksz) * blksz + item->pcluster_size);

@@ -44,7 +44,7 @@ static int by_size_hash_order(const void *a, const void *b)
 static int open_or_report(const struct erofs_build_options *opts,
 			  const struct erofs_tree *tree, const struct erofs_inode *inode)
 {
-	int fd = erofs_tree_open_file(tree, inode);
+	int fd = erofs_tree_open_file(tree, inode, NULL);
 
 	if (fd < 0) {
 		int err = errno;
@@ -136,8 +136,10 @@ int erofs_dedup_files(const struct erofs_build_options *opts, struct erofs_tree 
 		free(buf);
 		return -ENOMEM;
 	}
+	/* a file within one block has no block to share: its data is inline */
 	for (uint32_t i = 0; i < tree->nr_inodes; i++)
-		if (S_ISREG(tree->inodes[i]->mode) && tree->inodes[i]->size)
+		if (S_ISREG(tree->inodes[i]->mode) &&
+		    tree->inodes[i]->size > 1u << opts->blkszbits)
 			all[n++] = (struct candidate){ .inode = tree->inodes[i], .order = i };
 
 	/* only files that share their size with another one are read */

@@ -193,10 +193,58 @@ void erofs_seq_write(struct erofs_seq_writer *w, uint64_t pos, const void *data,
 		memcpy(dst, data, len);
 }
 
+/*
+ * Large copies go file to file inside the kernel (copy_file_range), which
+ * spares two trips through user memory; returns -EXDEV-like errors when the
+ * filesystems cannot, so the caller falls back to buffered copying.
+ */
+static int copy_in_kernel(struct erofs_seq_writer *w, uint64_t pos, int src_fd,
+			  uint64_t src_pos, uint64_t len, uint64_t *done)
+{
+#ifdef HAVE_COPY_FILE_RANGE
+	loff_t in = (loff_t)src_pos, out = (loff_t)pos;
+
+	seq_drain(w, pos);
+	if (w->error)
+		return w->error;
+	while (*done < len) {
+		ssize_t n = copy_file_range(src_fd, &in, w->fd, &out, (size_t)(len - *done), 0);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -ENODATA;
+		*done += (uint64_t)n;
+	}
+	w->buf_pos = pos + len;
+	return 0;
+#else
+	return -ENOSYS;
+#endif
+}
+
+#define COPY_IN_KERNEL_MIN	(256u << 10)
+
 int erofs_seq_copy(struct erofs_seq_writer *w, uint64_t pos, int src_fd, uint64_t src_pos,
 		   uint64_t len)
 {
 	uint64_t done = 0;
+
+	if (len >= COPY_IN_KERNEL_MIN && !w->error) {
+		int err = copy_in_kernel(w, pos, src_fd, src_pos, len, &done);
+
+		if (!err || err == -ENODATA)
+			return err;
+		if (err != -EXDEV && err != -EINVAL && err != -ENOSYS && err != -EOPNOTSUPP) {
+			seq_fail(w, err);
+			return err;
+		}
+		/* go on with buffered copies from where the kernel stopped */
+		w->buf_pos = pos + done;
+	}
 
 	while (done < len && !w->error) {
 		size_t chunk = len - done < w->cap ? (size_t)(len - done) : w->cap;

@@ -468,10 +468,11 @@ void erofs_tree_free(struct erofs_tree *tree)
 	tree->source_dirfd = -1;
 }
 
-int erofs_tree_open_file(const struct erofs_tree *tree, const struct erofs_inode *inode)
+/* Opens path (relative to dirfd) component by component with O_NOFOLLOW. */
+static int open_beneath(int dirfd, const char *path, bool directory)
 {
-	const char *p = inode->path;
-	int dirfd = tree->source_dirfd;
+	const char *p = path;
+	int at = dirfd;
 
 	for (;;) {
 		const char *slash = strchr(p, '/');
@@ -485,18 +486,45 @@ int erofs_tree_open_file(const struct erofs_tree *tree, const struct erofs_inode
 		} else {
 			memcpy(name, p, len);
 			name[len] = '\0';
-			fd = openat(dirfd, name,
-				    O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (slash ? O_DIRECTORY : 0));
+			fd = openat(at, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
+				    (slash || directory ? O_DIRECTORY : 0));
 		}
-		if (dirfd != tree->source_dirfd) {
+		if (at != dirfd) {
 			int saved = errno;
 
-			close(dirfd);
+			close(at);
 			errno = saved;
 		}
 		if (fd < 0 || !slash)
 			return fd;
-		dirfd = fd;
+		at = fd;
 		p = slash + 1;
 	}
+}
+
+int erofs_tree_open_file(const struct erofs_tree *tree, const struct erofs_inode *inode,
+			 struct erofs_dir_cache *cache)
+{
+	const struct erofs_inode *dir = inode->parent;
+	const char *name = strrchr(inode->path, '/');
+
+	if (!cache)
+		return open_beneath(tree->source_dirfd, inode->path, false);
+	if (cache->dir != dir) {
+		erofs_dir_cache_release(cache);
+		cache->fd = dir->path[0] ? open_beneath(tree->source_dirfd, dir->path, true)
+					 : dup(tree->source_dirfd);
+		if (cache->fd < 0)
+			return -1;
+		cache->dir = dir;
+	}
+	return openat(cache->fd, name ? name + 1 : inode->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+void erofs_dir_cache_release(struct erofs_dir_cache *cache)
+{
+	if (cache->dir && cache->fd >= 0)
+		close(cache->fd);
+	cache->dir = NULL;
+	cache->fd = -1;
 }

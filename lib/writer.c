@@ -34,6 +34,7 @@ struct write_ctx {
 	uint8_t *record;		/* one inode record being built */
 	size_t record_cap;
 	struct erofs_seq_writer data;
+	struct erofs_dir_cache dirs;
 	uint64_t bytes_done;
 	struct erofs_progress progress;
 };
@@ -141,7 +142,7 @@ static int put_regular(struct write_ctx *w, const struct erofs_inode *inode, uin
 		w->bytes_done += inode->size;
 		return err;
 	}
-	fd = erofs_tree_open_file(w->tree, inode);
+	fd = erofs_tree_open_file(w->tree, inode, &w->dirs);
 	if (fd < 0) {
 		err = errno;
 		erofs_err("%s/%s: cannot open: %s", src, inode->path, strerror(err));
@@ -254,7 +255,8 @@ static int put_superblock(struct write_ctx *w, int fd)
 int erofs_write_image(const struct erofs_build_options *opts, const struct erofs_tree *tree,
 		      const struct erofs_plan *plan, int spool_fd)
 {
-	struct write_ctx w = { .opts = opts, .tree = tree, .plan = plan, .spool_fd = spool_fd };
+	struct write_ctx w = { .opts = opts, .tree = tree, .plan = plan, .spool_fd = spool_fd,
+			       .dirs = { .fd = -1 } };
 	struct erofs_image_file img;
 	uint64_t image_size = (uint64_t)plan->nr_blocks << plan->blkszbits;
 	int err;
@@ -308,6 +310,7 @@ int erofs_write_image(const struct erofs_build_options *opts, const struct erofs
 		erofs_progress_finish(&w.progress, tree->nr_inodes);
 out:
 	free(w.record);
+	erofs_dir_cache_release(&w.dirs);
 	erofs_seq_release(&w.data);
 	if (!err)
 		return erofs_image_commit(&img);

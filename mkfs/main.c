@@ -60,7 +60,7 @@ static void usage(FILE *out)
 	      "\n"
 	      "Options:\n"
 	      " -b SIZE                 block size in bytes: 512, 1024, 2048 or 4096 (default 4096)\n"
-	      " -d LEVEL                debug level 0..9 (default 2)\n"
+	      " -d LEVEL                debug level 0..9 (default 2); 3 and up: stage timings\n"
 	      " -C BYTES                pcluster size: a multiple of the block size up to\n"
 	      "                         1 MiB (default: one block)\n"
 	      " -E OPT[,OPT...]         extended options: force-inode-compact,\n"
@@ -489,6 +489,19 @@ static double seconds_since(const struct timespec *start)
 	return (double)(now.tv_sec - start->tv_sec) + (now.tv_nsec - start->tv_nsec) / 1e9;
 }
 
+/* -d 3 and up: how long each stage took, on stderr */
+static void stage_done(const struct erofs_build_options *opts, const char *stage,
+		       struct timespec *since)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (opts->debug_level >= 3)
+		fprintf(stderr, "mkfs.erofs: %-10s %.3f s\n", stage,
+			(double)(now.tv_sec - since->tv_sec) + (now.tv_nsec - since->tv_nsec) / 1e9);
+	*since = now;
+}
+
 static void print_summary(const struct erofs_build_options *opts, const struct erofs_tree *tree,
 			  const struct erofs_plan *plan, const struct timespec *start)
 {
@@ -528,7 +541,7 @@ int main(int argc, char **argv)
 	struct erofs_spool spool = { .fd = -1 };
 	struct erofs_dedup_stats dedup;
 	struct erofs_chunk_stats chunk_stats;
-	struct timespec start;
+	struct timespec start, stage;
 	int err;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
@@ -540,17 +553,23 @@ int main(int argc, char **argv)
 	raise_fd_limit();
 
 	opts.workers = opts.workers ? opts.workers : (unsigned int)sysconf(_SC_NPROCESSORS_ONLN);
+	stage = start;
 	err = erofs_tree_scan(&opts, &tree);
+	stage_done(&opts, "scan", &stage);
 	/* chunk dedup covers what whole-file dedup would find */
 	if (!err && !opts.chunkbits)
 		err = erofs_dedup_files(&opts, &tree, &dedup);
+	stage_done(&opts, "dedup", &stage);
 	if (!err)
 		err = opts.chunkbits ? erofs_chunk_tree(&opts, &tree, &spool, &chunk_stats)
 				     : erofs_compress_tree(&opts, &tree, &spool);
+	stage_done(&opts, opts.chunkbits ? "chunk" : "compress", &stage);
 	if (!err)
 		err = erofs_plan_image(&opts, &tree, opts.chunkbits ? spool.size : 0, &plan);
+	stage_done(&opts, "plan", &stage);
 	if (!err)
 		err = erofs_write_image(&opts, &tree, &plan, spool.fd);
+	stage_done(&opts, "write", &stage);
 	erofs_spool_close(&spool);
 	if (!err && !opts.quiet) {
 		print_summary(&opts, &tree, &plan, &start);

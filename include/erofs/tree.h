@@ -69,9 +69,21 @@ struct erofs_tree {
 int erofs_tree_scan(const struct erofs_build_options *opts, struct erofs_tree *tree);
 void erofs_tree_free(struct erofs_tree *tree);
 
-/* Opens a regular file of the tree for reading, component by component, so
- * that no path length limit applies and no symlink is followed. */
-int erofs_tree_open_file(const struct erofs_tree *tree, const struct erofs_inode *inode);
+/*
+ * Opens a regular file of the tree for reading, component by component, so
+ * that no path length limit applies and no symlink is followed.  The cache
+ * keeps the last parent directory open: files are visited directory by
+ * directory, so most opens are one openat().  One cache per thread; NULL
+ * for none.
+ */
+struct erofs_dir_cache {
+	const struct erofs_inode *dir;
+	int fd;
+};
+
+int erofs_tree_open_file(const struct erofs_tree *tree, const struct erofs_inode *inode,
+			 struct erofs_dir_cache *cache);
+void erofs_dir_cache_release(struct erofs_dir_cache *cache);
 
 static inline bool erofs_inode_is_dir(const struct erofs_inode *inode)
 {
