@@ -219,11 +219,18 @@ static int compress_segment(struct compressor *c, const struct work_queue *q,
 						    (int)((nblks - 1) * blksz));
 			nblks = blocks_for((uint64_t)out_len, blksz);
 		}
-		/* keep it only if it saves a block and can be indexed; a file's
-		 * last pcluster that may go inline only needs to save bytes */
+		/*
+		 * Keep it only if it saves a block and can be indexed.  A file's
+		 * last pcluster is kept at no gain too when it may go inline
+		 * (saving bytes), or when raw blocks would cost one more: a last
+		 * raw extent may not cross an lcluster boundary (see above).
+		 */
+		bool file_end = item->last && pos + (uint64_t)src_len == len;
+		bool raw_splits = (lofs & (blksz - 1)) + (uint64_t)src_len > blksz;
+
 		if (out_len > 0 && (nblks < blocks_for((uint64_t)src_len, blksz) ||
-				    (c->opts->ztailpacking && item->last && nblks == 1 &&
-				     pos + (uint64_t)src_len == len && out_len < src_len)) &&
+				    (file_end && nblks == 1 && out_len < src_len &&
+				     (c->opts->ztailpacking || raw_splits))) &&
 		    (nblks == 1 || (lofs + (uint64_t)src_len) / blksz >= lofs / blksz + 2)) {
 			memset(out, 0, nblks * blksz - (uint64_t)out_len);
 			memcpy(out + nblks * blksz - (uint64_t)out_len, c->pcluster, (size_t)out_len);
