@@ -7,7 +7,9 @@
  * a second reference to a directory is reported as a loop / directory hard
  * link and not followed, so the total work is bounded by the directory
  * bytes plus the data in the image.  File data is read through a bitmap
- * of image blocks, so data shared by many inodes (or chunks) is read once.
+ * of image blocks, so data shared by many inodes (or chunks) is read once;
+ * compressed extents are decoded (and so checked) once per distinct
+ * (pcluster, length) pair.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -62,6 +64,12 @@ struct nid_info {
 	char *first_path;
 };
 
+struct zseen {
+	uint64_t pa, llen, plen;
+	unsigned int flags, alg;
+	bool valid;
+};
+
 struct dext {
 	uint64_t start, end, nid;
 	bool xattr;			/* a shared xattr entry, not file data */
@@ -95,6 +103,7 @@ struct fsck {
 
 	uint64_t **bitmap;		/* two-level bitmap of image blocks read */
 	uint64_t (*extent_cache)[2];	/* (pa, len) of extents read */
+	struct zseen *zseen;		/* compressed extents decoded */
 	size_t bitmap_pages;
 	uint8_t *buf;
 
@@ -107,6 +116,7 @@ struct fsck {
 	unsigned long errors, warnings;
 	bool dirs_damaged;		/* some entries could not be read */
 	uint64_t ndirs, nfiles, nsymlinks, nspecial, nlinks_extra, data_bytes;
+	uint64_t nzfiles, zlogical, zphysical;	/* compressed regular files */
 };
 
 static void report(struct fsck *f, const char *path, uint64_t nid, const char *fmt, ...)
@@ -240,6 +250,7 @@ static struct nid_info *nid_add(struct fsck *f, uint64_t nid)
 #define BM_PAGE_BITS	15	/* 32768 blocks per 4 KiB bitmap page */
 #define BM_PAGE_WORDS	((1u << BM_PAGE_BITS) / 64)
 #define EXTENT_CACHE	4096	/* extents already read, direct-mapped */
+#define ZSEEN_CACHE	4096	/* compressed extents already decoded, direct-mapped */
 
 static uint64_t *bm_page(struct fsck *f, uint64_t blk)
 {
@@ -354,15 +365,42 @@ static void record_extent(struct fsck *f, uint64_t pa, uint64_t len, uint64_t ni
 	d->xattr = xattr;
 }
 
+/* Decodes a compressed extent unless the same one was decoded before. */
+static int check_encoded(struct fsck *f, const struct erofs_rd_inode *vi,
+			 const struct erofs_map *map)
+{
+	size_t slot = (size_t)(((map->pa >> f->r.blkszbits) * 0x9E3779B97F4A7C15ULL ^
+				map->llen ^ (map->plen << 20)) % ZSEEN_CACHE);
+	struct zseen *z = &f->zseen[slot];
+	const uint8_t *dec;
+	int err;
+
+	if (z->valid && z->pa == map->pa && z->llen == map->llen && z->plen == map->plen &&
+	    z->flags == map->flags && z->alg == map->alg)
+		return 0;
+	err = erofs_decode_extent(&f->r, vi, map, &dec);
+	if (err)
+		return err;
+	*z = (struct zseen){ map->pa, map->llen, map->plen, map->flags, map->alg, true };
+	return 0;
+}
+
+static bool is_compressed(const struct erofs_rd_inode *vi)
+{
+	return vi->layout == EROFS_LAYOUT_COMPRESSED_FULL ||
+	       vi->layout == EROFS_LAYOUT_COMPRESSED_COMPACT;
+}
+
 /*
  * Maps every extent of a file, directory or symlink, records its data
- * blocks and, with read, reads them (each image block once).  Without
- * report, errors are left to whoever reads the data (the extractor).
+ * blocks and, with read, reads them (each image block once) or decodes
+ * them (compressed extents).  Without report, errors are left to whoever
+ * reads the data (the extractor).
  */
 static void scan_data(struct fsck *f, const char *path, const struct erofs_rd_inode *vi,
 		      bool read, bool report)
 {
-	uint64_t off = 0;
+	uint64_t off = 0, zblocks = 0, last_pa = UINT64_MAX;
 
 	while (off < vi->size) {
 		struct erofs_map map;
@@ -373,8 +411,18 @@ static void scan_data(struct fsck *f, const char *path, const struct erofs_rd_in
 			return;
 		}
 		if ((map.flags & EROFS_MAP_MAPPED) && !(map.flags & EROFS_MAP_META))
-			record_extent(f, map.pa, map.llen, vi->nid, false);
-		if ((map.flags & EROFS_MAP_MAPPED) && read) {
+			record_extent(f, map.pa, map.plen, vi->nid, false);
+		if ((map.flags & EROFS_MAP_MAPPED) && map.pa != last_pa) {
+			zblocks += map.plen >> f->r.blkszbits;
+			last_pa = map.pa;
+		}
+		if ((map.flags & EROFS_MAP_ENCODED) && read) {
+			if (check_encoded(f, vi, &map)) {
+				if (report)
+					rfail(f, path, vi->nid);
+				return;
+			}
+		} else if ((map.flags & EROFS_MAP_MAPPED) && read) {
 			uint64_t skip = off - map.la;
 
 			if (read_range(f, map.pa + skip, map.llen - skip)) {
@@ -385,6 +433,11 @@ static void scan_data(struct fsck *f, const char *path, const struct erofs_rd_in
 		}
 		off = map.la + map.llen;
 	}
+	/* i_u of a compressed file counts its blocks (st_blocks comes from it) */
+	if (is_compressed(vi) && report && zblocks != vi->z_blocks)
+		warn(f, path, vi->nid,
+		     "compressed block count %u in the inode, but its extents use %" PRIu64 " blocks",
+		     vi->z_blocks, zblocks);
 }
 
 /* ------------------------------------------------------------------ */
@@ -642,6 +695,11 @@ static void visit(struct fsck *f, struct frame *parent, const struct dent *d)
 	if (S_ISREG(vi.di.mode)) {
 		f->nfiles++;
 		f->data_bytes += vi.size;
+		if (is_compressed(&vi)) {
+			f->nzfiles++;
+			f->zlogical += vi.size;
+			f->zphysical += (uint64_t)vi.z_blocks << f->r.blkszbits;
+		}
 		/* when extracting, the extractor reads and reports */
 		scan_data(f, path, &vi, pfd < 0, pfd < 0);
 	} else if (S_ISLNK(vi.di.mode)) {
@@ -687,8 +745,7 @@ static int dext_cmp(const void *a, const void *b)
 static void check_data_overlaps(struct fsck *f, struct nid_info **v, size_t n)
 {
 	const uint64_t sb_start = EROFS_SUPER_OFFSET;
-	const uint64_t sb_end = sb_start + EROFS_SUPER_SIZE +
-				f->r.sb.sb_extslots * EROFS_SB_EXTSLOT_SIZE;
+	const uint64_t sb_end = f->r.sb_end;	/* with the compression configs */
 	uint64_t *maxend;
 	size_t i;
 
@@ -851,7 +908,8 @@ static void usage(FILE *out)
 "  -V, --version          print the version number and exit\n"
 "  -h, --help             display this help and exit\n"
 "  -d N                   set the message level to N (0..9, default 2)\n"
-"  -p                     print statistics (files, directories, bytes, image size)\n"
+"  -p                     print statistics (files, directories, bytes, image size,\n"
+"                         compression ratio)\n"
 "  -a, -y, -n             accepted for compatibility and ignored\n"
 "  --extract[=DIR]        read every byte of every file; with DIR, also\n"
 "                         recreate the tree below DIR\n"
@@ -1030,6 +1088,10 @@ static void print_super(const struct fsck *f)
 	       f->r.blksz, sb->blocks, sb->root_nid, sb->inos);
 	printf("superblock: compat 0x%08x, incompat 0x%08x, meta_blkaddr %u, xattr_blkaddr %u\n",
 	       sb->feature_compat, sb->feature_incompat, sb->meta_blkaddr, sb->xattr_blkaddr);
+	if (sb->feature_incompat & (EROFS_INCOMPAT_ZERO_PADDING | EROFS_INCOMPAT_COMPR_CFGS))
+		printf("superblock: compression algorithms 0x%x, LZ4 pclusters up to %u blocks, LZ4 distance %u\n",
+		       f->r.available_compr_algs, f->r.lz4_max_pclusterblks,
+		       f->r.lz4_max_distance ? f->r.lz4_max_distance : 65536u);
 }
 
 static void print_stats(const struct fsck *f)
@@ -1041,6 +1103,12 @@ static void print_stats(const struct fsck *f)
 	printf("  special files:      %" PRIu64 "\n", f->nspecial);
 	printf("  extra hard links:   %" PRIu64 "\n", f->nlinks_extra);
 	printf("  file data bytes:    %" PRIu64 "\n", f->data_bytes);
+	if (f->nzfiles)
+		printf("  compressed files:   %" PRIu64 ", %" PRIu64 " bytes stored in %" PRIu64
+		       " bytes (%.2f%%)\n", f->nzfiles, f->zlogical, f->zphysical,
+		       f->zlogical ? 100.0 * (double)f->zphysical / (double)f->zlogical : 0.0);
+	else
+		printf("  compressed files:   0\n");
 	printf("  image size:         %" PRIu64 " bytes (%" PRIu64 " blocks)\n",
 	       f->image_bytes, f->r.size >> f->r.blkszbits);
 }
@@ -1082,7 +1150,8 @@ int main(int argc, char **argv)
 	f.bitmap_pages = (size_t)(((f.r.size >> f.r.blkszbits) >> BM_PAGE_BITS) + 1);
 	f.bitmap = calloc(f.bitmap_pages, sizeof(*f.bitmap));
 	f.extent_cache = calloc(EXTENT_CACHE, sizeof(*f.extent_cache));
-	if (!f.bitmap || !f.extent_cache) {
+	f.zseen = calloc(ZSEEN_CACHE, sizeof(*f.zseen));
+	if (!f.bitmap || !f.extent_cache || !f.zseen) {
 		erofs_err("out of memory");
 		return EXIT_USAGE;
 	}
@@ -1097,6 +1166,10 @@ int main(int argc, char **argv)
 		xo.preserve_perms = f.o.preserve_perms < 0 ? root : f.o.preserve_perms;
 		raise_nofile();
 		if (erofs_extract_open(&f.x, &f.r, f.o.extract_dir, &xo)) {
+			free(f.bitmap);
+			free(f.extent_cache);
+			free(f.zseen);
+			free(f.buf);
 			close(fd);
 			return EXIT_USAGE;
 		}
@@ -1128,6 +1201,8 @@ int main(int argc, char **argv)
 		free(f.bitmap[i]);
 	free(f.bitmap);
 	free(f.extent_cache);
+	free(f.zseen);
+	erofs_reader_close(&f.r);
 	free(f.stack);
 	free(f.dext);
 	free(f.buf);

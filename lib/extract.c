@@ -395,6 +395,19 @@ static int copy_data(struct erofs_extractor *x, int fd, const char *path,
 			off = end;	/* a hole: leave it unwritten */
 			continue;
 		}
+		if (map.flags & EROFS_MAP_ENCODED) {
+			/* a compressed extent (at most 12 MiB) is decoded whole */
+			const uint8_t *dec;
+
+			err = erofs_decode_extent(x->r, vi, &map, &dec);
+			if (err)
+				return rerr(x, path, vi, err);
+			err = write_sparse(fd, dec + (off - map.la), (size_t)(end - off), off);
+			if (err)
+				return xerr(x, path, err, "write failed");
+			off = end;
+			continue;
+		}
 		while (off < end) {
 			size_t n = end - off < x->bufsz ? (size_t)(end - off) : x->bufsz;
 

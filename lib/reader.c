@@ -20,13 +20,11 @@
 #include "erofs/dir.h"
 #include "erofs/ondisk.h"
 #include "erofs/reader.h"
+#include "erofs/zread.h"
 
 #define EFSCORRUPTED	EUCLEAN
 
-static int fail(struct erofs_reader *r, int err, const char *fmt, ...)
-	EROFS_PRINTF(3, 4);
-
-static int fail(struct erofs_reader *r, int err, const char *fmt, ...)
+int erofs_reader_fail(struct erofs_reader *r, int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -35,6 +33,8 @@ static int fail(struct erofs_reader *r, int err, const char *fmt, ...)
 	va_end(ap);
 	return err;
 }
+
+#define fail	erofs_reader_fail
 
 static int errf(char *buf, size_t len, int err, const char *fmt, ...)
 	EROFS_PRINTF(4, 5);
@@ -215,6 +215,9 @@ static int load_super(struct erofs_reader *r)
 	    EROFS_COMPACT_INODE_SIZE > limit)
 		return fail(r, -EFSCORRUPTED,
 			    "superblock: root nid %u beyond the end of the image", sb->root_nid);
+	err = erofs_z_load_config(r);
+	if (err)
+		return err;
 	r->err[0] = '\0';
 	return 0;
 }
@@ -234,6 +237,11 @@ int erofs_reader_open_mem(struct erofs_reader *r, const void *buf, size_t size)
 	r->mem = buf;
 	r->size = size;
 	return load_super(r);
+}
+
+void erofs_reader_close(struct erofs_reader *r)
+{
+	erofs_z_release(r);
 }
 
 /* ------------------------------------------------------------------ */
@@ -402,7 +410,8 @@ int erofs_read_inode(struct erofs_reader *r, uint64_t nid, struct erofs_rd_inode
 	case EROFS_LAYOUT_CHUNK_BASED:
 		return setup_chunks(r, vi);
 	default:
-		return 0;	/* compressed: checked when mapped */
+		/* compressed: the map header now, the index entries when mapped */
+		return erofs_z_setup_inode(r, vi);
 	}
 }
 
@@ -426,6 +435,7 @@ static int map_flat(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 		map->pa = vi->inline_pos;
 		map->flags = EROFS_MAP_MAPPED | EROFS_MAP_META;
 	}
+	map->plen = map->llen;
 	return 0;
 }
 
@@ -446,6 +456,7 @@ static int map_chunk(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 	map->llen = vi->size - map->la;
 	if (map->llen > (uint64_t)1 << vi->chunkbits)
 		map->llen = (uint64_t)1 << vi->chunkbits;
+	map->plen = map->llen;
 
 	if (vi->chunk_unit == EROFS_BLOCK_MAP_ENTRY_SIZE) {
 		blkaddr = get_le32(ent);
@@ -477,19 +488,11 @@ static int map_chunk(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 	return 0;
 }
 
-static int map_compressed(struct erofs_reader *r, const struct erofs_rd_inode *vi,
-			  uint64_t la, struct erofs_map *map)
-{
-	return fail(r, -EOPNOTSUPP,
-		    "compressed data not supported yet (layout %u)",
-		    vi->layout);
-}
-
 static const erofs_map_fn layout_map[] = {
 	[EROFS_LAYOUT_FLAT_PLAIN] = map_flat,
-	[EROFS_LAYOUT_COMPRESSED_FULL] = map_compressed,
+	[EROFS_LAYOUT_COMPRESSED_FULL] = erofs_z_map,
 	[EROFS_LAYOUT_FLAT_INLINE] = map_flat,
-	[EROFS_LAYOUT_COMPRESSED_COMPACT] = map_compressed,
+	[EROFS_LAYOUT_COMPRESSED_COMPACT] = erofs_z_map,
 	[EROFS_LAYOUT_CHUNK_BASED] = map_chunk,
 };
 
@@ -515,6 +518,11 @@ int erofs_map_blocks(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 	    map->llen > vi->size - map->la)
 		return fail(r, -EFSCORRUPTED,
 			    "bad mapping of offset %" PRIu64, la);
+	if ((map->flags & EROFS_MAP_MAPPED) &&
+	    (map->pa > r->size || map->plen > r->size - map->pa ||
+	     (!(map->flags & EROFS_MAP_ENCODED) && map->llen > map->plen)))
+		return fail(r, -EFSCORRUPTED,
+			    "bad mapping of offset %" PRIu64 " (beyond the image)", la);
 	return 0;
 }
 
@@ -536,7 +544,14 @@ int erofs_read_data(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 		n = map.llen - skip;
 		if (n > len)
 			n = len;
-		if (map.flags & EROFS_MAP_MAPPED) {
+		if (map.flags & EROFS_MAP_ENCODED) {
+			const uint8_t *dec;
+
+			err = erofs_decode_extent(r, vi, &map, &dec);
+			if (err)
+				return err;
+			memcpy(p, dec + skip, (size_t)n);
+		} else if (map.flags & EROFS_MAP_MAPPED) {
 			err = erofs_dev_read(r, p, (size_t)n, map.pa + skip);
 			if (err)
 				return err;

@@ -17,6 +17,13 @@
  * On failure, erofs_reader_error() describes what is wrong in one line,
  * naming the nid, block or entry; callers prefix it with the path.  The
  * reader itself prints nothing.
+ *
+ * Compressed files (LZ4, full and compact lcluster indexes, big pclusters)
+ * are read through lib/zread.c: their extents come back from
+ * erofs_map_blocks() with EROFS_MAP_ENCODED and are decoded, whole, by
+ * erofs_decode_extent().  The reader keeps the last extent mapped and the
+ * last decoded, and their buffers; erofs_reader_close() frees them.  The
+ * image must not change while a reader has it open.
  */
 #ifndef EROFS_READER_H
 #define EROFS_READER_H
@@ -38,6 +45,8 @@
 #define EROFS_SYMLINK_MAXLEN		4096u	/* PATH_MAX, NUL included: targets < 4096 */
 #define EROFS_ERRMSG_LEN		256u
 
+struct erofs_zcache;
+
 struct erofs_reader {
 	int fd;				/* -1 when reading from mem */
 	const uint8_t *mem;
@@ -48,6 +57,13 @@ struct erofs_reader {
 	uint32_t blksz;
 	uint64_t meta_base;		/* byte address of nid 0 */
 	uint64_t xattr_base;		/* byte address of shared xattr id 0 */
+	uint64_t sb_end;		/* end of the superblock and its compression configs */
+
+	/* compression, from the superblock (see erofs_z_load_config()) */
+	uint16_t available_compr_algs;	/* bit per algorithm (1 << EROFS_COMPR_LZ4) */
+	uint16_t lz4_max_distance;	/* 0: LZ4's own 64 KiB */
+	uint16_t lz4_max_pclusterblks;	/* largest LZ4 pcluster, in blocks */
+	struct erofs_zcache *zc;	/* decode buffers and caches, made on demand */
 
 	char err[EROFS_ERRMSG_LEN];	/* last error, see erofs_reader_error() */
 };
@@ -56,6 +72,8 @@ struct erofs_reader {
  * owns the descriptor and passes the image size (st_size or BLKGETSIZE64). */
 int erofs_reader_open_fd(struct erofs_reader *r, int fd, uint64_t size);
 int erofs_reader_open_mem(struct erofs_reader *r, const void *buf, size_t size);
+/* Frees what the reader allocated (decode buffers); the fd stays open. */
+void erofs_reader_close(struct erofs_reader *r);
 const char *erofs_reader_error(const struct erofs_reader *r);
 
 /* Copies len bytes of an image name or path into out (always terminated),
@@ -90,7 +108,20 @@ struct erofs_rd_inode {
 	unsigned int chunk_unit;	/* 4 (block map) or 8 (indexes) */
 	uint64_t chunk_table;		/* byte address of the chunk table */
 	uint64_t nchunks;
-	uint64_t meta_end;		/* end of inode + xattrs + inline data/table */
+	uint64_t meta_end;		/* end of inode + xattrs + inline data/table/index */
+
+	/* COMPRESSED_FULL / COMPRESSED_COMPACT (checked map header) */
+	uint32_t z_blocks;		/* i_u: compressed blocks of the file */
+	uint16_t z_advise;		/* h_advise (0 when the kernel ignores the header) */
+	uint8_t z_algtype[2];		/* HEAD1, HEAD2 algorithms */
+	unsigned int z_lclusterbits;
+	uint64_t z_header;		/* byte address of the map header */
+	uint64_t z_index;		/* first index entry (full) or ebase (compact) */
+	uint64_t z_nlclusters;		/* index entries: ceil(i_size / lcluster size) */
+	uint64_t z_initial_4b;		/* compact: 4-byte entries before the 2-byte packs */
+	uint64_t z_compacted_2b;	/* compact: entries in 2-byte packs */
+	uint64_t z_idataoff;		/* ztailpacking: byte address of the inline tail pcluster */
+	uint16_t z_idata_size;		/* ztailpacking: its size (0: no inline tail) */
 };
 
 /* Loads and fully checks the inode core at nid (bounds, i_format, mode,
@@ -101,20 +132,32 @@ int erofs_read_inode(struct erofs_reader *r, uint64_t nid, struct erofs_rd_inode
 
 #define EROFS_MAP_MAPPED	0x1u	/* pa is valid; otherwise a hole (zeros) */
 #define EROFS_MAP_META		0x2u	/* inline tail inside the metadata area */
+#define EROFS_MAP_ENCODED	0x4u	/* [pa, pa + plen) is compressed: erofs_decode_extent() */
+#define EROFS_MAP_PARTIAL	0x8u	/* encoded: the extent is only the start of the stream */
 
 struct erofs_map {
 	uint64_t la;		/* logical start of the extent */
 	uint64_t llen;		/* logical length (> 0) */
 	uint64_t pa;		/* physical byte address when MAPPED */
+	uint64_t plen;		/* physical bytes: llen, or the pcluster's size */
 	unsigned int flags;
+	unsigned int alg;	/* ENCODED: algorithm (EROFS_COMPR_LZ4, ...) */
 };
 
 /* Maps logical offset la (< i_size) to the extent containing it.  The
- * extent returned always contains la, lies inside the image when mapped,
- * and ends at or before i_size.  Each data layout has its own mapping
- * function; compressed layouts report -EOPNOTSUPP for now. */
+ * extent returned always contains la, lies inside the image when mapped
+ * ([pa, pa + plen)), and ends at or before i_size.  Unencoded mapped data
+ * is read from pa + (la - map.la) on.  Compressed files map whole extents
+ * (a pcluster each, every index entry of the extent checked). */
 int erofs_map_blocks(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 		     uint64_t la, struct erofs_map *map);
+
+/* Decodes an EROFS_MAP_ENCODED extent, whole: *out points at map->llen
+ * bytes owned by the reader, valid until its next call.  The stream must
+ * decode to exactly map->llen bytes (to at least that many with
+ * EROFS_MAP_PARTIAL).  The last extent decoded is kept. */
+int erofs_decode_extent(struct erofs_reader *r, const struct erofs_rd_inode *vi,
+			const struct erofs_map *map, const uint8_t **out);
 
 /* Reads [off, off + len) of the file's data; off + len must be <= i_size. */
 int erofs_read_data(struct erofs_reader *r, const struct erofs_rd_inode *vi,

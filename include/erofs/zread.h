@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The compressed-data half of the image reader (lib/zread.c): compression
+ * configuration in the superblock, map headers, lcluster indexes (full and
+ * compact), extent mapping and LZ4 decoding.  reader.c calls into it for
+ * the compressed layouts; the lcluster decoder is exposed for unit tests.
+ *
+ * Every value from the image is hostile: index positions are checked to lie
+ * inside the inode's index and the image, every walk over lclusters is
+ * bounded by the largest extent allowed (EROFS_Z_MAX_DSIZE), and decoding
+ * uses liblz4's bounds-checked decoders into buffers of the expected size.
+ */
+#ifndef EROFS_ZREAD_H
+#define EROFS_ZREAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "erofs/reader.h"
+
+/* Limits this reader enforces (newer kernels enforce the same). */
+#define EROFS_Z_MAX_DSIZE	(12u << 20)	/* decoded bytes of one extent */
+#define EROFS_Z_MAX_PCLUSTER_BLKS	256u	/* 1 MiB of 4 KiB blocks */
+#define EROFS_Z_BLKSZBITS	12u		/* compressed files need 4 KiB blocks */
+#define EROFS_COMPR_LZMA	1u
+#define EROFS_COMPR_MAX		2u		/* algorithms a 6.1 kernel knows */
+#define EROFS_ZFRAGMENT_INODE_BIT	7u	/* h_clusterbits: whole file in the packed inode */
+
+/* One lcluster's index entry, decoded the way Linux 6.1's zmap.c does. */
+struct erofs_lcluster {
+	uint64_t lcn;
+	unsigned int type;		/* enum erofs_lcluster_type */
+	unsigned int clusterofs;	/* heads: where the extent starts; nonheads: blksz */
+	unsigned int delta[2];		/* nonheads: back to the head, on to the next head */
+	uint32_t pblk;			/* heads: first block of the pcluster */
+	uint32_t cblkcnt;		/* the CBLKCNT nonhead: its block count */
+	bool has_cblkcnt;		/* this nonhead carries CBLKCNT (delta[0] is then 1) */
+	bool partialref;		/* full index heads: PARTIAL_REF */
+};
+
+/* Internal: reader.c's error recorder, shared with zread.c. */
+int erofs_reader_fail(struct erofs_reader *r, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Superblock: available algorithms and their configuration records. */
+int erofs_z_load_config(struct erofs_reader *r);
+
+/* Inode: map header and index placement for the compressed layouts;
+ * extends vi->meta_end over the header and the index. */
+int erofs_z_setup_inode(struct erofs_reader *r, struct erofs_rd_inode *vi);
+
+/* Decodes the index entry of lcluster lcn (< vi->z_nlclusters).  With
+ * lookahead, delta[1] of a compact nonhead is worked out as well. */
+int erofs_z_load_lcluster(struct erofs_reader *r, const struct erofs_rd_inode *vi,
+			  uint64_t lcn, bool lookahead, struct erofs_lcluster *lc);
+
+/* Maps la (< i_size) to the whole extent containing it, with every index
+ * entry of that extent checked. */
+int erofs_z_map(struct erofs_reader *r, const struct erofs_rd_inode *vi, uint64_t la,
+		struct erofs_map *map);
+
+void erofs_z_release(struct erofs_reader *r);
+
+#endif

@@ -1,0 +1,850 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Compressed files for the image reader: superblock compression configs,
+ * map headers, full and compact lcluster indexes, extent mapping and LZ4
+ * decoding (see include/erofs/zread.h).
+ *
+ * Written for erofs-forge from the on-disk format as Linux 6.1 reads it
+ * (fs/erofs/zmap.c and decompressor.c were read to learn the format; no
+ * code was taken from them).  The index decoding deliberately follows the
+ * kernel's semantics, including its quirks, so that what fsck accepts is
+ * what the kernel can read; on top of that, every extent mapped has all of
+ * its index entries checked for consistency, which the kernel only trusts.
+ *
+ * Terms: an lcluster is one block of the file's logical bytes, with one
+ * index entry each.  A HEAD entry (PLAIN for uncompressed, HEAD1/HEAD2 for
+ * compressed) starts an extent at byte clusterofs of its lcluster; NONHEAD
+ * entries continue it.  Each extent is stored in one pcluster of one or
+ * more blocks (big pclusters: the count sits in the first NONHEAD, CBLKCNT),
+ * except, with ztailpacking, the file's last extent: its pcluster is inline
+ * in the inode's metadata right after the index (h_idata_size bytes).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <lz4.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "erofs/ondisk.h"
+#include "erofs/zread.h"
+
+#define EFSCORRUPTED	EUCLEAN
+#define fail		erofs_reader_fail
+
+#define COMPACT_4B_PACK		8u	/* 2 entries of 16 bits + u32 blkaddr */
+#define COMPACT_2B_PACK		32u	/* 16 entries of 14 bits + u32 blkaddr */
+
+struct erofs_zcache {
+	/* one metadata block, so index walks do not read 8 bytes at a time */
+	uint64_t mblk;			/* UINT64_MAX: empty */
+	uint8_t mbuf[1u << EROFS_MAX_BLKSZBITS];
+	uint8_t tmp[COMPACT_2B_PACK];
+
+	/* the last extent mapped: sequential reads map each extent once */
+	bool map_valid;
+	uint64_t map_nid, map_index;
+	struct erofs_map map;
+
+	/* the last extent decoded */
+	bool dec_valid;
+	uint64_t dec_nid;
+	struct erofs_map dec_map;
+	uint8_t *dec;
+	size_t dec_cap;
+	uint8_t *pbuf;			/* compressed input */
+	size_t pbuf_cap;
+};
+
+static struct erofs_zcache *zcache(struct erofs_reader *r)
+{
+	if (!r->zc) {
+		r->zc = calloc(1, sizeof(*r->zc));
+		if (!r->zc) {
+			fail(r, -ENOMEM, "out of memory");
+			return NULL;
+		}
+		r->zc->mblk = UINT64_MAX;
+	}
+	return r->zc;
+}
+
+void erofs_z_release(struct erofs_reader *r)
+{
+	if (!r->zc)
+		return;
+	free(r->zc->dec);
+	free(r->zc->pbuf);
+	free(r->zc);
+	r->zc = NULL;
+}
+
+/* len (<= 32) bytes of metadata at pos, through the one-block cache. */
+static const uint8_t *meta_at(struct erofs_reader *r, uint64_t pos, unsigned int len)
+{
+	struct erofs_zcache *zc;
+	uint64_t blk, start;
+	unsigned int off;
+
+	if (pos > r->size || len > r->size - pos) {
+		fail(r, -EFSCORRUPTED, "index read at byte %" PRIu64 " beyond the end of the image",
+		     pos);
+		return NULL;
+	}
+	if (r->mem)
+		return r->mem + pos;
+	zc = zcache(r);
+	if (!zc)
+		return NULL;
+	blk = pos >> r->blkszbits;
+	off = (unsigned int)(pos & (r->blksz - 1));
+	if (off + len > r->blksz) {	/* never for aligned entries; be safe anyway */
+		if (len > sizeof(zc->tmp) || erofs_dev_read(r, zc->tmp, len, pos))
+			return NULL;
+		return zc->tmp;
+	}
+	if (zc->mblk != blk) {
+		uint64_t n;
+
+		start = blk << r->blkszbits;
+		n = r->size - start < r->blksz ? r->size - start : r->blksz;
+		zc->mblk = UINT64_MAX;
+		if (erofs_dev_read(r, zc->mbuf, (size_t)n, start))
+			return NULL;
+		zc->mblk = blk;
+	}
+	return zc->mbuf + off;
+}
+
+/* ------------------------------------------------------------------ */
+/* superblock                                                          */
+
+int erofs_z_load_config(struct erofs_reader *r)
+{
+	const struct erofs_super *sb = &r->sb;
+	uint64_t off = EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE +
+		       (uint64_t)sb->sb_extslots * EROFS_SB_EXTSLOT_SIZE;
+	unsigned int alg;
+
+	r->sb_end = off;
+	r->lz4_max_pclusterblks = 1;
+	r->lz4_max_distance = 0;
+	if (!(sb->feature_incompat & EROFS_INCOMPAT_COMPR_CFGS)) {
+		/* u1 is lz4_max_distance; LZ4 is the only algorithm */
+		r->available_compr_algs = 1u << EROFS_COMPR_LZ4;
+		r->lz4_max_distance = sb->u1;
+		return 0;
+	}
+	r->available_compr_algs = sb->u1;
+	if (sb->u1 & ~((1u << EROFS_COMPR_MAX) - 1))
+		return fail(r, -EOPNOTSUPP,
+			    "superblock: unknown compression algorithms 0x%04x",
+			    sb->u1 & ~((1u << EROFS_COMPR_MAX) - 1));
+	/* one record per listed algorithm: u16 length, then its payload */
+	for (alg = 0; alg < EROFS_COMPR_MAX; alg++) {
+		uint8_t raw[6];
+		uint32_t len;
+		int err;
+
+		if (!(sb->u1 & (1u << alg)))
+			continue;
+		off = (off + 3) & ~(uint64_t)3;
+		if (off + 2 > r->size)
+			return fail(r, -EFSCORRUPTED,
+				    "superblock: compression config of algorithm %u beyond the end of the image",
+				    alg);
+		err = erofs_dev_read(r, raw, 2, off);
+		if (err)
+			return err;
+		len = get_le16(raw);
+		if (!len)
+			len = 65536;
+		if (len > r->size - off - 2)
+			return fail(r, -EFSCORRUPTED,
+				    "superblock: compression config of algorithm %u (%u bytes) beyond the end of the image",
+				    alg, len);
+		if (alg == EROFS_COMPR_LZ4) {
+			uint32_t most = EROFS_PCLUSTER_MAX_SIZE >> r->blkszbits;
+
+			if (len < EROFS_COMPR_CFG_LZ4_SIZE)
+				return fail(r, -EFSCORRUPTED,
+					    "superblock: LZ4 config of %u bytes (want %u)",
+					    len, EROFS_COMPR_CFG_LZ4_SIZE);
+			err = erofs_dev_read(r, raw, 4, off + 2);
+			if (err)
+				return err;
+			r->lz4_max_distance = get_le16(raw);
+			r->lz4_max_pclusterblks = get_le16(raw + 2);
+			if (!r->lz4_max_pclusterblks)
+				r->lz4_max_pclusterblks = 1;
+			else if (r->lz4_max_pclusterblks > most)
+				return fail(r, -EFSCORRUPTED,
+					    "superblock: LZ4 pclusters of %u blocks (at most %u)",
+					    r->lz4_max_pclusterblks, most);
+		}
+		/* MicroLZMA's record is skipped: its files cannot be decoded here */
+		off += 2 + (uint64_t)len;
+	}
+	r->sb_end = off;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* map header                                                          */
+
+int erofs_z_setup_inode(struct erofs_reader *r, struct erofs_rd_inode *vi)
+{
+	const uint32_t incompat = r->sb.feature_incompat;
+	uint64_t hdr, total, bytes;
+	uint8_t h[EROFS_ZMAP_HEADER_SIZE];
+	int err;
+
+	vi->z_blocks = vi->di.u;
+	if (!vi->size)
+		return 0;	/* nothing to map: the kernel never reads the header */
+	if (r->blkszbits != EROFS_Z_BLKSZBITS)
+		return fail(r, -EOPNOTSUPP,
+			    "compressed data needs 4096-byte blocks (the image has %u-byte blocks)",
+			    r->blksz);
+	hdr = (vi->meta_end + 7) & ~(uint64_t)7;
+	if (hdr > r->size || EROFS_ZMAP_HEADER_SIZE > r->size - hdr)
+		return fail(r, -EFSCORRUPTED,
+			    "compression map header beyond the end of the image");
+	err = erofs_dev_read(r, h, sizeof(h), hdr);
+	if (err)
+		return err;
+	vi->z_header = hdr;
+
+	if (vi->layout == EROFS_LAYOUT_COMPRESSED_FULL &&
+	    !(incompat & (EROFS_INCOMPAT_COMPR_CFGS | EROFS_INCOMPAT_ZTAILPACKING |
+			  EROFS_INCOMPAT_FRAGMENTS))) {
+		/* the kernel ignores this header: plain LZ4, one-block lclusters */
+		vi->z_advise = 0;
+		vi->z_algtype[0] = vi->z_algtype[1] = EROFS_COMPR_LZ4;
+	} else {
+		if (h[7] >> EROFS_ZFRAGMENT_INODE_BIT)
+			return fail(r, -EOPNOTSUPP,
+				    "the whole file is a fragment of the packed inode (fragments are not supported)");
+		vi->z_advise = get_le16(h + 4);
+		vi->z_algtype[0] = h[6] & 15;
+		vi->z_algtype[1] = h[6] >> 4;
+		if (vi->z_algtype[0] >= EROFS_COMPR_MAX)
+			return fail(r, -EOPNOTSUPP,
+				    "unknown HEAD1 compression algorithm %u", vi->z_algtype[0]);
+		if (vi->z_algtype[1] >= EROFS_COMPR_MAX)
+			return fail(r, -EOPNOTSUPP,
+				    "unknown HEAD2 compression algorithm %u", vi->z_algtype[1]);
+		if (h[7] & 7)
+			return fail(r, -EOPNOTSUPP,
+				    "lclusters of %u blocks are not supported (only one block)",
+				    1u << (h[7] & 7));
+		if (!(incompat & EROFS_INCOMPAT_COMPR_CFGS) &&
+		    (vi->z_advise & (EROFS_ZADVISE_BIG_PCLUSTER_1 | EROFS_ZADVISE_BIG_PCLUSTER_2)))
+			return fail(r, -EFSCORRUPTED,
+				    "big pclusters (advise 0x%04x) without the superblock's big pcluster feature",
+				    vi->z_advise);
+		if (vi->layout == EROFS_LAYOUT_COMPRESSED_COMPACT &&
+		    !(vi->z_advise & EROFS_ZADVISE_BIG_PCLUSTER_1) !=
+		    !(vi->z_advise & EROFS_ZADVISE_BIG_PCLUSTER_2))
+			return fail(r, -EFSCORRUPTED,
+				    "compact index with only one of the two big pcluster bits (advise 0x%04x)",
+				    vi->z_advise);
+		if (vi->z_advise & EROFS_ZADVISE_INLINE_PCLUSTER) {
+			vi->z_idata_size = get_le16(h + 2);
+			if (!vi->z_idata_size)
+				return fail(r, -EFSCORRUPTED,
+					    "inline tail pcluster (ztailpacking) of 0 bytes");
+		}
+		if (vi->z_advise & EROFS_ZADVISE_FRAGMENT)
+			return fail(r, -EOPNOTSUPP,
+				    "tail in the packed inode (fragments) is not supported");
+		if (vi->z_advise & EROFS_ZADVISE_INTERLACED)
+			return fail(r, -EOPNOTSUPP,
+				    "interlaced uncompressed pclusters are not supported");
+	}
+	vi->z_lclusterbits = r->blkszbits;
+	total = ((vi->size - 1) >> vi->z_lclusterbits) + 1;
+	vi->z_nlclusters = total;
+
+	if (vi->layout == EROFS_LAYOUT_COMPRESSED_FULL) {
+		/* the header, 8 reserved bytes, then 8 bytes an lcluster */
+		vi->z_index = hdr + EROFS_ZMAP_HEADER_SIZE + 8;
+		bytes = total * EROFS_LCLUSTER_INDEX_SIZE;	/* total < 2^52 */
+	} else {
+		uint64_t n0, rest;
+
+		vi->z_index = hdr + EROFS_ZMAP_HEADER_SIZE;
+		/* 4-byte entries until the 2-byte packs can start 32-byte aligned */
+		n0 = (32 - vi->z_index % 32) / 4;
+		if (n0 == 8)
+			n0 = 0;
+		vi->z_initial_4b = n0;
+		vi->z_compacted_2b = 0;
+		if ((vi->z_advise & EROFS_ZADVISE_COMPACTED_2B) && n0 < total)
+			vi->z_compacted_2b = (total - n0) / 16 * 16;
+		if (total <= n0) {
+			bytes = (total + 1) / 2 * COMPACT_4B_PACK;
+		} else {
+			rest = total - n0 - vi->z_compacted_2b;
+			bytes = n0 * 4 + vi->z_compacted_2b * 2 + (rest + 1) / 2 * COMPACT_4B_PACK;
+		}
+	}
+	if (vi->z_index > r->size || bytes > r->size - vi->z_index)
+		return fail(r, -EFSCORRUPTED,
+			    "lcluster index (%" PRIu64 " entries) beyond the end of the image",
+			    total);
+	vi->meta_end = vi->z_index + bytes;
+	if (vi->z_idata_size) {
+		/* right after the entry (or pack) of the last lcluster, which
+		 * ends the index; it may not cross into the next block */
+		vi->z_idataoff = vi->meta_end;
+		if ((vi->z_idataoff & (r->blksz - 1)) + vi->z_idata_size > r->blksz)
+			return fail(r, -EFSCORRUPTED,
+				    "inline tail pcluster of %u bytes at offset %" PRIu64 " crosses a block boundary",
+				    vi->z_idata_size, vi->z_idataoff & (r->blksz - 1));
+		if (vi->z_idata_size > r->size - vi->z_idataoff)
+			return fail(r, -EFSCORRUPTED,
+				    "inline tail pcluster beyond the end of the image");
+		vi->meta_end += vi->z_idata_size;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* lcluster index entries                                              */
+
+static int load_full(struct erofs_reader *r, const struct erofs_rd_inode *vi,
+		     uint64_t lcn, struct erofs_lcluster *lc)
+{
+	const uint8_t *e = meta_at(r, vi->z_index + lcn * EROFS_LCLUSTER_INDEX_SIZE,
+				   EROFS_LCLUSTER_INDEX_SIZE);
+	unsigned int advise;
+
+	if (!e)
+		return -EIO;
+	advise = get_le16(e);
+	lc->type = advise & 3;
+	if (lc->type == EROFS_LCLUSTER_NONHEAD) {
+		lc->clusterofs = 1u << vi->z_lclusterbits;
+		lc->delta[0] = get_le16(e + 4);
+		lc->delta[1] = get_le16(e + 6);
+		if (lc->delta[0] & EROFS_LI_D0_CBLKCNT) {
+			if (!(vi->z_advise & (EROFS_ZADVISE_BIG_PCLUSTER_1 |
+					      EROFS_ZADVISE_BIG_PCLUSTER_2)))
+				return fail(r, -EFSCORRUPTED,
+					    "lcluster %" PRIu64 ": block count (CBLKCNT) without big pclusters",
+					    lcn);
+			lc->cblkcnt = lc->delta[0] & ~EROFS_LI_D0_CBLKCNT;
+			lc->has_cblkcnt = true;
+			lc->delta[0] = 1;
+		}
+		return 0;
+	}
+	lc->partialref = advise & EROFS_LI_PARTIAL_REF;
+	lc->clusterofs = get_le16(e + 2);
+	if (lc->clusterofs >= 1u << vi->z_lclusterbits)
+		return fail(r, -EFSCORRUPTED,
+			    "lcluster %" PRIu64 ": clusterofs %u beyond the lcluster (%u bytes)",
+			    lcn, lc->clusterofs, 1u << vi->z_lclusterbits);
+	lc->pblk = get_le32(e + 4);
+	return 0;
+}
+
+/* Entry at bit pos of a pack: lobits of lo, then 2 bits of type. */
+static unsigned int cdecode(const uint8_t *in, unsigned int pos, unsigned int lobits,
+			    unsigned int *type)
+{
+	uint32_t v = get_le32(in + pos / 8) >> (pos & 7);
+
+	*type = (v >> lobits) & 3;
+	return v & ((1u << lobits) - 1);
+}
+
+/* Distance from entry i on to the next head, the kernel's way: counted
+ * inside the pack, then from the look-ahead kept in its last entry. */
+static unsigned int lookahead_distance(const uint8_t *in, unsigned int bits_each,
+				       unsigned int vcnt, unsigned int lobits, unsigned int i)
+{
+	unsigned int lo = 0, type, d1 = 0;
+
+	do {
+		lo = cdecode(in, bits_each * i, lobits, &type);
+		if (type != EROFS_LCLUSTER_NONHEAD)
+			return d1;
+		++d1;
+	} while (++i < vcnt);
+	if (!(lo & EROFS_LI_D0_CBLKCNT))
+		d1 += lo - 1;	/* unsigned: lo == 0 takes one back */
+	return d1;
+}
+
+static int load_compact(struct erofs_reader *r, const struct erofs_rd_inode *vi,
+			uint64_t lcn, bool lookahead, struct erofs_lcluster *lc)
+{
+	const unsigned int lobits = vi->z_lclusterbits;
+	const bool big = vi->z_advise & EROFS_ZADVISE_BIG_PCLUSTER_1;
+	unsigned int amortshift, vcnt, packsize, bits_each, lo, type, nblk;
+	uint64_t pos = vi->z_index, idx = lcn, pack;
+	uint8_t in[COMPACT_2B_PACK + 4];
+	const uint8_t *p;
+	int i;
+
+	if (idx < vi->z_initial_4b) {
+		amortshift = 2;
+	} else {
+		pos += vi->z_initial_4b * 4;
+		idx -= vi->z_initial_4b;
+		if (idx < vi->z_compacted_2b) {
+			amortshift = 1;
+		} else {
+			pos += vi->z_compacted_2b * 2;
+			idx -= vi->z_compacted_2b;
+			amortshift = 2;
+		}
+	}
+	pos += idx << amortshift;
+	vcnt = amortshift == 2 ? 2 : 16;
+	packsize = vcnt << amortshift;
+	bits_each = (packsize - 4) * 8 / vcnt;
+	/* packs are aligned to their size (the regions start aligned) */
+	pack = pos & ~(uint64_t)(packsize - 1);
+	i = (int)((pos - pack) >> amortshift);
+	p = meta_at(r, pack, packsize);
+	if (!p)
+		return -EIO;
+	memcpy(in, p, packsize);
+	memset(in + packsize, 0, 4);
+
+	lo = cdecode(in, bits_each * (unsigned int)i, lobits, &type);
+	lc->type = type;
+	if (type == EROFS_LCLUSTER_NONHEAD) {
+		lc->clusterofs = 1u << lobits;
+		if (lookahead)
+			lc->delta[1] = lookahead_distance(in, bits_each, vcnt, lobits,
+							  (unsigned int)i);
+		if (lo & EROFS_LI_D0_CBLKCNT) {
+			if (!big)
+				return fail(r, -EFSCORRUPTED,
+					    "lcluster %" PRIu64 ": block count (CBLKCNT) without big pclusters",
+					    lcn);
+			lc->cblkcnt = lo & ~EROFS_LI_D0_CBLKCNT;
+			lc->has_cblkcnt = true;
+			lc->delta[0] = 1;
+			return 0;
+		}
+		if ((unsigned int)i + 1 != vcnt) {
+			lc->delta[0] = lo;
+			return 0;
+		}
+		/* the last entry keeps the look-ahead: delta[0] comes from the one before */
+		lo = cdecode(in, bits_each * (unsigned int)(i - 1), lobits, &type);
+		if (type != EROFS_LCLUSTER_NONHEAD)
+			lo = 0;
+		else if (lo & EROFS_LI_D0_CBLKCNT)
+			lo = 1;
+		lc->delta[0] = lo + 1;
+		return 0;
+	}
+	lc->clusterofs = lo;
+	/* the head's block: the pack's base plus the pclusters counted before it */
+	if (!big) {
+		nblk = 1;
+		while (i > 0) {
+			--i;
+			lo = cdecode(in, bits_each * (unsigned int)i, lobits, &type);
+			if (type == EROFS_LCLUSTER_NONHEAD)
+				i -= (int)lo;	/* jump to its head */
+			if (i >= 0)
+				++nblk;
+		}
+	} else {
+		nblk = 0;
+		while (i > 0) {
+			--i;
+			lo = cdecode(in, bits_each * (unsigned int)i, lobits, &type);
+			if (type == EROFS_LCLUSTER_NONHEAD) {
+				if (lo & EROFS_LI_D0_CBLKCNT) {
+					--i;	/* its head, counted here */
+					nblk += lo & ~EROFS_LI_D0_CBLKCNT;
+					continue;
+				}
+				if (lo <= 1)
+					return fail(r, -EFSCORRUPTED,
+						    "lcluster %" PRIu64 ": delta[0] %u before it in a big-pcluster pack (the first nonhead must hold the block count)",
+						    lcn, lo);
+				i -= (int)lo - 2;
+				continue;
+			}
+			++nblk;
+		}
+	}
+	lc->pblk = get_le32(in + packsize - 4) + nblk;	/* 32-bit, as the kernel's */
+	return 0;
+}
+
+int erofs_z_load_lcluster(struct erofs_reader *r, const struct erofs_rd_inode *vi,
+			  uint64_t lcn, bool lookahead, struct erofs_lcluster *lc)
+{
+	memset(lc, 0, sizeof(*lc));
+	lc->lcn = lcn;
+	if (lcn >= vi->z_nlclusters)
+		return fail(r, -EFSCORRUPTED,
+			    "lcluster %" PRIu64 " beyond the index (%" PRIu64 " entries)",
+			    lcn, vi->z_nlclusters);
+	if (vi->layout == EROFS_LAYOUT_COMPRESSED_FULL)
+		return load_full(r, vi, lcn, lc);
+	if (vi->layout == EROFS_LAYOUT_COMPRESSED_COMPACT)
+		return load_compact(r, vi, lcn, lookahead, lc);
+	return fail(r, -EINVAL, "not a compressed layout (%u)", vi->layout);
+}
+
+/* ------------------------------------------------------------------ */
+/* extents                                                             */
+
+static const char *type_name(unsigned int type)
+{
+	switch (type) {
+	case EROFS_LCLUSTER_PLAIN: return "uncompressed";
+	case EROFS_LCLUSTER_HEAD1: return "HEAD1";
+	case EROFS_LCLUSTER_HEAD2: return "HEAD2";
+	default: return "non-head";
+	}
+}
+
+/* Finds the head of the extent holding la: lcn itself, or a walk back. */
+static int find_head(struct erofs_reader *r, const struct erofs_rd_inode *vi, uint64_t la,
+		     struct erofs_lcluster *head)
+{
+	const unsigned int bits = vi->z_lclusterbits;
+	const uint64_t lcn = la >> bits, reach = (EROFS_Z_MAX_DSIZE >> bits) + 1;
+	const unsigned int endoff = (unsigned int)(la & ((1u << bits) - 1));
+	uint64_t cur = lcn;
+	unsigned int dist;
+	int err;
+
+	err = erofs_z_load_lcluster(r, vi, lcn, false, head);
+	if (err)
+		return err;
+	if (head->type != EROFS_LCLUSTER_NONHEAD) {
+		if (endoff >= head->clusterofs)
+			return 0;
+		/* la lies before this head: it belongs to the previous extent */
+		if (!lcn)
+			return fail(r, -EFSCORRUPTED,
+				    "lcluster 0: the first extent starts at byte %u, not 0",
+				    head->clusterofs);
+		dist = 1;
+	} else {
+		dist = head->delta[0];
+	}
+	for (;;) {
+		if (!dist)
+			return fail(r, -EFSCORRUPTED,
+				    "lcluster %" PRIu64 ": lookback distance 0", cur);
+		if (dist > cur)
+			return fail(r, -EFSCORRUPTED,
+				    "lcluster %" PRIu64 ": delta[0] %u points before lcluster 0",
+				    cur, dist);
+		if (lcn - (cur - dist) > reach)
+			return fail(r, -EFSCORRUPTED,
+				    "lcluster %" PRIu64 ": no extent head within %" PRIu64 " lclusters before it (extents decode to at most %u bytes)",
+				    lcn, reach, EROFS_Z_MAX_DSIZE);
+		cur -= dist;
+		err = erofs_z_load_lcluster(r, vi, cur, false, head);
+		if (err)
+			return err;
+		if (head->type != EROFS_LCLUSTER_NONHEAD)
+			return 0;
+		dist = head->delta[0];
+	}
+}
+
+static int z_map_extent(struct erofs_reader *r, const struct erofs_rd_inode *vi,
+			uint64_t la, struct erofs_map *map)
+{
+	const unsigned int bits = vi->z_lclusterbits;
+	const uint64_t total = vi->z_nlclusters;
+	struct erofs_lcluster head, lc, first = { 0 };
+	uint64_t hlcn, cur, start, end, next = total, reach = 0, reach_lcn = 0;
+	unsigned int reach_d1 = 0, alg = 0;
+	uint32_t nblks, plen;
+	bool have_first = false, inline_tail;
+	int err;
+
+	err = find_head(r, vi, la, &head);
+	if (err)
+		return err;
+	hlcn = head.lcn;
+	start = (hlcn << bits) + head.clusterofs;
+	end = vi->size;
+
+	/* walk on to the next head, checking every entry of the extent */
+	for (cur = hlcn + 1; cur < total; cur++) {
+		uint64_t k = cur - hlcn;
+
+		if ((cur << bits) - start > EROFS_Z_MAX_DSIZE)
+			return fail(r, -EFSCORRUPTED,
+				    "lcluster %" PRIu64 ": extent decodes to more than %u bytes",
+				    hlcn, EROFS_Z_MAX_DSIZE);
+		err = erofs_z_load_lcluster(r, vi, cur, true, &lc);
+		if (err)
+			return err;
+		if (lc.type != EROFS_LCLUSTER_NONHEAD) {
+			next = cur;
+			end = (cur << bits) + lc.clusterofs;
+			break;
+		}
+		if (k == 1) {
+			first = lc;
+			have_first = true;
+		} else if (lc.has_cblkcnt) {
+			return fail(r, -EFSCORRUPTED,
+				    "lcluster %" PRIu64 ": block count (CBLKCNT) %" PRIu64 " lclusters after its head at lcluster %" PRIu64 " (it belongs right after it)",
+				    cur, k, hlcn);
+		}
+		if (!lc.delta[0] || lc.delta[0] > k)
+			return fail(r, -EFSCORRUPTED,
+				    "lcluster %" PRIu64 ": delta[0] %u does not lead back to its head at lcluster %" PRIu64,
+				    cur, lc.delta[0], hlcn);
+		if (!lc.delta[1])
+			return fail(r, -EFSCORRUPTED,
+				    "lcluster %" PRIu64 ": delta[1] is 0", cur);
+		if (cur + lc.delta[1] > reach) {
+			reach = cur + lc.delta[1];
+			reach_lcn = cur;
+			reach_d1 = lc.delta[1];
+		}
+	}
+	if (next < total) {
+		if (end > vi->size)
+			return fail(r, -EFSCORRUPTED,
+				    "lcluster %" PRIu64 ": an extent starts at byte %" PRIu64 ", beyond i_size %" PRIu64,
+				    next, end, vi->size);
+		if (reach > next)
+			return fail(r, -EFSCORRUPTED,
+				    "lcluster %" PRIu64 ": delta[1] %u jumps past the next head at lcluster %" PRIu64,
+				    reach_lcn, reach_d1, next);
+	}
+	if (la >= end)
+		return fail(r, -EFSCORRUPTED,
+			    "lcluster %" PRIu64 ": the walk back to its head at lcluster %" PRIu64 " skips the head at lcluster %" PRIu64,
+			    la >> bits, hlcn, next);
+	if (end - start > EROFS_Z_MAX_DSIZE)
+		return fail(r, -EFSCORRUPTED,
+			    "lcluster %" PRIu64 ": extent of %" PRIu64 " bytes (at most %u)",
+			    hlcn, end - start, EROFS_Z_MAX_DSIZE);
+
+	/* ztailpacking: the extent holding the last byte is inline */
+	inline_tail = vi->z_idata_size && end == vi->size;
+	plen = inline_tail ? vi->z_idata_size : 1u << bits;
+
+	/* the pcluster: one block, or the block count after the head */
+	if (head.type == EROFS_LCLUSTER_PLAIN) {
+		if (have_first)
+			return fail(r, -EFSCORRUPTED,
+				    "lcluster %" PRIu64 ": uncompressed extent continues into lcluster %" PRIu64 " (one block at most)",
+				    hlcn, hlcn + 1);
+		if (end - start > plen)
+			return fail(r, -EFSCORRUPTED,
+				    "lcluster %" PRIu64 ": uncompressed %sextent of %" PRIu64 " bytes (%u at most)",
+				    hlcn, inline_tail ? "inline " : "", end - start, plen);
+		nblks = 1;
+	} else if (inline_tail) {
+		alg = vi->z_algtype[head.type == EROFS_LCLUSTER_HEAD2];
+		if (!(r->available_compr_algs & (1u << alg)))
+			return fail(r, -EFSCORRUPTED,
+				    "lcluster %" PRIu64 ": %s extent with algorithm %u, which the superblock does not list (0x%x)",
+				    hlcn, type_name(head.type), alg, r->available_compr_algs);
+		nblks = 0;	/* no blocks: the head's block address is unused */
+	} else {
+		bool big = head.type == EROFS_LCLUSTER_HEAD1 ?
+			   vi->z_advise & EROFS_ZADVISE_BIG_PCLUSTER_1 :
+			   vi->z_advise & EROFS_ZADVISE_BIG_PCLUSTER_2;
+		uint32_t most;
+
+		alg = vi->z_algtype[head.type == EROFS_LCLUSTER_HEAD2];
+		if (!(r->available_compr_algs & (1u << alg)))
+			return fail(r, -EFSCORRUPTED,
+				    "lcluster %" PRIu64 ": %s extent with algorithm %u, which the superblock does not list (0x%x)",
+				    hlcn, type_name(head.type), alg, r->available_compr_algs);
+		if (!big) {
+			nblks = 1;
+		} else if (hlcn + 1 >= total) {
+			return fail(r, -EFSCORRUPTED,
+				    "lcluster %" PRIu64 ": big-pcluster head in the last lcluster (no block count can follow)",
+				    hlcn);
+		} else if (!have_first) {
+			nblks = 1;	/* another head follows: a one-block pcluster */
+		} else if (!first.has_cblkcnt) {
+			return fail(r, -EFSCORRUPTED,
+				    "lcluster %" PRIu64 ": no block count (CBLKCNT) after the head of a big pcluster at lcluster %" PRIu64,
+				    hlcn + 1, hlcn);
+		} else {
+			nblks = first.cblkcnt;
+			if (!nblks)
+				return fail(r, -EFSCORRUPTED,
+					    "lcluster %" PRIu64 ": block count 0", hlcn + 1);
+		}
+		most = alg == EROFS_COMPR_LZ4 ? r->lz4_max_pclusterblks : EROFS_Z_MAX_PCLUSTER_BLKS;
+		if (most > EROFS_Z_MAX_PCLUSTER_BLKS)
+			most = EROFS_Z_MAX_PCLUSTER_BLKS;
+		if (nblks > most)
+			return fail(r, -EFSCORRUPTED,
+				    "lcluster %" PRIu64 ": pcluster of %u blocks (the superblock allows %u)",
+				    hlcn, nblks, most);
+	}
+	if (!inline_tail && (uint64_t)head.pblk + nblks > r->size >> bits)
+		return fail(r, -EFSCORRUPTED,
+			    "lcluster %" PRIu64 ": pcluster at block %u (%u blocks) beyond the end of the image (%" PRIu64 " blocks)",
+			    hlcn, head.pblk, nblks, r->size >> bits);
+
+	map->la = start;
+	map->llen = end - start;
+	map->pa = (uint64_t)head.pblk << bits;
+	map->plen = (uint64_t)nblks << bits;
+	map->flags = EROFS_MAP_MAPPED;
+	map->alg = alg;
+	if (inline_tail) {
+		map->pa = vi->z_idataoff;
+		map->plen = vi->z_idata_size;
+		map->flags |= EROFS_MAP_META;
+	}
+	if (head.type != EROFS_LCLUSTER_PLAIN) {
+		map->flags |= EROFS_MAP_ENCODED;
+		if (head.partialref)
+			map->flags |= EROFS_MAP_PARTIAL;
+	}
+	return 0;
+}
+
+int erofs_z_map(struct erofs_reader *r, const struct erofs_rd_inode *vi, uint64_t la,
+		struct erofs_map *map)
+{
+	struct erofs_zcache *zc = zcache(r);
+	int err;
+
+	if (!zc)
+		return -ENOMEM;
+	if (vi->layout != EROFS_LAYOUT_COMPRESSED_FULL &&
+	    vi->layout != EROFS_LAYOUT_COMPRESSED_COMPACT)
+		return fail(r, -EINVAL, "not a compressed layout (%u)", vi->layout);
+	if (la >= vi->size || !vi->z_nlclusters)
+		return fail(r, -EINVAL, "offset %" PRIu64 " beyond i_size %" PRIu64, la, vi->size);
+	if (zc->map_valid && zc->map_nid == vi->nid && zc->map_index == vi->z_index &&
+	    la >= zc->map.la && la - zc->map.la < zc->map.llen) {
+		*map = zc->map;
+		return 0;
+	}
+	zc->map_valid = false;
+	err = z_map_extent(r, vi, la, map);
+	if (err)
+		return err;
+	zc->map = *map;
+	zc->map_nid = vi->nid;
+	zc->map_index = vi->z_index;
+	zc->map_valid = true;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* decoding                                                            */
+
+static int grow(struct erofs_reader *r, uint8_t **buf, size_t *cap, size_t want)
+{
+	uint8_t *p;
+
+	if (*cap >= want)
+		return 0;
+	p = realloc(*buf, want);
+	if (!p)
+		return fail(r, -ENOMEM, "out of memory for a %zu-byte extent", want);
+	*buf = p;
+	*cap = want;
+	return 0;
+}
+
+int erofs_decode_extent(struct erofs_reader *r, const struct erofs_rd_inode *vi,
+			const struct erofs_map *map, const uint8_t **out)
+{
+	struct erofs_zcache *zc = zcache(r);
+	const bool zero_padding = r->sb.feature_incompat & EROFS_INCOMPAT_ZERO_PADDING;
+	const uint64_t blk = map->pa >> r->blkszbits;
+	size_t insize, skip = 0;
+	const uint8_t *src;
+	int err, ret;
+
+	if (!zc)
+		return -ENOMEM;
+	if (!(map->flags & EROFS_MAP_ENCODED))
+		return fail(r, -EINVAL, "extent at byte %" PRIu64 " is not compressed", map->la);
+	if (zc->dec_valid && zc->dec_nid == vi->nid && zc->dec_map.la == map->la &&
+	    zc->dec_map.llen == map->llen && zc->dec_map.pa == map->pa &&
+	    zc->dec_map.plen == map->plen && zc->dec_map.flags == map->flags &&
+	    zc->dec_map.alg == map->alg) {
+		*out = zc->dec;
+		return 0;
+	}
+	zc->dec_valid = false;
+	if (map->alg != EROFS_COMPR_LZ4)
+		return fail(r, -EOPNOTSUPP,
+			    "extent at byte %" PRIu64 ": compression algorithm %u (MicroLZMA) is not supported",
+			    map->la, map->alg);
+	if (!map->llen || map->llen > EROFS_Z_MAX_DSIZE || !map->plen ||
+	    map->plen > EROFS_PCLUSTER_MAX_SIZE || map->pa > r->size)
+		return fail(r, -EINVAL, "bad compressed extent (%" PRIu64 " bytes from %" PRIu64 ")",
+			    map->llen, map->plen);
+	err = grow(r, &zc->dec, &zc->dec_cap, (size_t)map->llen);
+	if (!err)
+		err = grow(r, &zc->pbuf, &zc->pbuf_cap, (size_t)map->plen);
+	if (!err)
+		err = erofs_dev_read(r, zc->pbuf, (size_t)map->plen, map->pa);
+	if (err)
+		return err;
+	src = zc->pbuf;
+	insize = (size_t)map->plen;
+	if (zero_padding) {
+		/* the stream is right-aligned behind zeros within its first block */
+		size_t scan = r->blksz - (size_t)(map->pa & (r->blksz - 1));
+
+		if (scan > insize)
+			scan = insize;
+		while (skip < scan && !src[skip])
+			skip++;
+		if (skip == scan && (map->flags & EROFS_MAP_META))
+			return fail(r, -EFSCORRUPTED,
+				    "inline tail pcluster at byte %" PRIu64 ": all zeros (no LZ4 data)",
+				    map->pa);
+		if (skip == scan)
+			return fail(r, -EFSCORRUPTED,
+				    "pcluster at block %" PRIu64 ": its first block is all zeros (no LZ4 data)",
+				    blk);
+		src += skip;
+		insize -= skip;
+	}
+	if ((map->flags & EROFS_MAP_PARTIAL) || !zero_padding)
+		ret = LZ4_decompress_safe_partial((const char *)src, (char *)zc->dec, (int)insize,
+						  (int)map->llen, (int)map->llen);
+	else
+		ret = LZ4_decompress_safe((const char *)src, (char *)zc->dec, (int)insize,
+					  (int)map->llen);
+	if (ret < 0 || (uint64_t)ret != map->llen) {
+		char where[64];
+
+		if (map->flags & EROFS_MAP_META)
+			snprintf(where, sizeof(where), "inline tail pcluster at byte %" PRIu64, map->pa);
+		else
+			snprintf(where, sizeof(where), "pcluster at block %" PRIu64, blk);
+		if (ret < 0)
+			return fail(r, -EFSCORRUPTED,
+				    "%s: corrupt LZ4 data (%zu bytes) for the %" PRIu64 "-byte extent at byte %" PRIu64,
+				    where, insize, map->llen, map->la);
+		return fail(r, -EFSCORRUPTED,
+			    "%s: LZ4 data decodes to %d bytes, the extent at byte %" PRIu64 " has %" PRIu64,
+			    where, ret, map->la, map->llen);
+	}
+	zc->dec_map = *map;
+	zc->dec_nid = vi->nid;
+	zc->dec_valid = true;
+	*out = zc->dec;
+	return 0;
+}
