@@ -185,6 +185,22 @@ static int read_segment(const struct work_queue *q, struct work_item *item, uint
 	return -err;
 }
 
+/*
+ * Bytes an inline tail (-E ztailpacking) of this file may take: what the
+ * block leaves beside the largest record the inode can have.  Its xattrs
+ * are planned later, so the largest ibody that it or a duplicate sharing
+ * its data can need is assumed.
+ */
+static uint32_t inline_room(const struct erofs_build_options *opts,
+			    const struct erofs_inode *inode)
+{
+	uint32_t blksz = 1u << opts->blkszbits;
+	uint32_t meta = EROFS_EXTENDED_INODE_SIZE + inode->ibody_bound;
+	uint32_t record = meta + erofs_zindex_size(opts, meta, inode->size);
+
+	return record < blksz ? blksz - record : 0;
+}
+
 /* Compresses one segment into item->blocks and item->z. */
 static int compress_segment(struct compressor *c, const struct work_queue *q,
 			    struct work_item *item)
@@ -227,10 +243,14 @@ static int compress_segment(struct compressor *c, const struct work_queue *q,
 		 */
 		bool file_end = item->last && pos + (uint64_t)src_len == len;
 		bool raw_splits = (lofs & (blksz - 1)) + (uint64_t)src_len > blksz;
+		/* (a head in the last lcluster has no room for a big pcluster's
+		 * block count after it: only an inline tail may start there) */
+		bool goes_inline = c->opts->ztailpacking &&
+				   (uint64_t)out_len <= inline_room(c->opts, item->inode);
 
 		if (out_len > 0 && (nblks < blocks_for((uint64_t)src_len, blksz) ||
 				    (file_end && nblks == 1 && out_len < src_len &&
-				     (c->opts->ztailpacking || raw_splits))) &&
+				     (goes_inline || raw_splits))) &&
 		    (nblks == 1 || (lofs + (uint64_t)src_len) / blksz >= lofs / blksz + 2)) {
 			memset(out, 0, nblks * blksz - (uint64_t)out_len);
 			memcpy(out + nblks * blksz - (uint64_t)out_len, c->pcluster, (size_t)out_len);
@@ -413,13 +433,9 @@ static int pack_tail(const struct erofs_build_options *opts, const struct erofs_
 {
 	const uint32_t blksz = 1u << opts->blkszbits;
 	struct erofs_zextent *last = &item->z.extents[item->z.nr_extents - 1];
-	/* xattrs are planned later: assume the largest ibody that this inode
-	 * and its duplicates can need */
-	uint32_t room = EROFS_EXTENDED_INODE_SIZE + inode->ibody_bound;
 	const uint8_t *block;
 
-	room += erofs_zindex_size(opts, room, inode->size);
-	if (last->nblks != 1 || room >= blksz || last->clen > blksz - room)
+	if (last->nblks != 1 || last->clen > inline_room(opts, inode))
 		return 0;
 	block = item->blocks + ((uint64_t)last->pblk << opts->blkszbits);
 	inode->z->tail = malloc(last->clen);

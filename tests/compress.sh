@@ -115,6 +115,24 @@ else
 	fail "incompressible data grew to $size bytes"
 fi
 
+# size against Debian's mkfs.erofs (erofs-utils 1.5) on a real tree, same run:
+# ours must not be larger at the same settings
+for real in /usr/share/doc /usr/lib/python3; do
+	[ -x /usr/bin/mkfs.erofs ] && [ -d "$real" ] || continue
+	for config in "" "-z lz4" "-z lz4hc" "-z lz4hc -E ztailpacking" "-z lz4hc -C 65536 -E ztailpacking"; do
+		# shellcheck disable=SC2086
+		"$MKFS" --quiet -U "$uuid" $config "$WORK/ours.img" "$real"
+		# shellcheck disable=SC2086
+		/usr/bin/mkfs.erofs --quiet -U "$uuid" $config "$WORK/theirs.img" "$real" >/dev/null 2>&1 || continue
+		ours=$(stat -c %s "$WORK/ours.img") theirs=$(stat -c %s "$WORK/theirs.img")
+		if [ "$ours" -le "$theirs" ]; then
+			pass "$real ${config:-uncompressed}: $ours <= erofs-utils' $theirs bytes"
+		else
+			fail "$real ${config:-uncompressed}: $ours > erofs-utils' $theirs bytes"
+		fi
+	done
+done
+
 # bad compression options
 expect_failure "unknown algorithm" "-z zstd: unknown compressor" "$MKFS" -z zstd "$WORK/b.img" "$tree"
 expect_failure "several algorithms" "only one compression algorithm" "$MKFS" -z lz4:lz4hc "$WORK/b.img" "$tree"

@@ -125,11 +125,10 @@ for config in "-z lz4" "-z lz4 -E legacy-compress" "-z lz4hc -C 16384"; do
 	fi
 done
 
-# A known mkfs bug, reported: with -E ztailpacking and big pclusters, a
-# file's compressed tail that does not fit inline (here: beside a 3900-byte
-# xattr) keeps its head in the last lcluster, where no block count can
-# follow (Linux 6.1 reads such a file with -EINVAL from compact indexes, and
-# reads past the index of full ones).  Reported as XFAIL while it lasts.
+# Regression: with -E ztailpacking and big pclusters, a file's compressed
+# tail that does not fit inline (here: beside a 3900-byte xattr) kept its
+# head in the last lcluster, where no block count can follow (Linux 6.1 read
+# such a file with -EINVAL from compact indexes).
 mkdir -p "$WORK/ztail"
 python3 -c 'import random,sys
 r = random.Random(5); w = [b"alpha", b"beta", b"gamma", b"delta", b"\n"]; o = bytearray()
@@ -141,8 +140,6 @@ if "$OUR_MKFS" --quiet -z lz4hc -C 16384 -E ztailpacking "$WORK/ztail.img" "$WOR
 	rc=$?
 	if [ "$rc" -eq 0 ]; then
 		fsck_ok ztail-big-xattr "$WORK/ztail.img" "$WORK/ztail"
-	elif [ "$rc" -eq 1 ] && grep -qE '^fsck.erofs: error: /f \(nid [0-9]+\): lcluster 25: big-pcluster head in the last lcluster \(no block count can follow\)' "$WORK/ztail.log"; then
-		echo "XFAIL: known mkfs bug, compressed tail head in the last lcluster: $(head -1 "$WORK/ztail.log")"
 	else
 		fail "ztail-big-xattr: rc $rc: $(head -2 "$WORK/ztail.log")"
 	fi
