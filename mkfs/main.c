@@ -17,6 +17,8 @@
 
 #define LZ4HC_LEVEL_MAX 12
 
+#include "erofs/android.h"
+#include "erofs/blocklist.h"
 #include "erofs/build.h"
 #include "erofs/chunk.h"
 #include "erofs/compress.h"
@@ -31,6 +33,9 @@ enum {
 	OPT_ALL_ROOT = 256, OPT_FORCE_UID, OPT_FORCE_GID, OPT_UID_OFFSET, OPT_GID_OFFSET,
 	OPT_EXCLUDE_PATH, OPT_EXCLUDE_REGEX, OPT_QUIET, OPT_HELP, OPT_IGNORE_MTIME,
 	OPT_HARD_DEREF, OPT_MKFS_TIME, OPT_WORKERS, OPT_COMPRESS_HINTS, OPT_CHUNKSIZE,
+	/* Android */
+	OPT_MOUNT_POINT, OPT_PRODUCT_OUT, OPT_FS_CONFIG_FILE, OPT_FILE_CONTEXTS,
+	OPT_BLOCK_LIST_FILE,
 };
 
 static const struct option long_options[] = {
@@ -47,6 +52,11 @@ static const struct option long_options[] = {
 	{ "workers", required_argument, NULL, OPT_WORKERS },
 	{ "compress-hints", required_argument, NULL, OPT_COMPRESS_HINTS },
 	{ "chunksize", required_argument, NULL, OPT_CHUNKSIZE },
+	{ "mount-point", required_argument, NULL, OPT_MOUNT_POINT },
+	{ "product-out", required_argument, NULL, OPT_PRODUCT_OUT },
+	{ "fs-config-file", required_argument, NULL, OPT_FS_CONFIG_FILE },
+	{ "file-contexts", required_argument, NULL, OPT_FILE_CONTEXTS },
+	{ "block-list-file", required_argument, NULL, OPT_BLOCK_LIST_FILE },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, 'V' },
@@ -91,6 +101,16 @@ static void usage(FILE *out)
 	      " --quiet                 no progress and no summary\n"
 	      " -V, --version           print the version and exit\n"
 	      " --help                  print this help and exit\n"
+	      "\n"
+	      "Android image step (see docs/android.md):\n"
+	      " --mount-point=PATH      where the image is mounted (/, system, /vendor): the\n"
+	      "                         prefix of fs_config, SELinux and block-list paths\n"
+	      " --fs-config-file=FILE   canned fs_config: 'PATH UID GID MODE [capabilities=N]'\n"
+	      "                         lines; every path of the tree must be listed\n"
+	      " --product-out=DIR       fs_config from the etc/fs_config_dirs and\n"
+	      "                         etc/fs_config_files of the partitions beside DIR\n"
+	      " --file-contexts=FILE    SELinux labels from file_contexts (text or .bin)\n"
+	      " --block-list-file=FILE  write each regular file's blocks to FILE\n"
 	      "\n"
 	      "Without -T or --mkfs-time, the image time is SOURCE_DATE_EPOCH when set (file\n"
 	      "mtimes are then clamped to it), else the most common mtime of the tree.\n",
@@ -370,6 +390,11 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts)
 			opts->mkfs_time_set = true;
 			break;
 		case OPT_QUIET: opts->quiet = true; break;
+		case OPT_MOUNT_POINT: opts->mount_point = optarg; break;
+		case OPT_PRODUCT_OUT: opts->product_out = optarg; break;
+		case OPT_FS_CONFIG_FILE: opts->fs_config_file = optarg; break;
+		case OPT_FILE_CONTEXTS: opts->file_contexts = optarg; break;
+		case OPT_BLOCK_LIST_FILE: opts->block_list_file = optarg; break;
 		default:
 			usage(stderr);
 			return -EINVAL;
@@ -555,6 +580,8 @@ int main(int argc, char **argv)
 	opts.workers = opts.workers ? opts.workers : (unsigned int)sysconf(_SC_NPROCESSORS_ONLN);
 	stage = start;
 	err = erofs_tree_scan(&opts, &tree);
+	if (!err)
+		err = erofs_android_apply(&opts, &tree);	/* fs_config, SELinux labels */
 	stage_done(&opts, "scan", &stage);
 	/* chunk dedup covers what whole-file dedup would find */
 	if (!err && !opts.chunkbits)
@@ -569,6 +596,8 @@ int main(int argc, char **argv)
 	stage_done(&opts, "plan", &stage);
 	if (!err)
 		err = erofs_write_image(&opts, &tree, &plan, spool.fd);
+	if (!err)
+		err = erofs_blocklist_write(&opts, &tree, &plan);
 	stage_done(&opts, "write", &stage);
 	erofs_spool_close(&spool);
 	if (!err && !opts.quiet) {

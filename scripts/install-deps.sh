@@ -8,6 +8,7 @@ packages=(
 	erofs-utils squashfs-tools
 	qemu-system-x86 busybox-static cpio xz-utils
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1
+	selinux-utils libcap2-bin
 )
 missing=()
 for p in "${packages[@]}"; do

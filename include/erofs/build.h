@@ -82,6 +82,13 @@ struct erofs_build_options {
 
 	struct erofs_exclude *excludes;
 	size_t nr_excludes;
+
+	/* the Android image step (lib/android.c, docs/android.md); NULL: not given */
+	const char *mount_point;	/* --mount-point, as given ("/", "vendor", "/product") */
+	const char *product_out;	/* --product-out: rule-based fs_config files */
+	const char *fs_config_file;	/* --fs-config-file: canned fs_config */
+	const char *file_contexts;	/* --file-contexts: SELinux labels */
+	const char *block_list_file;	/* --block-list-file: each file's blocks */
 };
 
 #endif
