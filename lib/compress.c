@@ -330,6 +330,9 @@ int erofs_spool_open(const struct erofs_build_options *opts, struct erofs_spool 
 	if (slash)
 		*(slash == dir ? slash + 1 : slash) = '\0';
 	where = slash ? dir : ".";
+	/* beside a device (/dev) is no place for it: use the temporary folder */
+	if (erofs_image_is_device(opts->image))
+		where = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/var/tmp";
 	fd = open(where, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (fd < 0 && (path = malloc(strlen(where) + 32))) {
 		sprintf(path, "%s/.erofs-spool-XXXXXX", where);

@@ -5,21 +5,54 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "erofs/diag.h"
 #include "erofs/io.h"
 
+bool erofs_image_is_device(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && (S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode));
+}
+
+static int open_device(struct erofs_image_file *img)
+{
+	img->in_place = true;
+	img->fd = open(img->final_path, O_RDWR | O_CLOEXEC);
+	if (img->fd < 0) {
+		int err = errno;
+
+		erofs_err("%s: cannot open the device: %s", img->final_path, strerror(err));
+		return -err;
+	}
+	return 0;
+}
+
 int erofs_image_create(struct erofs_image_file *img, const char *final_path)
 {
-	size_t len = strlen(final_path);
+	struct stat st;
+	size_t len;
 
+	memset(img, 0, sizeof(*img));
+	img->fd = -1;
 	img->final_path = final_path;
+	if (erofs_image_is_device(final_path))
+		return open_device(img);
+	/* through a symlink: replace its target, so the link stays */
+	if (!lstat(final_path, &st) && S_ISLNK(st.st_mode))
+		img->target_path = realpath(final_path, NULL);
+	if (!img->target_path && !(img->target_path = strdup(final_path)))
+		return -ENOMEM;
+	len = strlen(img->target_path);
 	img->tmp_path = malloc(len + sizeof(".tmp-XXXXXX"));
 	if (!img->tmp_path)
 		return -ENOMEM;
-	memcpy(img->tmp_path, final_path, len);
+	memcpy(img->tmp_path, img->target_path, len);
 	memcpy(img->tmp_path + len, ".tmp-XXXXXX", sizeof(".tmp-XXXXXX"));
 	img->fd = mkostemp(img->tmp_path, O_CLOEXEC);
 	if (img->fd < 0) {
@@ -44,6 +77,20 @@ int erofs_image_create(struct erofs_image_file *img, const char *final_path)
 
 int erofs_image_resize(struct erofs_image_file *img, uint64_t size)
 {
+	if (img->in_place) {
+		uint64_t dev_size = 0;
+		struct stat st;
+
+		/* a device cannot grow: it must hold the whole image */
+		if (!fstat(img->fd, &st) && S_ISBLK(st.st_mode) &&
+		    !ioctl(img->fd, BLKGETSIZE64, &dev_size) && dev_size < size) {
+			erofs_err("%s: the device holds %llu bytes, the image needs %llu",
+				  img->final_path, (unsigned long long)dev_size,
+				  (unsigned long long)size);
+			return -ENOSPC;
+		}
+		return 0;
+	}
 	if (ftruncate(img->fd, (off_t)size)) {
 		int err = errno;
 
@@ -53,22 +100,30 @@ int erofs_image_resize(struct erofs_image_file *img, uint64_t size)
 	return 0;
 }
 
+static void release_paths(struct erofs_image_file *img)
+{
+	free(img->tmp_path);
+	free(img->target_path);
+	img->tmp_path = img->target_path = NULL;
+}
+
 int erofs_image_commit(struct erofs_image_file *img)
 {
 	int err = 0;
 
-	if (close(img->fd))
+	if (img->in_place && fsync(img->fd) && errno != EINVAL)
+		err = errno;
+	if (close(img->fd) && !err)
 		err = errno;
 	img->fd = -1;
-	if (!err && rename(img->tmp_path, img->final_path))
+	if (!err && !img->in_place && rename(img->tmp_path, img->target_path))
 		err = errno;
 	if (err) {
 		erofs_err("%s: cannot finish the image: %s", img->final_path, strerror(err));
 		erofs_image_abort(img);
 		return -err;
 	}
-	free(img->tmp_path);
-	img->tmp_path = NULL;
+	release_paths(img);
 	return 0;
 }
 
@@ -77,10 +132,11 @@ void erofs_image_abort(struct erofs_image_file *img)
 	if (img->fd >= 0)
 		close(img->fd);
 	img->fd = -1;
+	if (img->in_place)
+		erofs_err("%s: the device now holds an incomplete image", img->final_path);
 	if (img->tmp_path)
 		unlink(img->tmp_path);
-	free(img->tmp_path);
-	img->tmp_path = NULL;
+	release_paths(img);
 }
 
 int erofs_pwrite_all(int fd, const void *buf, size_t len, uint64_t pos)

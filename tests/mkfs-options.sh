@@ -94,6 +94,14 @@ check "-E force-inode-extended: extended root" [ $(($(root_format "$WORK/ext.img
 check "-T gives compact inodes" [ $(($(root_format "$WORK/cmp.img") & 1)) = 0 ]
 check "compact inodes make a smaller image" [ "$(stat -c %s "$WORK/cmp.img")" -le "$(stat -c %s "$WORK/ext.img")" ]
 
+# an image path that is a symlink: the image replaces its target, the link stays
+mkdir "$WORK/images"
+touch "$WORK/images/target.img"
+ln -s images/target.img "$WORK/link.img"
+"$MKFS" --quiet "$WORK/link.img" "$src"
+check "a symlinked image path keeps its link" [ -L "$WORK/link.img" ]
+check "the symlink's target holds the image" [ "$(od -An -tx1 -j 1024 -N 4 "$WORK/images/target.img" | tr -d ' ')" = e2e1f5e0 ]
+
 # --help and --version; every option of --help is documented in the man page
 check "--version" bash -c "'$MKFS' --version | grep -q 'mkfs.erofs (erofs-forge)'"
 "$MKFS" --help >"$WORK/help.txt"

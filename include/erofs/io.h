@@ -2,19 +2,28 @@
 /*
  * Output: the image is written to a temporary file beside its final path
  * and renamed into place only when complete, so a failed build leaves no
- * partial image.  Writes go through a buffered sequential writer.
+ * partial image.  A symlink keeps pointing at the new image (it goes beside
+ * the symlink's target).  A block or character device is written in place:
+ * there nothing can be renamed, and a failed build says so.
+ * Writes go through a buffered sequential writer.
  */
 #ifndef EROFS_IO_H
 #define EROFS_IO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct erofs_image_file {
 	int fd;
 	char *tmp_path;
-	const char *final_path;
+	const char *final_path;	/* as the user named it, for messages */
+	char *target_path;	/* what the rename replaces */
+	bool in_place;		/* a device */
 };
+
+/* Whether the image goes to a device, whose folder is no place for scratch files. */
+bool erofs_image_is_device(const char *path);
 
 int erofs_image_create(struct erofs_image_file *img, const char *final_path);
 /* Sets the final size (blocks not written read as zeros). */
