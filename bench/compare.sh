@@ -59,7 +59,8 @@ row() { # LABEL "wall cpu rss size" [reference]
 	echo
 }
 
-settings=("-zlz4hc" "-zlz4hc -C65536" "-zlz4" "")
+settings=("-zlz4hc" "-zlz4hc -C65536 -Eztailpacking" "-zlz4" ""
+	"-zlz4hc,12 -C65536 -Eztailpacking" "--chunksize=4096")
 for s in "${settings[@]}"; do
 	label=${s:-uncompressed}
 	echo "== $label"
@@ -71,6 +72,7 @@ for s in "${settings[@]}"; do
 	row "erofs-utils $($theirs --help 2>&1 | sed -n 's/^mkfs.erofs //p' | head -1)" "$t"
 	if command -v mksquashfs >/dev/null; then
 		case $s in
+		--chunksize*) continue ;;	# no squashfs counterpart
 		-zlz4hc*) sq=(-comp lz4 -Xhc) ;;
 		-zlz4) sq=(-comp lz4) ;;
 		*) sq=(-noI -noD -noF -noX) ;;
