@@ -62,6 +62,9 @@ NOISE_RE='EXPERIMENTAL|taints kernel|tainting kernel|erofs-forge-test:'
 msg() { echo "run.sh: $*" >&2; }
 die() { msg "error: $*"; exit 2; }
 
+# hostile-image regression cases (qemu-tests/hostile, HOSTILE_LIST=)
+. "$here/hostile.sh"
+
 # ---------------------------------------------------------------- setup ---
 
 detect_kver() {
@@ -121,6 +124,7 @@ build_tools() {
 	gcc "${cflags[@]}" -static -o "$SCRATCH/bin/erofs-manifest" "$top_srcdir/tools/manifest.c"
 	gcc "${cflags[@]}" -static -o "$SCRATCH/bin/guest-loop" "$here/guest-loop.c"
 	gcc "${cflags[@]}" -o "$SCRATCH/bin/craft" "$here/craft.c"
+	gcc "${cflags[@]}" -static -o "$SCRATCH/bin/hostile-walk" "$here/hostile-walk.c"
 }
 
 # The runner's own small tree: one of each file type, xattrs, a hard-link
@@ -256,6 +260,7 @@ build_images() {
 			REFUSE[$name]=${REFUSE[$name]%%:*}
 			[ -n "${REFUSE_RE[${REFUSE[$name]}]:-}" ] || die "matrix: unknown refusal '$expect'" ;;
 		corrupt=*) kind=corrupt ;;
+		hostile=*) kind=hostile ;;
 		*) kind=mount ;;
 		esac
 		prepare_tree "$tree"
@@ -272,20 +277,21 @@ build_images() {
 		refuse=incompat:*) craft=(incompat "$img" "${expect#refuse=incompat:}") ;;
 		refuse=*) craft=("${expect#refuse=}" "$img") ;;
 		corrupt=flip) craft=(flip "$img" "$CANARY_MARKER") ;;
+		hostile=*) craft=(hostile "$name" "$expect" "$img") ;;
 		esac
 		if [ ${#craft[@]} -gt 0 ] &&
-		   ! "$SCRATCH/bin/craft" "${craft[@]}" > "$OUT/craft-$name.log" 2>&1; then
+		   ! run_craft "${craft[@]}" > "$OUT/craft-$name.log" 2>&1; then
 			for mode in $MODES; do
 				report_fail "$mode/$name" "cannot craft the image: $(last_line "$OUT/craft-$name.log")" "$OUT/craft-$name.log"
 			done
 			continue
 		fi
 		rm -f "$OUT/craft-$name.log"
-		[ "$kind" = refuse ] || expected_manifest "$expect" "$OUT/expected/$name"
+		[ "$kind" = refuse ] || [ "$kind" = hostile ] || expected_manifest "$expect" "$OUT/expected/$name"
 		NAMES+=("$name")
 		KIND[$name]=$kind
 		IMG[$name]=$img
-	done < "$MATRIX"
+	done < <(cat "$MATRIX" ${HOSTILE_LIST:+"$HOSTILE_LIST"})
 	msg "${#NAMES[@]} image(s) built in $((SECONDS - t0)) s with $MKFS"
 }
 
@@ -314,7 +320,7 @@ build_data_disk() {
 		size=$(stat -c %s "${IMG[$name]}")
 		dd if="${IMG[$name]}" of="$DATA_DISK" bs=1M seek=$((off / ALIGN)) \
 			conv=sparse,notrunc status=none
-		echo "$i $name $off $size" >> "$SCRATCH/images"
+		echo "$i $name $off $size ${GUEST_KIND[$name]:-manifest}" >> "$SCRATCH/images"
 		INDEX[$name]=$i
 		off=$(( (off + size + ALIGN - 1) / ALIGN * ALIGN ))
 		i=$((i + 1))
@@ -337,7 +343,7 @@ build_initramfs() {
 	for applet in $(/bin/busybox --list); do
 		[ "$applet" = busybox ] || ln -sf busybox "$root/bin/$applet"
 	done
-	cp "$SCRATCH/bin/erofs-manifest" "$SCRATCH/bin/guest-loop" "$root/bin/"
+	cp "$SCRATCH/bin/erofs-manifest" "$SCRATCH/bin/guest-loop" "$SCRATCH/bin/hostile-walk" "$root/bin/"
 	: > "$root/forge/modules"
 	for m in $GUEST_MODULES; do
 		src=$(find_module "$m")
@@ -381,7 +387,7 @@ boot() {
 	truncate -s $(( (nimg + 1) * SLOT_BYTES )) "$results"
 	"$QEMU" "${accel_args[@]}" -m 1024 -smp 1 -nographic -no-reboot \
 		-kernel "/boot/vmlinuz-$KVER" -initrd "$INITRAMFS" \
-		-append "console=ttyS0 panic=-1 oops=panic panic_on_warn=0 quiet forge.mode=$mode forge.start=$start" \
+		-append "console=ttyS0 panic=-1 oops=panic panic_on_warn=0 quiet forge.mode=$mode forge.start=$start${BOOT_APPEND:+ $BOOT_APPEND}" \
 		-drive "file=$DATA_DISK,format=raw,if=none,id=data,readonly=on" \
 		-device virtio-blk-pci,drive=data,serial=forgedata \
 		-drive "file=$results,format=raw,if=none,id=out" \
@@ -488,6 +494,10 @@ evaluate() {
 	local dir=$OUT/$mode r=$OUT/$mode/slots/$name
 	local kind=${KIND[$name]} bad why
 	local idx=${INDEX[$name]}
+	if [ "$kind" = hostile ]; then
+		evaluate_hostile "$mode" "$name"
+		return
+	fi
 	if [ ! -d "$r" ]; then
 		why=${ENDED[$mode:$idx]:-}
 		if [ -n "$why" ]; then
@@ -593,6 +603,7 @@ run_boots() { # MODE
 		[ "$start" -lt "${#NAMES[@]}" ] || break
 		n=$((n + 1))
 	done
+	hostile_solo_boots "$mode" "$n"
 }
 
 judge_mode() { # MODE
@@ -640,7 +651,7 @@ main() {
 	KVER=${KVER:-$(detect_kver)}
 	[ -e "/boot/vmlinuz-$KVER" ] || die "/boot/vmlinuz-$KVER missing"
 	[ -x /bin/busybox ] || die "busybox missing (apt-get install busybox-static)"
-	declare -gA KIND IMG INDEX ENDED ENDLOG REFUSE
+	declare -gA KIND IMG INDEX ENDED ENDLOG REFUSE HOSTILE_CASE GUEST_KIND
 	setup_dirs
 	msg "run $RUN_ID: kernel $KVER, accel $QEMU_ACCEL, mkfs $MKFS"
 	build_kmod
