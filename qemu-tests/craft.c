@@ -23,6 +23,10 @@
  *                               first pcluster, if it has one), then 786433
  *                               NONHEAD lclusters looking back to it, i_size
  *                               3 GiB + 8 KiB: one extent decoding to > 2 GiB
+ *   craft g1p IMG PATH          PATH becomes a new full-index big-pcluster
+ *                               inode whose first pcluster claims 300
+ *                               blocks (CBLKCNT): 1.2 MB encoded, over the
+ *                               1 MiB cap (needs a big-pcluster image)
  *   craft g2 IMG PATH           PATH becomes a new full-index inode with
  *                               16 KiB lclusters (h_clusterbits 2), the
  *                               interlaced advise bit and PLAIN heads at
@@ -387,6 +391,29 @@ static void craft_g1(const char *path, uint32_t maxback)
 	}
 }
 
+/* G1, encoded half: a big pcluster of 300 blocks (1.2 MB > 1 MiB) */
+static void craft_g1p(const char *path)
+{
+	const uint64_t size = 3 * 4096;
+	struct inode ino;
+	uint64_t dirent = lookup(path, &ino), off;
+	uint32_t head = first_pcluster(&ino);
+	unsigned char *h;
+
+	if (blkbits != 12)
+		die("g1p needs a 4096-byte block image");
+	if (!(get32(img + SB_OFF + 80) & 0x2))
+		die("g1p needs a big-pcluster image (e.g. mkfs -C 65536)");
+	off = append_inode(&ino, dirent, COMPRESSED_FULL, size, 300, 16 + 3 * 8);
+	h = img + off + 64;
+	memset(h, 0, 16);
+	put16(h + 4, 0x0002);			/* h_advise: BIG_PCLUSTER_1 */
+	put_index(h + 16, LC_HEAD1, 0, head);
+	/* the first NONHEAD carries CBLKCNT (bit 11 of delta[0]): 300 blocks */
+	put_index(h + 24, LC_NONHEAD, 0, (1u << 11 | 300) | 2u << 16);
+	put_index(h + 32, LC_NONHEAD, 0, 2 | 1u << 16);
+}
+
 /* G2: lclusters of 16 KiB with interlaced plain pclusters */
 static void craft_g2(const char *path)
 {
@@ -510,7 +537,7 @@ int main(int argc, char **argv)
 			"usage: craft check|badmagic|badcsum IMG\n"
 			"       craft incompat IMG BITS\n"
 			"       craft flip IMG MARKER\n"
-			"       craft g1|g2|g4|g5|g10|lookup IMG PATH\n"
+			"       craft g1|g1p|g2|g4|g5|g10|lookup IMG PATH\n"
 			"       craft g3 IMG PATH PACKED-PATH [I_SIZE]\n");
 		return 2;
 	}
@@ -554,6 +581,8 @@ int main(int argc, char **argv)
 		return 0;	/* data only: the checksum stays as it was */
 	} else if (!strcmp(mode, "g1") && argc == 4) {
 		craft_g1(argv[3], 2047);
+	} else if (!strcmp(mode, "g1p") && argc == 4) {
+		craft_g1p(argv[3]);
 	} else if (!strcmp(mode, "g10") && argc == 4) {
 		craft_g1(argv[3], 1);
 	} else if (!strcmp(mode, "g2") && argc == 4) {

@@ -19,6 +19,7 @@
 # kernel message of our patch that must appear (extended regex)
 declare -A HOSTILE_RE=(
 	[g1]='extent too large'
+	[g1p]='extent too large \(1228800 encoded'
 	[g2]='unsupported lcluster size'
 	[g3]='fragment data beyond the packed inode'
 	[g4]='negative i_size'
@@ -62,6 +63,12 @@ hostile_nostock() { # NAME -> reason, if Debian's module must not mount it
 	echo "${n:-${HOSTILE_NOSTOCK[${HOSTILE_CASE[$1]}]:-}}"
 }
 
+# " (EIO x1, EUCLEAN x2)" from the error lines of walk output $1
+errno_counts() {
+	grep '^error ' "$1" | awk '{ print $4 }' | sort | uniq -c |
+		awk '{ printf "%s%s x%s", (NR > 1 ? ", " : " ("), $2, $1 } END { if (NR) printf ")" }'
+}
+
 # value of KEY=... in the walk summary line of file $1
 summary_field() {
 	sed -n "s/^summary .*\b$2=\([^ ]*\).*/\1/p" "$1"
@@ -100,7 +107,7 @@ evaluate_hostile() { # MODE NAME
 			cache=$(summary_field "$walk" cached_kb)
 			grown=?
 			[ -z "$cache" ] || grown=$(( (${cache#*->} - ${cache%->*}) / 1024 ))
-			why="walk rc $(cat "$r/walk.rc"), $(summary_field "$walk" errors) error(s), ${secs:-?} s, page cache +$grown MiB, $(grep -c '^xattrs ' "$walk" || true) entries with xattrs"
+			why="walk rc $(cat "$r/walk.rc"), $(summary_field "$walk" errors) error(s)$(errno_counts "$walk"), ${secs:-?} s, page cache +$grown MiB, $(grep -c '^xattrs ' "$walk" || true) entries with xattrs"
 			grep -q '^entry .* size=-' "$walk" &&
 				why="$why, negative size served: $(grep -m1 '^entry .* size=-' "$walk" | cut -d' ' -f2- || true)"
 			report_pass "$mode/$name" "documents Debian's module: $why"
@@ -154,7 +161,7 @@ evaluate_hostile() { # MODE NAME
 	elif [ -z "$msg" ]; then
 		report_fail "$mode/$name" "no '${HOSTILE_RE[$case]}' message: the intended check did not fire" "$r/dmesg"
 	else
-		report_pass "$mode/$name" "$errs clean error(s) ($(grep '^error ' "$walk" | awk '{ print $4 }' | sort | uniq -c | awk '{ printf "%s%s x%s", (NR > 1 ? ", " : ""), $2, $1 }')), ${secs} s, cache +$((grown / 1024)) MiB; kernel: ${msg#erofs: }"
+		report_pass "$mode/$name" "$errs clean error(s)$(errno_counts "$walk"), ${secs} s, cache +$((grown / 1024)) MiB; kernel: ${msg#erofs: }"
 	fi
 }
 
