@@ -185,14 +185,7 @@ static int apply_fsconfig(struct android_ctx *c, struct erofs_inode *inode)
 		return err;
 
 	/* the owner options still apply on top, as for the host's owners */
-	inode->uid = res.uid + opts->uid_offset;
-	inode->gid = res.gid + opts->gid_offset;
-	if (opts->all_root)
-		inode->uid = inode->gid = 0;
-	if (opts->force_uid >= 0)
-		inode->uid = (uint32_t)opts->force_uid;
-	if (opts->force_gid >= 0)
-		inode->gid = (uint32_t)opts->force_gid;
+	erofs_set_owner(opts, inode, res.uid, res.gid);
 	inode->mode = (uint16_t)((inode->mode & S_IFMT) | (res.mode & 07777));
 	return c->xattrs ? set_capabilities(inode, res.capabilities) : 0;
 }

@@ -99,17 +99,23 @@ static bool is_excluded(const struct erofs_build_options *opts, const char *relp
 	return false;
 }
 
-static void apply_owner_and_time(const struct erofs_build_options *opts,
-				 struct erofs_inode *inode, const struct stat *st)
+void erofs_set_owner(const struct erofs_build_options *opts, struct erofs_inode *inode,
+		     uint32_t uid, uint32_t gid)
 {
-	inode->uid = st->st_uid + opts->uid_offset;
-	inode->gid = st->st_gid + opts->gid_offset;
+	inode->uid = uid + opts->uid_offset;
+	inode->gid = gid + opts->gid_offset;
 	if (opts->all_root)
 		inode->uid = inode->gid = 0;
 	if (opts->force_uid >= 0)
 		inode->uid = (uint32_t)opts->force_uid;
 	if (opts->force_gid >= 0)
 		inode->gid = (uint32_t)opts->force_gid;
+}
+
+static void apply_owner_and_time(const struct erofs_build_options *opts,
+				 struct erofs_inode *inode, const struct stat *st)
+{
+	erofs_set_owner(opts, inode, st->st_uid, st->st_gid);
 
 	inode->mtime = st->st_mtim.tv_sec;
 	inode->mtime_nsec = (uint32_t)st->st_mtim.tv_nsec;

@@ -69,6 +69,11 @@ struct erofs_tree {
 int erofs_tree_scan(const struct erofs_build_options *opts, struct erofs_tree *tree);
 void erofs_tree_free(struct erofs_tree *tree);
 
+/* Sets an inode's owner from uid/gid through --uid-offset/--gid-offset,
+ * --all-root and --force-uid/--force-gid, in that order. */
+void erofs_set_owner(const struct erofs_build_options *opts, struct erofs_inode *inode,
+		     uint32_t uid, uint32_t gid);
+
 /*
  * Opens a regular file of the tree for reading, component by component, so
  * that no path length limit applies and no symlink is followed.  The cache
