@@ -1,7 +1,7 @@
 # qemu-tests/hostile.sh: the hostile-image regression cases of run.sh
 # (sourced by run.sh; bash).  See qemu-tests/ROBUSTNESS.md.
 #
-# The cases live in qemu-tests/hostile, in matrix format, with
+# The cases live in qemu-tests/hostile.list, in matrix format, with
 #   EXPECT = hostile=CASE[:PATH[:PATH]]
 # The image is built by mkfs as usual, then edited by `craft CASE IMG PATH..`
 # (craft.c).  In the guest, hostile-walk.c mounts it and exercises every
@@ -37,7 +37,7 @@ declare -A HOSTILE_NOSTOCK=(
 	[hostile-g3-fragment-64g]='one 4 KiB read soft-locks the CPU for 20+ s and never finishes'
 )
 HOSTILE_STOCK=${HOSTILE_STOCK:-skip}	# skip|solo: what stock does with the above
-HOSTILE_LIST=${HOSTILE_LIST-$here/hostile}	# empty: no hostile cases
+HOSTILE_LIST=${HOSTILE_LIST-$here/hostile.list}	# empty: no hostile cases
 HOSTILE_CACHE_KB=${HOSTILE_CACHE_KB:-65536}	# page-cache growth allowed per image
 HOSTILE_SECONDS=${HOSTILE_SECONDS:-20}		# walk time allowed per image
 

@@ -63,7 +63,7 @@ NOISE_RE='EXPERIMENTAL|taints kernel|tainting kernel|erofs-forge-test:|MP-BIOS b
 msg() { echo "run.sh: $*" >&2; }
 die() { msg "error: $*"; exit 2; }
 
-# hostile-image regression cases (qemu-tests/hostile, HOSTILE_LIST=)
+# hostile-image regression cases (qemu-tests/hostile.list, HOSTILE_LIST=)
 . "$here/hostile.sh"
 
 # ---------------------------------------------------------------- setup ---
