@@ -1,0 +1,784 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The image walk shared by the libFuzzer harnesses (fuzz-reader.c,
+ * fuzz-extract.c): what fsck.erofs does to an image, through the same
+ * library calls (lib/reader.c, lib/zread.c, lib/extract.c), on an image
+ * held in memory.
+ *
+ *   - the superblock (erofs_reader_open_mem, or _fd on a memfd);
+ *   - every inode reachable from the root, each nid loaded once, each
+ *     directory entered once (a second reference is a loop or a directory
+ *     hard link and is not followed), entries collected and then visited
+ *     depth-first over an explicit stack, as fsck/main.c does;
+ *   - xattrs (shared and inline) of every inode, ACL values parsed;
+ *   - symlink targets;
+ *   - file and directory data: every extent mapped (erofs_map_blocks),
+ *     compressed extents decoded (erofs_decode_extent), mapped ones read
+ *     (erofs_dev_read), then the whole file read again with
+ *     erofs_read_data() and a few ranges at pseudo-random offsets compared
+ *     with that sequential read;
+ *   - link counts of files and directories after the walk;
+ *   - with an extractor, the tree recreated below its directory the way
+ *     fsck --extract=DIR does (dir_begin / node / hardlink / dir_end).
+ *
+ * Besides the sanitizers, the harness checks the reader's contract
+ * (include/erofs/reader.h) and aborts when it is broken: a mapping that
+ * does not contain the offset asked for, runs past i_size or lies outside
+ * the image; a failure without a message; -EINVAL (the harness only makes
+ * valid calls, so EINVAL means the reader handed itself something bad);
+ * a symlink target of the wrong length; two reads of the same bytes that
+ * differ.
+ *
+ * Work per input is bounded so that a slow but legitimate image (a 200 KiB
+ * image can describe hundreds of MiB of compressed data) cannot pass for a
+ * hang: FZ_DATA_BUDGET bytes decoded or copied, FZ_MAP_BUDGET mappings and
+ * FZ_DENT_BUDGET directory entries; past those the walk goes on without
+ * reading data, or stops.  A loop inside one library call is not bounded
+ * by the harness: that is what the -timeout of the campaign catches.
+ *
+ * Byte 0 of the image (in the 1024 bytes before the superblock, which no
+ * structure uses) selects harness modes, so the fuzzer can flip them:
+ *   bit 0  keep the superblock checksum as it is; otherwise a checksummed
+ *          superblock is resealed first, so mutations reach past it;
+ *   bit 1  read through a file descriptor (a memfd) as fsck does, which
+ *          takes the reader's pread and block-cache paths; fuzz-reader
+ *          then walks the image from memory too, and both walks must
+ *          agree on everything (a digest of all bytes read, entries,
+ *          sizes and failure messages).
+ */
+#ifndef FUZZ_WALK_H
+#define FUZZ_WALK_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fuzz-diag.h"
+
+/* each harness uses a part of this file */
+#pragma GCC diagnostic ignored "-Wunused-function"
+#include "erofs/dir.h"
+#include "erofs/extract.h"
+#include "erofs/ondisk.h"
+#include "erofs/reader.h"
+
+#define FZ_KEEP_CSUM	0x01u
+#define FZ_USE_FD	0x02u
+
+#define FZ_DATA_BUDGET	(48ull << 20)	/* bytes decoded or copied per input */
+#define FZ_MAP_BUDGET	(1u << 19)	/* erofs_map_blocks() calls per input */
+#define FZ_DENT_BUDGET	(1u << 17)	/* directory entries kept per input */
+#define FZ_CMP_MAX	(1u << 20)	/* files up to this size are re-read at random */
+#define FZ_READ_CHUNK	(64u << 10)
+
+/* ---- state ---- */
+
+struct fz_node {
+	uint64_t nid;
+	bool used, bad, extracted;
+	uint16_t mode;
+	uint32_t nlink, refs;
+	char *first_path;
+};
+
+struct fz_dent {
+	uint64_t nid;
+	char *name;
+	uint8_t ft;
+};
+
+struct fz_frame {
+	struct erofs_rd_inode vi;
+	char *path;
+	struct fz_dent *ents;
+	size_t n, cap, next;
+	uint32_t subdirs;
+	int dirfd;
+	bool damaged;
+};
+
+struct fz {
+	struct erofs_reader r;
+	struct erofs_extractor *x;	/* NULL: check only */
+	struct fz_node *tab;
+	size_t tabcap, tabcount;
+	struct fz_frame *stack;
+	size_t depth, stackcap;
+	uint64_t data_left, maps_left, dents_left;
+	uint8_t *buf;			/* FZ_READ_CHUNK */
+	uint8_t *whole;			/* FZ_CMP_MAX: a file read sequentially */
+	uint64_t sink;			/* digest of what was read and every failure */
+	unsigned long problems;		/* what fsck would count as errors */
+};
+
+static void *fz_alloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		abort();	/* inputs are small: out of memory is a bug */
+	return p;
+}
+
+static void *fz_realloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		abort();
+	return p;
+}
+
+/* Order-sensitive digest of the walk: two walks of one image (from memory
+ * and through a descriptor) must agree on it. */
+static void fz_fold(struct fz *f, uint64_t v)
+{
+	f->sink = (f->sink ^ v) * 0x100000001b3ULL;
+}
+
+static void fz_fold_bytes(struct fz *f, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint64_t h = n, w;
+
+	for (; n >= 8; b += 8, n -= 8) {
+		memcpy(&w, b, 8);
+		h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
+		h ^= h >> 29;
+	}
+	while (n--)
+		h = (h ^ *b++) * 0x100000001b3ULL;
+	fz_fold(f, h);
+}
+
+/* Every failure must be a negative errno this harness expects, with a
+ * message; -EINVAL means the reader broke its own invariants. */
+static void fz_failed(struct fz *f, int err)
+{
+	FZ_CHECK(err < 0);
+	FZ_CHECK(err == -EUCLEAN || err == -EOPNOTSUPP || err == -EIO ||
+		 err == -ENOMEM);
+	FZ_CHECK(f->r.err[0] != '\0');
+	FZ_CHECK(memchr(f->r.err, '\0', sizeof(f->r.err)) != NULL);
+	f->problems++;
+	fz_fold(f, (uint64_t)-err);
+	fz_fold_bytes(f, f->r.err, strlen(f->r.err));
+}
+
+static void fz_clear_err(struct fz *f)
+{
+	f->r.err[0] = '\0';
+}
+
+/* Names go through erofs_escape() as fsck's messages do, at a few sizes. */
+static void fz_escape(struct fz *f, const void *s, size_t len)
+{
+	static const size_t sizes[] = { 0, 1, 11, 12, 13, 80, 1024 };
+	char out[1024];
+	size_t i;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t n = sizes[i];
+
+		erofs_escape(out, n, s, len);
+		if (n) {
+			size_t l = strnlen(out, n);
+
+			FZ_CHECK(l < n);
+			fz_fold(f, l);
+		}
+	}
+}
+
+/* ---- nid table (open addressing, as fsck's) ---- */
+
+static size_t fz_hash(uint64_t nid, size_t cap)
+{
+	nid ^= nid >> 33;
+	nid *= 0xff51afd7ed558ccdULL;
+	nid ^= nid >> 33;
+	return (size_t)nid & (cap - 1);
+}
+
+static struct fz_node *fz_find(struct fz *f, uint64_t nid)
+{
+	size_t i;
+
+	if (!f->tabcap)
+		return NULL;
+	for (i = fz_hash(nid, f->tabcap); f->tab[i].used; i = (i + 1) & (f->tabcap - 1))
+		if (f->tab[i].nid == nid)
+			return &f->tab[i];
+	return NULL;
+}
+
+static struct fz_node *fz_add(struct fz *f, uint64_t nid)
+{
+	size_t i, j;
+
+	if ((f->tabcount + 1) * 2 > f->tabcap) {
+		struct fz_node *old = f->tab;
+		size_t oldcap = f->tabcap;
+
+		f->tabcap = oldcap ? oldcap * 2 : 64;
+		f->tab = calloc(f->tabcap, sizeof(*f->tab));
+		if (!f->tab)
+			abort();
+		for (j = 0; j < oldcap; j++) {
+			if (!old[j].used)
+				continue;
+			for (i = fz_hash(old[j].nid, f->tabcap); f->tab[i].used;
+			     i = (i + 1) & (f->tabcap - 1))
+				;
+			f->tab[i] = old[j];
+		}
+		free(old);
+	}
+	for (i = fz_hash(nid, f->tabcap); f->tab[i].used; i = (i + 1) & (f->tabcap - 1))
+		;
+	memset(&f->tab[i], 0, sizeof(f->tab[i]));
+	f->tab[i].used = true;
+	f->tab[i].nid = nid;
+	f->tabcount++;
+	return &f->tab[i];
+}
+
+static char *fz_join(const char *dir, const char *name)
+{
+	size_t dl = strlen(dir), nl = strlen(name);
+	char *p = fz_alloc(dl + nl + 2);
+
+	memcpy(p, dir, dl);
+	if (!dl || p[dl - 1] != '/')
+		p[dl++] = '/';
+	memcpy(p + dl, name, nl + 1);
+	return p;
+}
+
+static char *fz_strdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+
+	return memcpy(fz_alloc(n), s, n);
+}
+
+/* ---- data ---- */
+
+static bool fz_is_compressed(const struct erofs_rd_inode *vi)
+{
+	return vi->layout == EROFS_LAYOUT_COMPRESSED_FULL ||
+	       vi->layout == EROFS_LAYOUT_COMPRESSED_COMPACT;
+}
+
+static void fz_check_map(struct fz *f, const struct erofs_rd_inode *vi, uint64_t la,
+			 const struct erofs_map *m)
+{
+	FZ_CHECK(m->llen > 0);
+	FZ_CHECK(m->la <= la && la - m->la < m->llen);
+	FZ_CHECK(m->llen <= vi->size - m->la);
+	if (m->flags & EROFS_MAP_MAPPED) {
+		FZ_CHECK(m->pa <= f->r.size && m->plen <= f->r.size - m->pa);
+		if (!(m->flags & EROFS_MAP_ENCODED))
+			FZ_CHECK(m->llen <= m->plen);
+	} else {
+		FZ_CHECK(!(m->flags & (EROFS_MAP_ENCODED | EROFS_MAP_META)));
+	}
+	if (m->flags & EROFS_MAP_ENCODED) {
+		FZ_CHECK(fz_is_compressed(vi));
+		FZ_CHECK(m->plen > 0);
+	}
+}
+
+/* fsck's scan_data(): every extent mapped; compressed extents decoded and
+ * mapped ones read while the budget lasts. */
+static int fz_scan(struct fz *f, const struct erofs_rd_inode *vi)
+{
+	uint64_t off = 0;
+
+	while (off < vi->size) {
+		struct erofs_map m;
+		int err;
+
+		if (!f->maps_left)
+			return 0;
+		f->maps_left--;
+		fz_clear_err(f);
+		err = erofs_map_blocks(&f->r, vi, off, &m);
+		if (err) {
+			fz_failed(f, err);
+			return err;
+		}
+		fz_check_map(f, vi, off, &m);
+		if ((m.flags & EROFS_MAP_ENCODED) && f->data_left >= m.llen) {
+			const uint8_t *dec = NULL;
+
+			f->data_left -= m.llen;
+			fz_clear_err(f);
+			err = erofs_decode_extent(&f->r, vi, &m, &dec);
+			if (err) {
+				fz_failed(f, err);
+				return err;
+			}
+			FZ_CHECK(dec != NULL);
+			fz_fold(f, dec[0] + dec[m.llen - 1] + dec[(off - m.la)]);
+		} else if (!(m.flags & EROFS_MAP_ENCODED) && (m.flags & EROFS_MAP_MAPPED)) {
+			uint64_t pos = m.pa + (off - m.la), left = m.llen - (off - m.la);
+
+			while (left && f->data_left) {
+				size_t n = left < FZ_READ_CHUNK ? (size_t)left : FZ_READ_CHUNK;
+
+				if (n > f->data_left)
+					n = (size_t)f->data_left;
+				f->data_left -= n;
+				fz_clear_err(f);
+				err = erofs_dev_read(&f->r, f->buf, n, pos);
+				if (err) {
+					fz_failed(f, err);
+					return err;
+				}
+				fz_fold(f, f->buf[0] + f->buf[n - 1]);
+				pos += n;
+				left -= n;
+			}
+		}
+		off = m.la + m.llen;
+	}
+	return 0;
+}
+
+static uint64_t fz_rand(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* What fsck --extract does to a file's bytes: erofs_read_data() from start
+ * to end; then, for small files, ranges at pseudo-random offsets must read
+ * back the same bytes (the reader's map and decode caches at work). */
+static void fz_read_all(struct fz *f, const struct erofs_rd_inode *vi)
+{
+	uint64_t off = 0, seed;
+	bool keep = vi->size <= FZ_CMP_MAX;
+	int i;
+
+	while (off < vi->size) {
+		size_t n = vi->size - off < FZ_READ_CHUNK ? (size_t)(vi->size - off) : FZ_READ_CHUNK;
+		uint8_t *dst = keep ? f->whole + off : f->buf;
+		int err;
+
+		if (f->data_left < n || !f->maps_left)
+			return;
+		f->data_left -= n;
+		f->maps_left--;
+		fz_clear_err(f);
+		err = erofs_read_data(&f->r, vi, dst, n, off);
+		if (err) {
+			fz_failed(f, err);
+			return;
+		}
+		fz_fold_bytes(f, dst, n);
+		off += n;
+	}
+	if (!keep || !vi->size)
+		return;
+	seed = vi->nid * 0x9E3779B97F4A7C15ULL + vi->size + 1;
+	for (i = 0; i < 6; i++) {
+		uint64_t at = fz_rand(&seed) % vi->size;
+		size_t n = (size_t)(fz_rand(&seed) % 9000) + 1;
+		int err;
+
+		if (n > vi->size - at)
+			n = (size_t)(vi->size - at);
+		if (f->data_left < n || !f->maps_left)
+			return;
+		f->data_left -= n;
+		f->maps_left--;
+		fz_clear_err(f);
+		err = erofs_read_data(&f->r, vi, f->buf, n < FZ_READ_CHUNK ? n : FZ_READ_CHUNK, at);
+		if (err) {
+			/* it read before: the same bytes cannot fail now */
+			fprintf(stderr, "fuzz: nid %llu: re-read of %zu bytes at %llu failed: %s\n",
+				(unsigned long long)vi->nid, n, (unsigned long long)at,
+				erofs_reader_error(&f->r));
+			FZ_CHECK(!"a range read before fails now");
+		}
+		if (n > FZ_READ_CHUNK)
+			n = FZ_READ_CHUNK;
+		FZ_CHECK(!memcmp(f->buf, f->whole + at, n));
+		fz_fold(f, at);
+	}
+}
+
+/* Extraction writes every byte a file maps (holes excepted) and has no
+ * budget of its own: a file whose data would overdraw the harness's is
+ * not extracted.  True when the file may be extracted. */
+static bool fz_extract_budget(struct fz *f, const struct erofs_rd_inode *vi)
+{
+	uint64_t off = 0, bytes = 0;
+
+	if (!S_ISREG(vi->di.mode))
+		return true;
+	while (off < vi->size) {
+		struct erofs_map m;
+
+		if (!f->maps_left)
+			return false;
+		f->maps_left--;
+		fz_clear_err(f);
+		if (erofs_map_blocks(&f->r, vi, off, &m))
+			return true;	/* the extractor stops there and reports it */
+		if (m.flags & EROFS_MAP_MAPPED)
+			bytes += m.la + m.llen - off;
+		if (bytes > f->data_left)
+			return false;
+		off = m.la + m.llen;
+	}
+	f->data_left -= bytes;
+	return true;
+}
+
+/* ---- xattrs ---- */
+
+static bool fz_acl_ok(const uint8_t *v, unsigned int size)
+{
+	unsigned int i;
+
+	if (size < 4 || (size - 4) % 8 || get_le32(v) != 2)
+		return false;
+	for (i = 4; i < size; i += 8) {
+		switch (get_le16(v + i)) {
+		case 0x01: case 0x02: case 0x04: case 0x08: case 0x10: case 0x20:
+			break;
+		default:
+			return false;
+		}
+	}
+	return true;
+}
+
+static int fz_xattr(void *arg, const struct erofs_rd_xattr *x)
+{
+	struct fz *f = arg;
+	const uint8_t *n = (const uint8_t *)x->name, *v = x->value;
+
+	FZ_CHECK(erofs_rd_xattr_prefix(x->index) != NULL);
+	FZ_CHECK(x->entry_size == EROFS_XATTR_ENTRY_HEADER_SIZE + x->name_len + x->value_size);
+	FZ_CHECK(!memchr(x->name, '\0', x->name_len));
+	if (x->name_len)
+		fz_fold(f, n[0] + n[x->name_len - 1]);
+	if (x->value_size)
+		fz_fold(f, v[0] + v[x->value_size - 1]);
+	if ((x->index == EROFS_XATTR_INDEX_POSIX_ACL_ACCESS ||
+	     x->index == EROFS_XATTR_INDEX_POSIX_ACL_DEFAULT) &&
+	    !fz_acl_ok(v, x->value_size))
+		f->problems++;
+	fz_escape(f, x->name, x->name_len);
+	return 0;
+}
+
+static void fz_xattrs(struct fz *f, const struct erofs_rd_inode *vi)
+{
+	int err;
+
+	fz_clear_err(f);
+	err = erofs_xattr_iterate(&f->r, vi, fz_xattr, f);
+	if (err)
+		fz_failed(f, err);
+}
+
+/* ---- the walk ---- */
+
+static int fz_collect(void *arg, const struct erofs_rd_dentry *de)
+{
+	struct fz *f = arg;
+	struct fz_frame *fr = &f->stack[f->depth - 1];
+	struct fz_dent *d;
+
+	FZ_CHECK(de->namelen > 0 && de->namelen <= EROFS_NAME_LEN);
+	FZ_CHECK(!memchr(de->name, '\0', de->namelen) && !memchr(de->name, '/', de->namelen));
+	FZ_CHECK(de->file_type < EROFS_FT_MAX);
+	if (!f->dents_left)
+		return 1;	/* stop: the budget is spent */
+	f->dents_left--;
+	if (fr->n == fr->cap) {
+		fr->cap = fr->cap ? fr->cap * 2 : 16;
+		fr->ents = fz_realloc(fr->ents, fr->cap * sizeof(*fr->ents));
+	}
+	d = &fr->ents[fr->n++];
+	d->nid = de->nid;
+	d->ft = de->file_type;
+	d->name = fz_alloc(de->namelen + 1);
+	memcpy(d->name, de->name, de->namelen);
+	d->name[de->namelen] = '\0';
+	fz_escape(f, de->name, de->namelen);
+	fz_fold(f, de->nid);
+	fz_fold_bytes(f, de->name, de->namelen);
+	return 0;
+}
+
+static void fz_push_dir(struct fz *f, const struct erofs_rd_inode *vi, uint64_t parent,
+			char *path, int dirfd)
+{
+	struct fz_frame *fr;
+	int err;
+
+	if (f->depth == f->stackcap) {
+		f->stackcap = f->stackcap ? f->stackcap * 2 : 32;
+		f->stack = fz_realloc(f->stack, f->stackcap * sizeof(*f->stack));
+	}
+	fr = &f->stack[f->depth++];
+	memset(fr, 0, sizeof(*fr));
+	fr->vi = *vi;
+	fr->path = path;
+	fr->dirfd = dirfd;
+	fz_clear_err(f);
+	err = erofs_dir_iterate(&f->r, vi, parent, fz_collect, f);
+	fr = &f->stack[f->depth - 1];
+	if (err > 0) {
+		fr->damaged = true;	/* out of budget */
+	} else if (err) {
+		fz_failed(f, err);
+		fr->damaged = true;
+	} else {
+		fz_scan(f, vi);
+	}
+}
+
+static void fz_pop_dir(struct fz *f)
+{
+	struct fz_frame *fr = &f->stack[f->depth - 1];
+	size_t i;
+
+	if (!fr->damaged && fr->vi.di.nlink != 2 + fr->subdirs && fr->vi.di.nlink != 1)
+		f->problems++;
+	if (fr->dirfd >= 0)
+		erofs_extract_dir_end(f->x, fr->dirfd, fr->path, &fr->vi);
+	for (i = 0; i < fr->n; i++)
+		free(fr->ents[i].name);
+	free(fr->ents);
+	free(fr->path);
+	f->depth--;
+}
+
+static void fz_visit(struct fz *f, const struct fz_dent *d)
+{
+	struct fz_frame *parent = &f->stack[f->depth - 1];
+	char *path = fz_join(parent->path, d->name);
+	struct fz_node *ni = fz_find(f, d->nid);
+	struct erofs_rd_inode vi;
+	int pfd = parent->dirfd, err;
+
+	if (d->ft == EROFS_FT_DIR)
+		parent->subdirs++;
+	if (ni) {
+		ni->refs++;
+		if (ni->bad || S_ISDIR(ni->mode))
+			goto out;	/* a directory loop or directory hard link */
+		if (pfd < 0)
+			goto out;
+		if (ni->extracted) {
+			erofs_extract_hardlink(f->x, pfd, d->name, path, ni->first_path + 1);
+		} else if (!erofs_read_inode(&f->r, d->nid, &vi) && fz_extract_budget(f, &vi) &&
+			   !erofs_extract_node(f->x, pfd, d->name, path, &vi)) {
+			free(ni->first_path);
+			ni->first_path = fz_strdup(path);
+			ni->extracted = true;
+		}
+		goto out;
+	}
+
+	ni = fz_add(f, d->nid);
+	ni->refs = 1;
+	ni->first_path = fz_strdup(path);
+	fz_clear_err(f);
+	err = erofs_read_inode(&f->r, d->nid, &vi);
+	if (err) {
+		fz_failed(f, err);
+		ni->bad = true;
+		goto out;
+	}
+	FZ_CHECK(vi.nid == d->nid);
+	FZ_CHECK(vi.size <= (uint64_t)INT64_MAX);
+	FZ_CHECK(vi.iloc < vi.meta_end && vi.meta_end <= f->r.size);
+	ni->mode = vi.di.mode;
+	ni->nlink = vi.di.nlink;
+	fz_fold(f, vi.size);
+	fz_fold(f, vi.meta_end);
+	if (erofs_mode_to_ftype(vi.di.mode) != d->ft)
+		f->problems++;
+	fz_xattrs(f, &vi);
+
+	if (S_ISDIR(vi.di.mode)) {
+		int fd = -1;
+
+		if (pfd >= 0) {
+			fd = erofs_extract_dir_begin(f->x, pfd, d->name, path);
+			if (fd < 0)
+				fd = -1;
+		}
+		fz_push_dir(f, &vi, parent->vi.nid, path, fd);	/* parent may move */
+		return;
+	}
+	if (S_ISREG(vi.di.mode)) {
+		if (pfd < 0) {
+			if (!fz_scan(f, &vi))
+				fz_read_all(f, &vi);
+		}
+	} else if (S_ISLNK(vi.di.mode)) {
+		char target[EROFS_SYMLINK_MAXLEN + 1];
+
+		fz_clear_err(f);
+		err = erofs_read_symlink(&f->r, &vi, target, sizeof(target));
+		if (err) {
+			fz_failed(f, err);
+		} else {
+			FZ_CHECK(strlen(target) == vi.size);
+			fz_escape(f, target, vi.size);
+			fz_scan(f, &vi);
+		}
+	}
+	if (pfd >= 0 && fz_extract_budget(f, &vi) &&
+	    !erofs_extract_node(f->x, pfd, d->name, path, &vi))
+		ni->extracted = true;
+out:
+	free(path);
+}
+
+/* The whole walk; x (may be NULL) extracts as fsck --extract=DIR does. */
+static void fz_walk(struct fz *f, struct erofs_extractor *x)
+{
+	uint64_t root = f->r.sb.root_nid;
+	struct erofs_rd_inode vi;
+	struct fz_node *ni;
+	size_t i;
+	int err, fd = -1;
+
+	f->x = x;
+	f->data_left = FZ_DATA_BUDGET;
+	f->maps_left = FZ_MAP_BUDGET;
+	f->dents_left = FZ_DENT_BUDGET;
+
+	ni = fz_add(f, root);
+	ni->first_path = fz_strdup("/");
+	fz_clear_err(f);
+	err = erofs_read_inode(&f->r, root, &vi);
+	if (err) {
+		fz_failed(f, err);
+		ni->bad = true;
+		return;
+	}
+	ni->mode = vi.di.mode;
+	ni->nlink = vi.di.nlink;
+	if (!S_ISDIR(vi.di.mode)) {
+		f->problems++;
+		return;
+	}
+	fz_xattrs(f, &vi);
+	if (x) {
+		fd = erofs_extract_root(x);
+		if (fd < 0)
+			fd = -1;
+	}
+	fz_push_dir(f, &vi, root, fz_strdup("/"), fd);
+	while (f->depth) {
+		struct fz_frame *fr = &f->stack[f->depth - 1];
+
+		if (fr->next < fr->n) {
+			struct fz_dent d = fr->ents[fr->next++];
+
+			fz_visit(f, &d);
+			continue;
+		}
+		fz_pop_dir(f);
+	}
+	/* link counts, as fsck's final checks */
+	for (i = 0; i < f->tabcap; i++) {
+		struct fz_node *n = &f->tab[i];
+
+		if (n->used && !n->bad && !S_ISDIR(n->mode) && n->refs != n->nlink)
+			f->problems++;
+	}
+}
+
+/* ---- setup and teardown for one input ---- */
+
+/* A private copy of the input, the superblock checksum resealed unless
+ * byte 0 says otherwise. */
+static uint8_t *fz_image(const uint8_t *data, size_t size, unsigned int *flags)
+{
+	uint8_t *img = fz_alloc(size);
+
+	memcpy(img, data, size);
+	*flags = size ? data[0] : 0;
+	if (!(*flags & FZ_KEEP_CSUM) && size >= EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE) {
+		struct erofs_super sb;
+
+		erofs_super_decode(img + EROFS_SUPER_OFFSET, &sb);
+		if (sb.magic == EROFS_MAGIC && (sb.feature_compat & EROFS_COMPAT_SB_CHKSUM) &&
+		    sb.blkszbits >= EROFS_MIN_BLKSZBITS && sb.blkszbits <= EROFS_MAX_BLKSZBITS) {
+			size_t span = erofs_sb_checksum_span(sb.blkszbits);
+
+			if (EROFS_SUPER_OFFSET + span <= size)
+				put_le32(img + EROFS_SUPER_OFFSET + EROFS_SB_CHECKSUM_OFFSET,
+					 erofs_sb_checksum(img + EROFS_SUPER_OFFSET, span));
+		}
+	}
+	return img;
+}
+
+/* Opens the image from memory or, with FZ_USE_FD, through a memfd
+ * (returned in *fdp for the caller to close). */
+static int fz_open(struct fz *f, const uint8_t *img, size_t size, unsigned int flags,
+		   int *fdp)
+{
+	*fdp = -1;
+	if (flags & FZ_USE_FD) {
+		int fd = memfd_create("fuzz-image", MFD_CLOEXEC);
+		size_t done = 0;
+
+		if (fd < 0)
+			abort();
+		while (done < size) {
+			ssize_t n = write(fd, img + done, size - done);
+
+			if (n <= 0)
+				abort();
+			done += (size_t)n;
+		}
+		*fdp = fd;
+		return erofs_reader_open_fd(&f->r, fd, size);
+	}
+	return erofs_reader_open_mem(&f->r, img, size);
+}
+
+static void fz_init(struct fz *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->buf = fz_alloc(FZ_READ_CHUNK);
+	f->whole = fz_alloc(FZ_CMP_MAX);
+}
+
+static void fz_free(struct fz *f)
+{
+	size_t i;
+
+	while (f->depth)
+		fz_pop_dir(f);
+	for (i = 0; i < f->tabcap; i++)
+		free(f->tab[i].first_path);
+	free(f->tab);
+	free(f->stack);
+	free(f->buf);
+	free(f->whole);
+	erofs_reader_close(&f->r);
+}
+
+#endif
