@@ -72,9 +72,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define SB_OFF 1024
-#define SB_MAGIC 0xE0F5E1E2u
-#define COMPAT_SB_CHKSUM 0x1u
+#include "erofs-image.h"
+
 #define INCOMPAT_ZTAILPACKING 0x10u
 #define INCOMPAT_FRAGMENTS 0x20u
 
@@ -102,56 +101,15 @@ static void die(const char *fmt, ...)
 	exit(1);
 }
 
-static uint16_t get16(const unsigned char *p) { return p[0] | p[1] << 8; }
-static uint32_t get32(const unsigned char *p)
-{
-	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static uint64_t get64(const unsigned char *p)
-{
-	return get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-static void put16(unsigned char *p, uint16_t v) { p[0] = v; p[1] = v >> 8; }
-static void put32(unsigned char *p, uint32_t v)
-{
-	p[0] = v;
-	p[1] = v >> 8;
-	p[2] = v >> 16;
-	p[3] = v >> 24;
-}
-static void put64(unsigned char *p, uint64_t v)
-{
-	put32(p, (uint32_t)v);
-	put32(p + 4, (uint32_t)(v >> 32));
-}
-
-static uint32_t crc32c(uint32_t crc, const unsigned char *p, size_t n)
-{
-	while (n--) {
-		crc ^= *p++;
-		for (int k = 0; k < 8; k++)
-			crc = (crc >> 1) ^ (0x82F63B78u & -(crc & 1));
-	}
-	return crc;
-}
-
 /* Checksum of the superblock block as the kernel computes it. */
 static uint32_t sb_csum(void)
 {
-	unsigned int bits = img[SB_OFF + 12];
-	size_t len = (size_t)1 << bits;
-	unsigned char zero[4] = { 0 };
-	uint32_t crc;
+	int64_t crc = erofs_sb_csum(img, img_size);
 
-	if (bits < 9 || bits > 12)
-		die("unsupported blkszbits %u in the source image", bits);
-	if (len > SB_OFF)
-		len -= SB_OFF;
-	if (SB_OFF + len > img_size)
-		die("image shorter than its superblock block");
-	crc = crc32c(0xFFFFFFFFu, img + SB_OFF, 4);
-	crc = crc32c(crc, zero, 4);
-	return crc32c(crc, img + SB_OFF + 8, len - 8);
+	if (crc < 0)
+		die("bad blkszbits %u, or image shorter than its superblock block",
+		    img[SB_OFF + 12]);
+	return (uint32_t)crc;
 }
 
 static void reseal(void)
