@@ -40,9 +40,6 @@ BOOT_LIMIT=${BOOT_LIMIT:-}	# default set once the image count is known
 QEMU_PARALLEL=${QEMU_PARALLEL:-1}
 QEMU=${QEMU:-qemu-system-x86_64}
 
-# stock modules loaded before erofs.ko, in this order
-GUEST_MODULES="virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev
-	virtio_pci virtio_blk crc32c_generic libcrc32c loop"
 CANARY_MARKER=EROFS-FORGE-CANARY-BLOCK-1000
 # the kernel message that proves a crafted image was refused for the intended reason
 declare -A REFUSE_RE=(
@@ -52,8 +49,6 @@ declare -A REFUSE_RE=(
 )
 ALIGN=$((1024 * 1024))	# image alignment on the data disk
 
-# kernel log patterns that fail any test, whatever the image
-OOPS_RE='BUG:|Oops|general protection fault|kernel BUG at|WARNING:|Kernel panic|Call Trace|soft lockup|hard LOCKUP|blocked for more than|list_(add|del) corruption|Bad page state|UBSAN:|KASAN:|Out of memory|stack-protector|double fault'
 # kernel log lines that fail a valid image whatever their level
 IOERR_RE='beyond end of device|I/O error|Buffer I/O'
 # kernel log lines that are expected noise (module taint, experimental notices,
@@ -63,19 +58,13 @@ NOISE_RE='EXPERIMENTAL|taints kernel|tainting kernel|erofs-forge-test:|MP-BIOS b
 msg() { echo "run.sh: $*" >&2; }
 die() { msg "error: $*"; exit 2; }
 
+# the pieces fuzz.sh shares: kernel and module setup, initramfs, QEMU
+. "$here/lib.sh"
+
 # hostile-image regression cases (qemu-tests/hostile.list, HOSTILE_LIST=)
 . "$here/hostile.sh"
 
 # ---------------------------------------------------------------- setup ---
-
-detect_kver() {
-	local v best=
-	for v in $(printf '%s\n' /usr/src/linux-headers-*-amd64 | sed 's|.*/linux-headers-||' | sort -V); do
-		[ -d "/lib/modules/$v" ] && [ -e "/boot/vmlinuz-$v" ] && best=$v
-	done
-	[ -n "$best" ] || die "no Debian kernel (headers + modules + vmlinuz) found; set KVER="
-	echo "$best"
-}
 
 setup_dirs() {
 	RUN_ID=$(date +%Y%m%d-%H%M%S)-$$
@@ -99,17 +88,6 @@ cleanup() {
 	else
 		msg "logs and manifests kept in $OUT"
 	fi
-}
-
-build_kmod() {
-	local t0=$SECONDS kbuild=$top_srcdir/kmod/build
-	[ -w "$top_srcdir/kmod" ] || kbuild=$top_builddir/kmod/build	# read-only source tree
-	msg "building the module (kmod/, KVER=$KVER)"
-	make -s -C "$top_srcdir/kmod" KVER="$KVER" KMOD_BUILD="$kbuild" > "$OUT/kmod-build.log" 2>&1 ||
-		{ tail -n 20 "$OUT/kmod-build.log" >&2; die "kmod build failed (log: $OUT/kmod-build.log)"; }
-	OUR_KO=$kbuild/$KVER/erofs.ko
-	OUR_VERSION=$(cat "$kbuild/$KVER/version")
-	msg "module $OUR_VERSION ready ($((SECONDS - t0)) s)"
 }
 
 build_tools() {
@@ -197,24 +175,6 @@ prepare_tree() { # NAME -> sets TREE_DIR
 }
 
 # ------------------------------------------------------------- matrix ---
-
-# Does $MKFS --help mention every option used in ARGS?  Prints the first
-# missing one.
-mkfs_lacks_option() {
-	local help opt
-	help=$("$MKFS" --help 2>&1 || true)
-	while [ $# -gt 0 ]; do
-		case $1 in
-		--*) opt=${1%%=*}
-		     grep -qE -- "(^|[ ,])$opt([ =#[,]|\$)" <<< "$help" || { echo "$opt"; return 0; } ;;
-		-?*) opt=${1:0:2}
-		     grep -qE -- "(^|[ ,])$opt" <<< "$help" || { echo "$opt"; return 0; }
-		     [ ${#1} -eq 2 ] && shift ;;	# "-x -1": the value is the next word
-		esac
-		shift
-	done
-	return 1
-}
 
 # expected manifest for TREE_DIR with EXPECT edits -> file $2; with
 # "extract", the tree our fsck.erofs extracts from image $3 instead (for
@@ -328,20 +288,6 @@ build_images() {
 
 # ---------------------------------------------------------- guest side ---
 
-find_module() { # NAME -> path of NAME.ko[.xz|.zst] under /lib/modules/$KVER
-	find "/lib/modules/$KVER/kernel" -regextype posix-extended \
-		-regex ".*/$1\.ko(\.xz|\.zst|\.gz)?" -print -quit
-}
-
-copy_module() { # SRC DEST.ko  (decompressing if needed)
-	case $1 in
-	*.ko.xz) xz -dc "$1" > "$2" ;;
-	*.ko.zst) zstd -qdc "$1" > "$2" ;;
-	*.ko.gz) gzip -dc "$1" > "$2" ;;
-	*) cp "$1" "$2" ;;
-	esac
-}
-
 build_data_disk() {
 	local name off=0 size i=0
 	DATA_DISK=$SCRATCH/data.img
@@ -368,37 +314,17 @@ build_data_disk() {
 }
 
 build_initramfs() {
-	local root=$SCRATCH/initramfs m src applet
-	mkdir -p "$root"/{bin,lib/forge,forge,proc,sys,dev,tmp,mnt}
-	cp /bin/busybox "$root/bin/busybox"
-	for applet in $(/bin/busybox --list); do
-		[ "$applet" = busybox ] || ln -sf busybox "$root/bin/$applet"
-	done
+	local root=$SCRATCH/initramfs
+	initramfs_base "$root"
 	cp "$SCRATCH/bin/erofs-manifest" "$SCRATCH/bin/guest-loop" "$SCRATCH/bin/hostile-walk" "$root/bin/"
-	: > "$root/forge/modules"
-	for m in $GUEST_MODULES; do
-		src=$(find_module "$m")
-		if [ -z "$src" ]; then
-			grep -q "/$m.ko" "/lib/modules/$KVER/modules.builtin" ||
-				die "module $m not found for $KVER"
-			continue	# built into the kernel
-		fi
-		copy_module "$src" "$root/lib/forge/$m.ko"
-		echo "$m.ko" >> "$root/forge/modules"
-	done
-	cp "$OUR_KO" "$root/lib/forge/erofs-ours.ko"
-	src=$(find_module erofs)
-	[ -n "$src" ] || die "Debian's erofs.ko not found under /lib/modules/$KVER"
-	copy_module "$src" "$root/lib/forge/erofs-stock.ko"
 	cp "$SCRATCH/images" "$root/forge/images"
 	cat > "$root/forge/conf" <<-EOF
 		SLOT_BYTES=$SLOT_BYTES
 		IMAGE_LIMIT=$IMAGE_LIMIT
 		OUR_VERSION=$OUR_VERSION
 	EOF
-	install -m 0755 "$here/guest-init.sh" "$root/init"
 	INITRAMFS=$SCRATCH/initramfs.cpio.gz
-	(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet | gzip -1) > "$INITRAMFS"
+	pack_initramfs "$root" "$INITRAMFS"
 }
 
 # ------------------------------------------------------------------ boot ---
@@ -411,20 +337,15 @@ boot() {
 	local dir=$OUT/$mode
 	local log=$dir/serial-$n.log results=$dir/results-$n.img
 	local nimg=${#NAMES[@]} t0=$SECONDS last_marker=$SECONDS markers=0 now m
-	local accel_args=(-accel tcg)
-	[ "$QEMU_ACCEL" = kvm ] && accel_args=(-accel kvm -cpu host)
 	mkdir -p "$dir"
 	rm -f "$results"
 	truncate -s $(( (nimg + 1) * SLOT_BYTES )) "$results"
-	"$QEMU" "${accel_args[@]}" -m 1024 -smp 1 -nographic -no-reboot \
-		-kernel "/boot/vmlinuz-$KVER" -initrd "$INITRAMFS" \
-		-append "console=ttyS0 panic=-1 oops=panic panic_on_warn=0 quiet forge.mode=$mode forge.start=$start${BOOT_APPEND:+ $BOOT_APPEND}" \
+	qemu_start "$log" \
+		"console=ttyS0 panic=-1 oops=panic panic_on_warn=0 quiet forge.mode=$mode forge.start=$start${BOOT_APPEND:+ $BOOT_APPEND}" \
 		-drive "file=$DATA_DISK,format=raw,if=none,id=data,readonly=on" \
 		-device virtio-blk-pci,drive=data,serial=forgedata \
 		-drive "file=$results,format=raw,if=none,id=out" \
-		-device virtio-blk-pci,drive=out,serial=forgeout \
-		< /dev/null > "$log" 2>&1 &
-	QEMU_PID=$!
+		-device virtio-blk-pci,drive=out,serial=forgeout
 	BOOT_END=
 	while kill -0 "$QEMU_PID" 2>/dev/null; do
 		sleep 1
