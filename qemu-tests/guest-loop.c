@@ -20,71 +20,109 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+/*
+ * Attach a read-only loop device over [OFF, OFF + SIZE) of DISK; its name
+ * goes to DEV.  Returns 0, or -1 with errno set and *WHAT naming the step
+ * that failed.  Also used by fuzz-guest.c (GUEST_LOOP_NO_MAIN).
+ */
+static int loop_attach(const char *disk, unsigned long long off, unsigned long long size,
+		       char *dev, size_t devlen, const char **what)
+{
+	struct loop_config cfg;
+	int ctl, nr, lfd = -1, bfd, ret = -1, err;
+
+	*what = disk;
+	bfd = open(disk, O_RDONLY | O_CLOEXEC);
+	if (bfd < 0)
+		return -1;
+	*what = "/dev/loop-control";
+	ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+	if (ctl < 0)
+		goto out_bfd;
+	for (int tries = 0; tries < 16; tries++) {
+		*what = "LOOP_CTL_GET_FREE";
+		nr = ioctl(ctl, LOOP_CTL_GET_FREE);
+		if (nr < 0)
+			goto out;
+		snprintf(dev, devlen, "/dev/loop%d", nr);
+		*what = dev;
+		lfd = open(dev, O_RDONLY | O_CLOEXEC);
+		if (lfd < 0)
+			goto out;
+		memset(&cfg, 0, sizeof(cfg));
+		cfg.fd = (unsigned int)bfd;
+		cfg.info.lo_offset = off;
+		cfg.info.lo_sizelimit = size;
+		cfg.info.lo_flags = LO_FLAGS_READ_ONLY;
+		*what = "LOOP_CONFIGURE";
+		if (ioctl(lfd, LOOP_CONFIGURE, &cfg) == 0) {
+			ret = 0;
+			goto out;
+		}
+		if (errno != EBUSY)	/* EBUSY: lost a race, take another */
+			goto out;
+		close(lfd);
+		lfd = -1;
+	}
+	*what = "no free loop device";
+	errno = EBUSY;
+out:
+	err = errno;
+	if (lfd >= 0)
+		close(lfd);
+	close(ctl);
+	errno = err;
+out_bfd:
+	err = errno;
+	close(bfd);	/* the loop device keeps its own reference */
+	errno = err;
+	return ret;
+}
+
+/* Detach DEV; returns 0, or -1 with errno set and *WHAT naming the step. */
+static int loop_detach(const char *dev, const char **what)
+{
+	int fd = open(dev, O_RDONLY | O_CLOEXEC), err;
+
+	*what = dev;
+	if (fd < 0)
+		return -1;
+	*what = "LOOP_CLR_FD";
+	for (int tries = 0; ioctl(fd, LOOP_CLR_FD) < 0; tries++) {
+		if (errno != EBUSY || tries == 50) {
+			err = errno;
+			close(fd);
+			errno = err;
+			return -1;
+		}
+		usleep(100000);	/* still held briefly after umount */
+	}
+	close(fd);
+	return 0;
+}
+
+#ifndef GUEST_LOOP_NO_MAIN
 static int fail(const char *what)
 {
 	fprintf(stderr, "guest-loop: %s: %s\n", what, strerror(errno));
 	return 1;
 }
 
-static int attach(const char *disk, unsigned long long off,
-		  unsigned long long size)
-{
-	struct loop_config cfg;
-	char dev[32];
-	int ctl, nr, lfd, bfd;
-
-	bfd = open(disk, O_RDONLY | O_CLOEXEC);
-	if (bfd < 0)
-		return fail(disk);
-	ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
-	if (ctl < 0)
-		return fail("/dev/loop-control");
-	for (int tries = 0; tries < 16; tries++) {
-		nr = ioctl(ctl, LOOP_CTL_GET_FREE);
-		if (nr < 0)
-			return fail("LOOP_CTL_GET_FREE");
-		snprintf(dev, sizeof(dev), "/dev/loop%d", nr);
-		lfd = open(dev, O_RDONLY | O_CLOEXEC);
-		if (lfd < 0)
-			return fail(dev);
-		memset(&cfg, 0, sizeof(cfg));
-		cfg.fd = (unsigned int)bfd;
-		cfg.info.lo_offset = off;
-		cfg.info.lo_sizelimit = size;
-		cfg.info.lo_flags = LO_FLAGS_READ_ONLY;
-		if (ioctl(lfd, LOOP_CONFIGURE, &cfg) == 0) {
-			printf("%s\n", dev);
-			return 0;
-		}
-		if (errno != EBUSY)	/* EBUSY: lost a race, take another */
-			return fail("LOOP_CONFIGURE");
-		close(lfd);
-	}
-	errno = EBUSY;
-	return fail("no free loop device");
-}
-
-static int detach(const char *dev)
-{
-	int fd = open(dev, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return fail(dev);
-	for (int tries = 0; ioctl(fd, LOOP_CLR_FD) < 0; tries++) {
-		if (errno != EBUSY || tries == 50)
-			return fail("LOOP_CLR_FD");
-		usleep(100000);	/* still held briefly after umount */
-	}
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
-	if (argc == 5 && !strcmp(argv[1], "attach"))
-		return attach(argv[2], strtoull(argv[3], NULL, 0),
-			      strtoull(argv[4], NULL, 0));
+	const char *what;
+	char dev[32];
+
+	if (argc == 5 && !strcmp(argv[1], "attach")) {
+		if (loop_attach(argv[2], strtoull(argv[3], NULL, 0), strtoull(argv[4], NULL, 0),
+				dev, sizeof(dev), &what))
+			return fail(what);
+		printf("%s\n", dev);
+		return 0;
+	}
 	if (argc == 3 && !strcmp(argv[1], "detach"))
-		return detach(argv[2]);
+		return loop_detach(argv[2], &what) ? fail(what) : 0;
 	fprintf(stderr, "usage: guest-loop attach DISK OFFSET SIZE | detach DEV\n");
 	return 2;
 }
+#endif
