@@ -6,6 +6,7 @@
 #   /forge/modules  stock module file names, in insmod order
 #   /lib/forge/*.ko those modules; erofs-ours.ko and erofs-stock.ko
 # Kernel command line: forge.mode=ours|stock forge.start=FIRST_INDEX
+# (forge.fuzz=1: the kernel fuzz campaign of fuzz.sh instead; see below)
 #
 # The data disk (serial "forgedata") holds the images back to back; each is
 # mounted through a read-only loop device limited to its own bytes.  The
@@ -34,12 +35,13 @@ stop() {
 	sleep 10
 }
 
-mode=ours start=0 only=
+mode=ours start=0 only= fuzz=
 for arg in $(cat /proc/cmdline); do
 	case $arg in
 	forge.mode=*) mode=${arg#forge.mode=} ;;
 	forge.start=*) start=${arg#forge.start=} ;;
 	forge.only=*) only=${arg#forge.only=} ;;	# run just this image
+	forge.fuzz=*) fuzz=${arg#forge.fuzz=} ;;
 	esac
 done
 
@@ -74,6 +76,14 @@ insmod "/lib/forge/erofs-$mode.ko" 2>> /out/boot/insmod.err || echo "erofs-$mode
 cat /sys/module/erofs/version > /out/boot/version 2>/dev/null || echo "(none)" > /out/boot/version
 
 DATADISK=$(disk_by_serial forgedata) || { say "FATAL no data disk"; stop; }
+# fuzz mode (qemu-tests/fuzz.sh): the data disk is a batch of fuzz-mutate
+# images; fuzz-guest.c mounts and walks them from image forge.start on,
+# reporting on the console, then powers off.  FUZZ_* come from /forge/conf.
+if [ -n "$fuzz" ]; then
+	[ -f /out/boot/insmod.failed ] && say "INSMODFAILED $(cat /out/boot/insmod.failed | tr '\n' ' ')"
+	exec fuzz-guest -t "$FUZZ_WALK" -k "$FUZZ_KILL" -c "$FUZZ_CAP" -s "$start" \
+		-M "/lib/forge/erofs-$mode.ko" "$DATADISK"
+fi
 OUTDISK=$(disk_by_serial forgeout) || { say "FATAL no results disk"; stop; }
 dmesg -c -r > /out/boot/dmesg
 cut -d' ' -f1 /proc/uptime > /out/boot/uptime

@@ -1,0 +1,1177 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fuzz-mutate: the structure-aware image mutator of the kernel fuzz campaign
+ * (qemu-tests/fuzz.sh; design: ROBUSTNESS.md, "Kernel fuzz campaign").
+ *
+ *   fuzz-mutate [-s SEED] [-f FIRST] [-n COUNT] [-r RESEAL%] -o DISK [-l LOG]
+ *               SEED.img...
+ *       writes COUNT mutants (numbered FIRST..FIRST+COUNT-1) into the data
+ *       disk DISK: a text header (see below), then the images, each 4 KiB
+ *       aligned.  LOG gets one line per mutant: its number, seed image and
+ *       every edit applied (offset, width, field, old and new value).
+ *   fuzz-mutate -x NUMBER [-s SEED] [-r RESEAL%] -o IMG SEED.img...
+ *       regenerates mutant NUMBER alone into IMG (mutant N depends only on
+ *       SEED, N and the seed list, so any image of a campaign can be rebuilt).
+ *   fuzz-mutate -P -o DISK IMG...
+ *       packs IMGs unchanged into a data disk of the same format (to replay
+ *       kept images in the guest).
+ *   fuzz-mutate -p SEED.img
+ *       prints the fields the parser found (a debugging aid).
+ *
+ * Disk header: "FORGE-FUZZ 1 COUNT HEADER_BYTES\n", then one line per image,
+ * "NUMBER OFFSET SIZE\n", NUL-padded to HEADER_BYTES (a multiple of 4096).
+ *
+ * Each seed image (a valid image of our mkfs.erofs) is parsed once into a
+ * table of typed fields: every superblock field, the compression config
+ * records, the device table, every inode reachable from the root (and the
+ * packed inode) with its xattr ibody header, shared ids and entries, the
+ * shared xattr entries it references, directory entries, the compressed
+ * map header and every lcluster index (full, or compact 2B/4B packs down
+ * to their bitfields), chunk indexes and block maps.  A mutant is the seed
+ * with 1..8 edits:
+ *
+ *   value    a field set to an interesting value for its width and kind: 0,
+ *            1, all-ones, signed min/max, powers of two (+-1), block size
+ *            +-1, page size +-1, the owner's i_size +-1, 2^31/2^32
+ *            boundaries; nids, block addresses and name offsets also take
+ *            values from the image (another inode, itself, its parent, the
+ *            metadata area, past the end)
+ *   arith    a field +- 1..35
+ *   flip     one bit of a field
+ *   splice   an inode copied over another (same seed or another seed), a
+ *            dirent over another, or a block from another seed with the same
+ *            block size
+ *   struct   two dirents swapped (unsorted names), a name duplicated, a
+ *            NONHEAD lookback chain, the whole-file fragment bit with a
+ *            huge i_size, wider lclusters, the interlaced bit, a large
+ *            h_shared_count
+ *   bits     low weight: random bit flips anywhere in the metadata blocks
+ *   payload  low weight: random bytes in file data
+ *   trunc    low weight: the image cut at a block boundary
+ *
+ * Then the superblock checksum is resealed (RESEAL%, default 95, of the
+ * mutants whose superblock claims one), so most edits get past it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "erofs-image.h"
+
+#define ALIGN_DISK 4096u
+#define MAX_INODES 4096
+#define MAX_EDITS 8
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "fuzz-mutate: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n);
+	if (!p)
+		die("out of memory");
+	return p;
+}
+
+/* ------------------------------------------------------------- random --- */
+
+static uint64_t rng;
+
+static uint64_t next(void)	/* splitmix64 */
+{
+	uint64_t z = (rng += 0x9E3779B97F4A7C15ull);
+
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+static uint64_t below(uint64_t n) { return n ? next() % n : 0; }
+static int chance(unsigned int pct) { return below(100) < pct; }
+
+/* -------------------------------------------------------------- fields --- */
+
+enum kind {
+	K_MAGIC, K_CSUM, K_FLAGS, K_BLKBITS, K_NID, K_BLKADDR, K_SIZE, K_COUNT,
+	K_NAMEOFF, K_MODE, K_FORMAT, K_ENUM, K_OTHER, K_CLUSTERBITS, K_DELTA,
+	K_CLUSTEROFS,
+};
+
+struct field {
+	uint64_t off;		/* byte holding bit 0 of the field */
+	uint8_t bit, nbits;	/* bit offset in that byte, width */
+	uint8_t kind;
+	const char *name;
+	uint64_t nid;		/* owning inode (or 0) */
+	uint64_t isize;		/* owner's i_size, for "i_size +- 1" */
+};
+
+struct region { uint64_t off, len; };
+
+struct seed {
+	const char *path, *base;
+	unsigned char *img;
+	size_t size;
+	unsigned int blkbits;
+	struct field *f;
+	size_t nf;
+	uint64_t *nids;		/* inodes found, with their parents */
+	uint64_t *parents;
+	uint64_t *inode_off;
+	unsigned int *inode_len;
+	size_t ninodes;
+	uint64_t *blkaddrs;	/* block addresses seen in the image */
+	size_t nblk;
+	uint64_t *dirents;	/* offsets of 12-byte dirents */
+	size_t ndirents;
+	struct region *payload;	/* file data */
+	size_t npayload;
+	uint64_t meta_lo, meta_hi;	/* byte range holding the parsed metadata */
+};
+
+static struct seed *seeds;
+static size_t nseeds;
+
+#define PUSH(arr, n, v) do { \
+	(arr) = xrealloc((arr), ((n) + 1) * sizeof(*(arr))); \
+	(arr)[(n)++] = (v); \
+} while (0)
+
+static void meta_touch(struct seed *s, uint64_t off, uint64_t len)
+{
+	if (off < s->meta_lo)
+		s->meta_lo = off;
+	if (off + len > s->meta_hi)
+		s->meta_hi = off + len;
+}
+
+static void add_bits(struct seed *s, uint64_t off, unsigned int bit, unsigned int nbits,
+		     enum kind kind, const char *name, uint64_t nid, uint64_t isize)
+{
+	struct field f = { off + bit / 8, bit % 8, nbits, kind, name, nid, isize };
+
+	if (off + (bit + nbits + 7) / 8 > s->size)
+		return;
+	PUSH(s->f, s->nf, f);
+	meta_touch(s, f.off, (f.bit + nbits + 7) / 8);
+}
+
+static void add(struct seed *s, uint64_t off, unsigned int bytes, enum kind kind,
+		const char *name, uint64_t nid, uint64_t isize)
+{
+	add_bits(s, off, 0, 8 * bytes, kind, name, nid, isize);
+}
+
+static uint64_t mask_of(unsigned int nbits)
+{
+	return nbits >= 64 ? ~0ull : (1ull << nbits) - 1;
+}
+
+static uint64_t field_get(const unsigned char *img, const struct field *f)
+{
+	unsigned int nbytes = (f->bit + f->nbits + 7) / 8;
+	unsigned __int128 v = 0;
+
+	for (unsigned int i = 0; i < nbytes; i++)
+		v |= (unsigned __int128)img[f->off + i] << (8 * i);
+	return (uint64_t)(v >> f->bit) & mask_of(f->nbits);
+}
+
+static void field_put(unsigned char *img, const struct field *f, uint64_t val)
+{
+	unsigned int nbytes = (f->bit + f->nbits + 7) / 8;
+	unsigned __int128 v = 0, m = (unsigned __int128)mask_of(f->nbits) << f->bit;
+
+	for (unsigned int i = 0; i < nbytes; i++)
+		v |= (unsigned __int128)img[f->off + i] << (8 * i);
+	v = (v & ~m) | (((unsigned __int128)(val & mask_of(f->nbits))) << f->bit);
+	for (unsigned int i = 0; i < nbytes; i++)
+		img[f->off + i] = (unsigned char)(v >> (8 * i));
+}
+
+/* ------------------------------------------------------------- parsing --- */
+
+static int in_image(const struct seed *s, uint64_t off, uint64_t len)
+{
+	return off <= s->size && len <= s->size - off;
+}
+
+static uint64_t meta_base(const struct seed *s)
+{
+	return (uint64_t)get32(s->img + SB_OFF + 40) << s->blkbits;
+}
+
+static int seen_nid(const struct seed *s, uint64_t nid)
+{
+	for (size_t i = 0; i < s->ninodes; i++)
+		if (s->nids[i] == nid)
+			return 1;
+	return 0;
+}
+
+static void parse_xattr_entry(struct seed *s, uint64_t off, uint64_t nid, const char *where)
+{
+	(void)where;
+	if (!in_image(s, off, 4))
+		return;
+	add(s, off, 1, K_COUNT, "e_name_len", nid, 0);
+	add(s, off + 1, 1, K_ENUM, "e_name_index", nid, 0);
+	add(s, off + 2, 2, K_SIZE, "e_value_size", nid, 0);
+}
+
+static void parse_xattrs(struct seed *s, uint64_t base, unsigned int xsize, uint64_t nid)
+{
+	uint64_t p, end = base + xsize;
+	unsigned int shared, i;
+
+	if (xsize < 12 || !in_image(s, base, xsize))
+		return;
+	add(s, base, 4, K_FLAGS, "h_name_filter", nid, 0);
+	add(s, base + 4, 1, K_COUNT, "h_shared_count", nid, 0);
+	shared = s->img[base + 4];
+	p = base + 12;
+	for (i = 0; i < shared && p + 4 <= end; i++, p += 4) {
+		uint32_t id = get32(s->img + p);
+		uint64_t xoff = ((uint64_t)get32(s->img + SB_OFF + 44) << s->blkbits) + 4ull * id;
+
+		add(s, p, 4, K_COUNT, "shared_xattr_id", nid, 0);
+		parse_xattr_entry(s, xoff, nid, "shared");
+	}
+	while (p + 4 <= end) {
+		unsigned int esz = (4 + s->img[p] + get16(s->img + p + 2) + 3) & ~3u;
+
+		parse_xattr_entry(s, p, nid, "inline");
+		p += esz;
+	}
+}
+
+/* flat (plain or inline) data offset of byte POS, or UINT64_MAX */
+static uint64_t flat_off(const struct seed *s, uint64_t ioff, unsigned int hdr,
+			 unsigned int layout, uint32_t raw, uint64_t size, uint64_t pos)
+{
+	uint64_t blksz = 1ull << s->blkbits;
+	uint64_t nblocks = (size + blksz - 1) >> s->blkbits;
+
+	if (layout == 2 && (pos >> s->blkbits) == nblocks - 1)
+		return ioff + hdr + (pos & (blksz - 1));
+	if (layout != 0 && layout != 2)
+		return UINT64_MAX;
+	return ((uint64_t)raw << s->blkbits) + pos;
+}
+
+static void parse_dir(struct seed *s, uint64_t nid, uint64_t ioff, unsigned int hdr,
+		      unsigned int layout, uint32_t raw, uint64_t size, uint64_t *queue,
+		      uint64_t *qparent, size_t *nq)
+{
+	uint64_t blksz = 1ull << s->blkbits;
+
+	for (uint64_t pos = 0; pos < size && pos < (64ull << 10); pos += blksz) {
+		uint64_t len = size - pos < blksz ? size - pos : blksz;
+		uint64_t b = flat_off(s, ioff, hdr, layout, raw, size, pos);
+		unsigned int n, i;
+
+		if (b == UINT64_MAX || !in_image(s, b, len) || len < 12)
+			return;
+		n = get16(s->img + b + 8) / 12;
+		if (!n || n * 12 > len)
+			return;
+		for (i = 0; i < n; i++) {
+			uint64_t d = b + 12 * i, child = get64(s->img + d);
+
+			add(s, d, 8, K_NID, "dirent.nid", nid, size);
+			add(s, d + 8, 2, K_NAMEOFF, "dirent.nameoff", nid, len);
+			add(s, d + 10, 1, K_ENUM, "dirent.file_type", nid, 0);
+			PUSH(s->dirents, s->ndirents, d);
+			if (*nq < MAX_INODES && !seen_nid(s, child)) {
+				int dup = 0;
+
+				for (size_t q = 0; q < *nq; q++)
+					dup |= queue[q] == child;
+				if (!dup) {
+					queue[*nq] = child;
+					qparent[*nq] = nid;
+					(*nq)++;
+				}
+			}
+		}
+		/* the names are metadata too (bit flips may land there) */
+		meta_touch(s, b, len);
+	}
+}
+
+static void parse_zmap(struct seed *s, uint64_t nid, uint64_t ioff, unsigned int hdr,
+		       unsigned int layout, uint64_t size)
+{
+	uint64_t h = ((ioff + hdr + 7) & ~7ull), blksz = 1ull << s->blkbits;
+	uint64_t total = (size + blksz - 1) >> s->blkbits, lcn;
+	unsigned int lbits = s->blkbits, advise;
+
+	if (!in_image(s, h, 8))
+		return;
+	add(s, h, 4, K_OTHER, "h_fragmentoff", nid, size);
+	add(s, h + 2, 2, K_SIZE, "h_idata_size", nid, size);
+	add(s, h + 4, 2, K_FLAGS, "h_advise", nid, size);
+	add(s, h + 6, 1, K_ENUM, "h_algorithmtype", nid, 0);
+	add_bits(s, h + 7, 0, 3, K_CLUSTERBITS, "h_clusterbits", nid, 0);
+	add_bits(s, h + 7, 7, 1, K_FLAGS, "h_fragment_bit", nid, size);
+	advise = get16(s->img + h + 4);
+	if (s->img[h + 7] & 0x80)
+		return;	/* whole file in the packed inode: no indexes */
+	if (total > 65536)
+		total = 65536;
+	if (layout == 1) {	/* full indexes */
+		uint64_t e = h + 16;
+
+		for (lcn = 0; lcn < total + 1 && in_image(s, e + 8 * lcn, 8); lcn++) {
+			uint64_t p = e + 8 * lcn;
+			unsigned int type = get16(s->img + p) & 3;
+
+			add_bits(s, p, 0, 2, K_ENUM, "li.type", nid, size);
+			add(s, p, 2, K_FLAGS, "li.advise", nid, size);
+			add(s, p + 2, 2, K_CLUSTEROFS, "li.clusterofs", nid, size);
+			if (type == 2) {
+				add(s, p + 4, 2, K_DELTA, "li.delta0", nid, size);
+				add(s, p + 6, 2, K_DELTA, "li.delta1", nid, size);
+			} else {
+				add(s, p + 4, 4, K_BLKADDR, "li.blkaddr", nid, size);
+				PUSH(s->blkaddrs, s->nblk, get32(s->img + p + 4));
+			}
+		}
+		return;
+	}
+	/* compact: 4B packs up to 32-byte alignment, then 2B packs, then 4B */
+	{
+		uint64_t ebase = h + 8, pos = ebase;
+		uint64_t init4 = (32 - ebase % 32) / 4, n2 = 0;
+
+		if (init4 == 8)
+			init4 = 0;
+		if ((advise & 1) && init4 < total)
+			n2 = (total - init4) / 16 * 16;
+		for (lcn = 0; lcn < total; ) {
+			unsigned int shift = (lcn < init4 || lcn >= init4 + n2) ? 2 : 1;
+			unsigned int vcnt = shift == 2 ? 2 : 16;
+			unsigned int packsz = vcnt << shift;
+			unsigned int ebits = (packsz - 4) * 8 / vcnt;
+
+			if (!in_image(s, pos, packsz))
+				return;
+			for (unsigned int i = 0; i < vcnt && lcn < total; i++, lcn++) {
+				add_bits(s, pos, ebits * i, lbits, K_CLUSTEROFS, "ci.lo", nid, size);
+				add_bits(s, pos, ebits * i + lbits, 2, K_ENUM, "ci.type", nid, size);
+			}
+			add(s, pos + packsz - 4, 4, K_BLKADDR, "ci.blkaddr", nid, size);
+			PUSH(s->blkaddrs, s->nblk, get32(s->img + pos + packsz - 4));
+			pos += packsz;
+		}
+	}
+}
+
+static void parse_chunks(struct seed *s, uint64_t nid, uint64_t ioff, unsigned int hdr,
+			 uint32_t fmt, uint64_t size)
+{
+	unsigned int cbits = s->blkbits + (fmt & 0x1f);
+	int indexes = fmt & 0x20;
+	unsigned int unit = indexes ? 8 : 4;
+	uint64_t p = (ioff + hdr + unit - 1) & ~(uint64_t)(unit - 1);
+	uint64_t n = cbits < 63 ? (size + (1ull << cbits) - 1) >> cbits : 1;
+
+	if (n > 16384)
+		n = 16384;
+	for (uint64_t i = 0; i < n && in_image(s, p + unit * i, unit); i++) {
+		uint64_t e = p + unit * i;
+
+		if (indexes) {
+			add(s, e, 2, K_FLAGS, "chunk.advise", nid, size);
+			add(s, e + 2, 2, K_COUNT, "chunk.device_id", nid, size);
+			add(s, e + 4, 4, K_BLKADDR, "chunk.blkaddr", nid, size);
+			PUSH(s->blkaddrs, s->nblk, get32(s->img + e + 4));
+		} else {
+			add(s, e, 4, K_BLKADDR, "blockmap.blkaddr", nid, size);
+			PUSH(s->blkaddrs, s->nblk, get32(s->img + e));
+		}
+	}
+}
+
+static void parse_inode(struct seed *s, uint64_t nid, uint64_t parent, uint64_t *queue,
+			uint64_t *qparent, size_t *nq)
+{
+	uint64_t ioff = meta_base(s) + 32 * nid, size;
+	const unsigned char *p;
+	unsigned int fmt, ext, layout, isz, icount, xsize, hdr;
+	uint16_t mode;
+	uint32_t raw;
+
+	if (!in_image(s, ioff, 32))
+		return;
+	p = s->img + ioff;
+	fmt = get16(p);
+	ext = fmt & 1;
+	layout = (fmt >> 1) & 7;
+	isz = ext ? 64 : 32;
+	if (!in_image(s, ioff, isz))
+		return;
+	icount = get16(p + 2);
+	xsize = icount ? 12 + 4 * (icount - 1) : 0;
+	hdr = isz + xsize;
+	mode = get16(p + 4);
+	size = ext ? get64(p + 8) : get32(p + 8);
+	raw = get32(p + 16);
+
+	if (s->ninodes >= MAX_INODES)
+		return;
+	s->nids[s->ninodes] = nid;
+	s->parents[s->ninodes] = parent;
+	s->inode_off[s->ninodes] = ioff;
+	s->inode_len[s->ninodes] = isz;
+	s->ninodes++;
+
+	add(s, ioff, 2, K_FORMAT, "i_format", nid, size);
+	add(s, ioff + 2, 2, K_COUNT, "i_xattr_icount", nid, size);
+	add(s, ioff + 4, 2, K_MODE, "i_mode", nid, size);
+	if (ext) {
+		add(s, ioff + 8, 8, K_SIZE, "i_size", nid, size);
+		add(s, ioff + 24, 4, K_OTHER, "i_uid", nid, size);
+		add(s, ioff + 28, 4, K_OTHER, "i_gid", nid, size);
+		add(s, ioff + 32, 8, K_OTHER, "i_mtime", nid, size);
+		add(s, ioff + 40, 4, K_OTHER, "i_mtime_nsec", nid, size);
+		add(s, ioff + 44, 4, K_COUNT, "i_nlink", nid, size);
+	} else {
+		add(s, ioff + 6, 2, K_COUNT, "i_nlink", nid, size);
+		add(s, ioff + 8, 4, K_SIZE, "i_size", nid, size);
+		add(s, ioff + 24, 2, K_OTHER, "i_uid", nid, size);
+		add(s, ioff + 26, 2, K_OTHER, "i_gid", nid, size);
+	}
+	add(s, ioff + 20, 4, K_OTHER, "i_ino", nid, size);
+	switch (mode & 0170000) {
+	case 0020000: case 0060000: case 0010000: case 0140000:
+		add(s, ioff + 16, 4, K_OTHER, "i_rdev", nid, size);
+		break;
+	default:
+		if (layout == 4)
+			add(s, ioff + 16, 2, K_FLAGS, "i_chunk_format", nid, size);
+		else if (layout == 1 || layout == 3)
+			add(s, ioff + 16, 4, K_COUNT, "i_compressed_blocks", nid, size);
+		else {
+			add(s, ioff + 16, 4, K_BLKADDR, "i_raw_blkaddr", nid, size);
+			PUSH(s->blkaddrs, s->nblk, raw);
+		}
+	}
+	parse_xattrs(s, ioff + isz, xsize, nid);
+	if ((mode & 0170000) == 0040000 && (layout == 0 || layout == 2)) {
+		parse_dir(s, nid, ioff, hdr, layout, raw, size, queue, qparent, nq);
+	} else if (layout == 1 || layout == 3) {
+		parse_zmap(s, nid, ioff, hdr, layout, size);
+	} else if (layout == 4) {
+		parse_chunks(s, nid, ioff, hdr, raw & 0xffff, size);
+	} else if ((layout == 0 || layout == 2) && size) {
+		uint64_t start = flat_off(s, ioff, hdr, layout, raw, size, 0);
+		uint64_t blksz = 1ull << s->blkbits;
+		uint64_t full = layout == 2 ? (size - 1) / blksz * blksz : size;
+
+		if (full && start != UINT64_MAX && in_image(s, start, full)) {
+			struct region r = { start, full };
+
+			PUSH(s->payload, s->npayload, r);
+		}
+	}
+	/* the inode's own block(s) are metadata */
+	meta_touch(s, ioff, hdr);
+}
+
+static void parse_seed(struct seed *s)
+{
+	unsigned char *sb = s->img + SB_OFF;
+	uint64_t *queue = xrealloc(NULL, MAX_INODES * sizeof(*queue));
+	uint64_t *qparent = xrealloc(NULL, MAX_INODES * sizeof(*qparent));
+	size_t nq = 0, qi;
+	uint32_t incompat;
+
+	s->meta_lo = SB_OFF;
+	s->meta_hi = SB_OFF + 128;
+	s->nids = xrealloc(NULL, MAX_INODES * sizeof(*s->nids));
+	s->parents = xrealloc(NULL, MAX_INODES * sizeof(*s->parents));
+	s->inode_off = xrealloc(NULL, MAX_INODES * sizeof(*s->inode_off));
+	s->inode_len = xrealloc(NULL, MAX_INODES * sizeof(*s->inode_len));
+	add(s, SB_OFF, 4, K_MAGIC, "sb.magic", 0, 0);
+	add(s, SB_OFF + 4, 4, K_CSUM, "sb.checksum", 0, 0);
+	add(s, SB_OFF + 8, 4, K_FLAGS, "sb.feature_compat", 0, 0);
+	add(s, SB_OFF + 12, 1, K_BLKBITS, "sb.blkszbits", 0, 0);
+	add(s, SB_OFF + 13, 1, K_COUNT, "sb.sb_extslots", 0, 0);
+	add(s, SB_OFF + 14, 2, K_NID, "sb.root_nid", 0, 0);
+	add(s, SB_OFF + 16, 8, K_COUNT, "sb.inos", 0, 0);
+	add(s, SB_OFF + 24, 8, K_OTHER, "sb.build_time", 0, 0);
+	add(s, SB_OFF + 32, 4, K_OTHER, "sb.build_time_nsec", 0, 0);
+	add(s, SB_OFF + 36, 4, K_BLKADDR, "sb.blocks", 0, 0);
+	add(s, SB_OFF + 40, 4, K_BLKADDR, "sb.meta_blkaddr", 0, 0);
+	add(s, SB_OFF + 44, 4, K_BLKADDR, "sb.xattr_blkaddr", 0, 0);
+	add(s, SB_OFF + 64, 16, K_OTHER, "sb.volume_name", 0, 0);
+	add(s, SB_OFF + 80, 4, K_FLAGS, "sb.feature_incompat", 0, 0);
+	add(s, SB_OFF + 84, 2, K_FLAGS, "sb.u1", 0, 0);
+	add(s, SB_OFF + 86, 2, K_COUNT, "sb.extra_devices", 0, 0);
+	add(s, SB_OFF + 88, 2, K_NAMEOFF, "sb.devt_slotoff", 0, 0);
+	add(s, SB_OFF + 90, 1, K_BLKBITS, "sb.dirblkbits", 0, 0);
+	add(s, SB_OFF + 91, 1, K_COUNT, "sb.xattr_prefix_count", 0, 0);
+	add(s, SB_OFF + 92, 4, K_OTHER, "sb.xattr_prefix_start", 0, 0);
+	add(s, SB_OFF + 96, 8, K_NID, "sb.packed_nid", 0, 0);
+	PUSH(s->blkaddrs, s->nblk, get32(sb + 40));
+	PUSH(s->blkaddrs, s->nblk, get32(sb + 44));
+	incompat = get32(sb + 80);
+
+	/* compression configuration records after the superblock */
+	if (incompat & 0x2) {
+		uint64_t p = SB_OFF + 128 + 16ull * sb[13];
+		uint16_t algs = get16(sb + 84);
+
+		for (int alg = 0; alg < 16; alg++) {
+			if (!(algs & (1u << alg)) || !in_image(s, p, 2))
+				continue;
+			add(s, p, 2, K_SIZE, "cfg.size", 0, 0);
+			if (alg == 0 && in_image(s, p + 2, 4)) {
+				add(s, p + 2, 2, K_SIZE, "lz4.max_distance", 0, 0);
+				add(s, p + 4, 2, K_COUNT, "lz4.max_pclusterblks", 0, 0);
+			}
+			p += 2 + get16(s->img + p);
+		}
+	}
+	/* device table */
+	if (get16(sb + 86) && get16(sb + 88)) {
+		uint64_t p = 128ull * get16(sb + 88);
+
+		for (unsigned int i = 0; i < get16(sb + 86) && i < 16; i++, p += 128) {
+			add(s, p, 8, K_OTHER, "devslot.tag", 0, 0);
+			add(s, p + 64, 4, K_BLKADDR, "devslot.blocks", 0, 0);
+			add(s, p + 68, 4, K_BLKADDR, "devslot.mapped_blkaddr", 0, 0);
+		}
+	}
+
+	queue[nq] = get16(sb + 14);
+	qparent[nq++] = get16(sb + 14);
+	if ((incompat & 0x20) && get64(sb + 96) != get16(sb + 14)) {
+		queue[nq] = get64(sb + 96);
+		qparent[nq++] = get64(sb + 96);
+	}
+	/* breadth first from the root (and the packed inode) */
+	for (qi = 0; qi < nq && s->ninodes < MAX_INODES; qi++)
+		if (!seen_nid(s, queue[qi]))
+			parse_inode(s, queue[qi], qparent[qi], queue, qparent, &nq);
+	free(queue);
+	free(qparent);
+}
+
+static unsigned char *read_file(const char *path, size_t *size)
+{
+	int fd = open(path, O_RDONLY);
+	struct stat st;
+	unsigned char *p;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		die("%s: %s", path, strerror(errno));
+	*size = (size_t)st.st_size;
+	p = xrealloc(NULL, *size ? *size : 1);
+	for (size_t got = 0; got < *size;) {
+		ssize_t n = pread(fd, p + got, *size - got, (off_t)got);
+
+		if (n <= 0)
+			die("%s: read failed", path);
+		got += (size_t)n;
+	}
+	close(fd);
+	return p;
+}
+
+static void load_seed(const char *path)
+{
+	struct seed s = { 0 };
+
+	s.path = path;
+	s.base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	s.img = read_file(path, &s.size);
+	if (s.size < SB_OFF + 128)
+		die("%s: too small", path);
+	if (get32(s.img + SB_OFF) != SB_MAGIC)
+		die("%s: no EROFS magic", path);
+	s.blkbits = s.img[SB_OFF + 12];
+	if (s.blkbits < 9 || s.blkbits > 12)
+		die("%s: blkszbits %u", path, s.blkbits);
+	parse_seed(&s);
+	PUSH(seeds, nseeds, s);
+}
+
+/* ------------------------------------------------------------ mutating --- */
+
+struct mutant {
+	unsigned char *img;
+	size_t size, cap;
+	char log[4096];
+	size_t loglen;
+};
+
+static void note(struct mutant *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(struct mutant *m, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (m->loglen >= sizeof(m->log) - 1)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(m->log + m->loglen, sizeof(m->log) - m->loglen, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		m->loglen += (size_t)n < sizeof(m->log) - m->loglen ? (size_t)n
+							  : sizeof(m->log) - m->loglen - 1;
+}
+
+static uint64_t interesting(const struct seed *s, const struct field *f, uint64_t old)
+{
+	unsigned int w = f->nbits, k;
+	uint64_t blksz = 1ull << s->blkbits;
+
+	switch (below(18)) {
+	case 0: return 0;
+	case 1: return 1;
+	case 2: return ~0ull;
+	case 3: return w > 1 ? mask_of(w - 1) : 1;		/* signed max */
+	case 4: return w > 1 ? 1ull << (w - 1) : 1;		/* signed min */
+	case 5: k = (unsigned int)below(w); return 1ull << k;
+	case 6: k = (unsigned int)below(w); return (1ull << k) - 1;
+	case 7: k = (unsigned int)below(w); return (1ull << k) + 1;
+	case 8: return blksz + below(3) - 1;
+	case 9: return 4096 + below(3) - 1;
+	case 10: return f->isize + below(3) - 1;
+	case 11: return (1ull << 31) + below(3) - 1;
+	case 12: return (1ull << 32) + below(3) - 1;
+	case 13: return old + below(3) - 1;
+	case 14: return old * 2;
+	case 15: return old + blksz;
+	case 16: return (uint64_t)-(int64_t)(below(4) + 1);	/* -1..-4 */
+	default: return next();
+	}
+}
+
+static uint64_t kind_value(const struct seed *s, const struct field *f, uint64_t old)
+{
+	uint64_t blksz = 1ull << s->blkbits;
+	uint64_t nblocks = s->size >> s->blkbits;
+
+	switch (f->kind) {
+	case K_NID:
+		switch (below(8)) {
+		case 0: return s->nids[below(s->ninodes)];
+		case 1: return f->nid;				/* itself: loops */
+		case 2: for (size_t i = 0; i < s->ninodes; i++)	/* its parent */
+				if (s->nids[i] == f->nid)
+					return s->parents[i];
+			return 0;
+		case 3: return s->nids[below(s->ninodes)] + 1;	/* mid-inode */
+		case 4: return (s->size - meta_base(s)) / 32 + below(4);	/* past the end */
+		case 5: return get16(s->img + SB_OFF + 14);	/* the root */
+		default: break;
+		}
+		break;
+	case K_BLKADDR:
+		switch (below(8)) {
+		case 0: return s->nblk ? s->blkaddrs[below(s->nblk)] : 0;
+		case 1: return get32(s->img + SB_OFF + 40);	/* metadata area */
+		case 2: return nblocks + below(3) - 1;		/* the end */
+		case 3: return 0xFFFFFFFFu;			/* hole marker */
+		case 4: return old + below(3) - 1;
+		default: break;
+		}
+		break;
+	case K_NAMEOFF:
+		switch (below(6)) {
+		case 0: return below(blksz + 2);
+		case 1: return 12 * below(16);
+		case 2: return old + below(3) - 1;
+		case 3: return f->isize + below(3) - 1;	/* the block's end */
+		default: break;
+		}
+		break;
+	case K_MODE:
+		if (chance(50)) {
+			static const uint16_t types[] = { 0010000, 0020000, 0040000, 0060000,
+							  0100000, 0120000, 0140000, 0, 0170000 };
+
+			return (old & 07777) | types[below(9)];
+		}
+		break;
+	case K_FORMAT:
+		if (chance(60))
+			return (old & ~0xEull) | below(8) << 1;	/* another layout */
+		if (chance(50))
+			return old ^ 1;				/* compact <-> extended */
+		break;
+	case K_ENUM:
+		if (chance(60))
+			return below(1ull << (f->nbits < 4 ? f->nbits : 4));
+		break;
+	case K_CLUSTERBITS:
+		return below(8);
+	case K_BLKBITS:
+		if (chance(60))
+			return 8 + below(6);
+		break;
+	case K_FLAGS:
+		if (chance(60))
+			return old ^ (1ull << below(f->nbits));
+		break;
+	case K_DELTA:
+		switch (below(5)) {
+		case 0: return 1;
+		case 1: return 0x800 | below(300);		/* CBLKCNT */
+		case 2: return 0x7ff;
+		default: break;
+		}
+		break;
+	default:
+		break;
+	}
+	return interesting(s, f, old);
+}
+
+static const struct field *pick_field(const struct seed *s, const struct mutant *m)
+{
+	for (int tries = 0; tries < 16; tries++) {
+		const struct field *f = &s->f[below(s->nf)];
+
+		/* the magic and the checksum only rarely: they end at mount */
+		if ((f->kind == K_MAGIC || f->kind == K_CSUM) && !chance(5))
+			continue;
+		if (f->off + (f->bit + f->nbits + 7) / 8 <= m->size)
+			return f;
+	}
+	return NULL;
+}
+
+static void set_field(struct mutant *m, const struct field *f, uint64_t v, const char *op)
+{
+	uint64_t old = field_get(m->img, f);
+
+	field_put(m->img, f, v);
+	note(m, " %s %s@%" PRIu64 ".%u/%u %" PRIx64 "->%" PRIx64 ";", op, f->name, f->off,
+	     f->bit, f->nbits, old, field_get(m->img, f));
+}
+
+static void op_value(const struct seed *s, struct mutant *m)
+{
+	const struct field *f = pick_field(s, m);
+
+	if (f)
+		set_field(m, f, kind_value(s, f, field_get(m->img, f)), "value");
+}
+
+static void op_arith(const struct seed *s, struct mutant *m)
+{
+	const struct field *f = pick_field(s, m);
+	uint64_t d = 1 + below(35);
+
+	if (f)
+		set_field(m, f, field_get(m->img, f) + (chance(50) ? d : -d), "arith");
+}
+
+static void op_flip(const struct seed *s, struct mutant *m)
+{
+	const struct field *f = pick_field(s, m);
+
+	if (f)
+		set_field(m, f, field_get(m->img, f) ^ (1ull << below(f->nbits)), "flip");
+}
+
+static void copy_bytes(struct mutant *m, uint64_t dst, const unsigned char *src, uint64_t len,
+		       const char *what)
+{
+	if (dst + len > m->size)
+		return;
+	memmove(m->img + dst, src, len);
+	note(m, " splice %s @%" PRIu64 "+%" PRIu64 ";", what, dst, len);
+}
+
+static void op_splice(const struct seed *s, struct mutant *m)
+{
+	const struct seed *o = &seeds[below(nseeds)];
+
+	switch (below(3)) {
+	case 0: {	/* an inode over another */
+		size_t a = below(s->ninodes);
+		uint64_t src, len = s->inode_len[a];
+		const unsigned char *from;
+
+		if (o != s && o->ninodes && chance(50)) {
+			size_t b = below(o->ninodes);
+
+			from = o->img + o->inode_off[b];
+			len = o->inode_len[b];
+			src = 0;
+		} else {
+			src = s->inode_off[below(s->ninodes)];
+			from = m->img + src;
+		}
+		(void)src;
+		copy_bytes(m, s->inode_off[a], from, len, "inode");
+		break;
+	}
+	case 1:		/* a dirent over another */
+		if (s->ndirents > 1)
+			copy_bytes(m, s->dirents[below(s->ndirents)],
+				   m->img + s->dirents[below(s->ndirents)], 12, "dirent");
+		break;
+	default: {	/* a block from another seed with the same block size */
+		uint64_t bs = 1ull << s->blkbits, nb, ob;
+
+		if (o->blkbits != s->blkbits)
+			break;
+		nb = m->size / bs;
+		ob = o->size / bs;
+		if (nb < 2 || ob < 2)
+			break;
+		copy_bytes(m, (1 + below(nb - 1)) * bs, o->img + (1 + below(ob - 1)) * bs, bs,
+			   "block");
+	}
+	}
+}
+
+static void op_struct(const struct seed *s, struct mutant *m)
+{
+	switch (below(6)) {
+	case 0:		/* swap two dirents of the same block: unsorted names */
+	case 1: {	/* or duplicate one name: point a nameoff at another's */
+		uint64_t a, b;
+		unsigned char t[12];
+
+		if (s->ndirents < 2)
+			return;
+		a = s->dirents[below(s->ndirents)];
+		b = s->dirents[below(s->ndirents)];
+		if (a == b || a + 12 > m->size || b + 12 > m->size)
+			return;
+		if (below(2)) {
+			memcpy(t, m->img + a, 12);
+			memcpy(m->img + a, m->img + b, 12);
+			memcpy(m->img + b, t, 12);
+			note(m, " struct swap-dirents @%" PRIu64 ",@%" PRIu64 ";", a, b);
+		} else {
+			memcpy(m->img + a + 8, m->img + b + 8, 2);
+			note(m, " struct dup-name @%" PRIu64 "<-@%" PRIu64 ";", a, b);
+		}
+		return;
+	}
+	default: {
+		/* compressed-file edits need a map header: find an h_advise field */
+		const struct field *hf = NULL;
+
+		for (int tries = 0; tries < 64 && !hf; tries++) {
+			const struct field *f = &s->f[below(s->nf)];
+
+			if (!strcmp(f->name, "h_advise") && f->off + 4 <= m->size)
+				hf = f;
+		}
+		if (!hf)
+			return;
+		switch (below(4)) {
+		case 0: {	/* whole-file fragment bit with a huge i_size */
+			uint64_t ioff = meta_base(s) + 32 * hf->nid;
+
+			m->img[hf->off + 3] |= 0x80;
+			if (ioff + 16 <= m->size) {
+				if (get16(m->img + ioff) & 1)
+					put64(m->img + ioff + 8, 1ull << (20 + below(20)));
+				else
+					put32(m->img + ioff + 8, 1u << (20 + below(12)));
+			}
+			put32(m->img + SB_OFF + 80, get32(m->img + SB_OFF + 80) | 0x20);
+			note(m, " struct fragment-flood nid %" PRIu64 ";", hf->nid);
+			break;
+		}
+		case 1:		/* wider lclusters */
+			m->img[hf->off + 3] = (m->img[hf->off + 3] & ~7) | (1 + below(7));
+			note(m, " struct lclusterbits nid %" PRIu64 " -> %u;", hf->nid,
+			     m->img[hf->off + 3] & 7);
+			break;
+		case 2:		/* interlaced plain pclusters */
+			put16(m->img + hf->off, get16(m->img + hf->off) | 0x10);
+			note(m, " struct interlaced nid %" PRIu64 ";", hf->nid);
+			break;
+		default: {	/* a NONHEAD chain over the full indexes that follow */
+			uint64_t p = hf->off + 12;	/* header + 8 bytes of padding */
+			unsigned int n = 2 + (unsigned int)below(30), i, back = chance(50) ? 1 : 2047;
+
+			for (i = 1; i <= n && p + 8 * i + 8 <= m->size; i++) {
+				put16(m->img + p + 8 * i, 2);
+				put16(m->img + p + 8 * i + 4, i < back ? i : back);
+				put16(m->img + p + 8 * i + 6, n - i + 1);
+			}
+			note(m, " struct nonhead-chain nid %" PRIu64 " x%u;", hf->nid, n);
+		}
+		}
+	}
+	}
+}
+
+static void op_bits(const struct seed *s, struct mutant *m)
+{
+	uint64_t lo = s->meta_lo, hi = s->meta_hi < m->size ? s->meta_hi : m->size;
+	unsigned int n = 1 + (unsigned int)below(4);
+
+	if (hi <= lo)
+		return;
+	while (n--) {
+		uint64_t at = lo + below(hi - lo);
+		unsigned int b = (unsigned int)below(8);
+
+		m->img[at] ^= (unsigned char)(1u << b);
+		note(m, " bits @%" PRIu64 "^%02x;", at, 1u << b);
+	}
+}
+
+static void op_payload(const struct seed *s, struct mutant *m)
+{
+	const struct region *r;
+	uint64_t at;
+
+	if (!s->npayload)
+		return;
+	r = &s->payload[below(s->npayload)];
+	at = r->off + below(r->len);
+	if (at >= m->size)
+		return;
+	m->img[at] = (unsigned char)next();
+	note(m, " payload @%" PRIu64 ";", at);
+}
+
+static void op_trunc(const struct seed *s, struct mutant *m)
+{
+	uint64_t bs = 1ull << s->blkbits, nb = m->size / bs;
+	uint64_t keep;
+
+	if (nb < 3)
+		return;
+	keep = (2 + below(nb - 2)) * bs;
+	if (keep < SB_OFF + bs)
+		keep = (SB_OFF + bs + bs - 1) / bs * bs;
+	if (keep >= m->size)
+		return;
+	note(m, " trunc %zu->%" PRIu64 ";", m->size, keep);
+	m->size = keep;
+}
+
+/* mutant NUMBER of campaign SEED; returns the seed used */
+static const struct seed *make_mutant(uint64_t campaign, uint64_t number, unsigned int reseal,
+				      struct mutant *m)
+{
+	const struct seed *s;
+	unsigned int nedits = 1;
+	int cut = 0;
+
+	rng = campaign * 0x9E3779B97F4A7C15ull ^ (number + 1) * 0xD1B54A32D192ED03ull;
+	next();
+	s = &seeds[below(nseeds)];
+	if (m->cap < s->size) {
+		m->cap = s->size;
+		m->img = xrealloc(m->img, m->cap);
+	}
+	memcpy(m->img, s->img, s->size);
+	m->size = s->size;
+	m->loglen = 0;
+	note(m, "%s:", s->base);
+	while (nedits < MAX_EDITS && chance(45))
+		nedits++;
+	for (unsigned int i = 0; i < nedits; i++) {
+		unsigned int r = (unsigned int)below(100);
+
+		if (r < 50)
+			op_value(s, m);
+		else if (r < 62)
+			op_arith(s, m);
+		else if (r < 72)
+			op_flip(s, m);
+		else if (r < 80)
+			op_splice(s, m);
+		else if (r < 88)
+			op_struct(s, m);
+		else if (r < 94)
+			op_bits(s, m);
+		else if (r < 98)
+			op_payload(s, m);
+		else
+			cut = 1;
+	}
+	if (cut)
+		op_trunc(s, m);
+	if ((get32(m->img + SB_OFF + 8) & COMPAT_SB_CHKSUM) && chance(reseal)) {
+		int64_t c = erofs_sb_csum(m->img, m->size);
+
+		if (c >= 0)
+			put32(m->img + SB_OFF + 4, (uint32_t)c);
+		else
+			note(m, " (no reseal: bad blkszbits);");
+	} else {
+		note(m, " (not resealed);");
+	}
+	return s;
+}
+
+/* ---------------------------------------------------------------- main --- */
+
+static void write_all(int fd, const void *buf, size_t len, uint64_t off, const char *what)
+{
+	for (size_t done = 0; done < len;) {
+		ssize_t n = pwrite(fd, (const char *)buf + done, len - done, (off_t)(off + done));
+
+		if (n <= 0)
+			die("%s: write failed: %s", what, strerror(errno));
+		done += (size_t)n;
+	}
+}
+
+static void print_fields(const struct seed *s)
+{
+	printf("%s: %zu fields, %zu inodes, %zu dirents, %zu block addresses, %zu data regions, "
+	       "metadata bytes %" PRIu64 "..%" PRIu64 "\n", s->path, s->nf, s->ninodes,
+	       s->ndirents, s->nblk, s->npayload, s->meta_lo, s->meta_hi);
+	for (size_t i = 0; i < s->nf; i++) {
+		const struct field *f = &s->f[i];
+
+		printf("  %-22s @%" PRIu64 ".%u/%-2u kind %u nid %" PRIu64 " = %" PRIx64 "\n",
+		       f->name, f->off, f->bit, f->nbits, f->kind, f->nid, field_get(s->img, f));
+	}
+}
+
+/*
+ * Write COUNT images into the data disk OUT: image I is made by
+ * MAKE(I, &mutant), which fills m.img, m.size and its log line.
+ */
+static void write_disk(const char *out, uint64_t first, uint64_t count, FILE *log,
+		       void (*make)(uint64_t, struct mutant *))
+{
+	struct mutant m = { 0 };
+	int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	size_t hdrcap = 64 + 48 * count, hdrlen;
+	uint64_t hdrbytes = (hdrcap + ALIGN_DISK - 1) / ALIGN_DISK * ALIGN_DISK, off = hdrbytes;
+	char *hdr = xrealloc(NULL, hdrbytes);
+
+	if (fd < 0)
+		die("%s: %s", out, strerror(errno));
+	memset(hdr, 0, hdrbytes);
+	hdrlen = (size_t)snprintf(hdr, hdrcap, "FORGE-FUZZ 1 %" PRIu64 " %" PRIu64 "\n", count,
+				  hdrbytes);
+	for (uint64_t i = 0; i < count; i++) {
+		make(first + i, &m);
+		write_all(fd, m.img, m.size, off, out);
+		hdrlen += (size_t)snprintf(hdr + hdrlen, hdrcap - hdrlen, "%" PRIu64 " %" PRIu64
+					   " %zu\n", first + i, off, m.size);
+		if (log)
+			fprintf(log, "%" PRIu64 " %s\n", first + i, m.log);
+		off += (m.size + ALIGN_DISK - 1) / ALIGN_DISK * ALIGN_DISK;
+	}
+	write_all(fd, hdr, hdrbytes, 0, out);
+	if (ftruncate(fd, (off_t)off) < 0 || close(fd) < 0)
+		die("%s: %s", out, strerror(errno));
+	free(hdr);
+	free(m.img);
+}
+
+static uint64_t g_campaign;
+static unsigned int g_reseal;
+static char **g_files;
+
+static void make_numbered(uint64_t number, struct mutant *m)
+{
+	make_mutant(g_campaign, number, g_reseal, m);
+}
+
+static void make_packed(uint64_t i, struct mutant *m)
+{
+	free(m->img);
+	m->img = read_file(g_files[i], &m->size);
+	m->cap = m->size;
+	m->loglen = 0;
+	note(m, "%s (unchanged)", g_files[i]);
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t campaign = 1, first = 0, count = 100, only = UINT64_MAX;
+	unsigned int reseal = 95;
+	const char *out = NULL, *logpath = NULL;
+	int opt, print = 0, pack = 0;
+
+	while ((opt = getopt(argc, argv, "s:f:n:r:o:l:x:pP")) != -1) {
+		switch (opt) {
+		case 's': campaign = strtoull(optarg, NULL, 0); break;
+		case 'f': first = strtoull(optarg, NULL, 0); break;
+		case 'n': count = strtoull(optarg, NULL, 0); break;
+		case 'r': reseal = (unsigned int)atoi(optarg); break;
+		case 'o': out = optarg; break;
+		case 'l': logpath = optarg; break;
+		case 'x': only = strtoull(optarg, NULL, 0); break;
+		case 'p': print = 1; break;
+		case 'P': pack = 1; break;
+		default: return 2;
+		}
+	}
+	if (optind >= argc || (!out && !print)) {
+		fprintf(stderr, "usage: fuzz-mutate [-s SEED] [-f FIRST] [-n COUNT] [-r RESEAL%%] "
+				"-o DISK [-l LOG] SEED.img...\n"
+				"       fuzz-mutate -x NUMBER [-s SEED] -o IMG SEED.img...\n"
+				"       fuzz-mutate -P -o DISK IMG...\n"
+				"       fuzz-mutate -p SEED.img...\n");
+		return 2;
+	}
+	if (pack) {
+		g_files = argv + optind;
+		write_disk(out, 0, (uint64_t)(argc - optind), NULL, make_packed);
+		return 0;
+	}
+	for (int i = optind; i < argc; i++)
+		load_seed(argv[i]);
+	if (print) {
+		for (size_t i = 0; i < nseeds; i++)
+			print_fields(&seeds[i]);
+		return 0;
+	}
+	for (size_t i = 0; i < nseeds; i++)
+		if (!seeds[i].nf || !seeds[i].ninodes)
+			die("%s: nothing parsed", seeds[i].path);
+
+	if (only != UINT64_MAX) {
+		struct mutant m = { 0 };
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (fd < 0)
+			die("%s: %s", out, strerror(errno));
+		make_mutant(campaign, only, reseal, &m);
+		write_all(fd, m.img, m.size, 0, out);
+		fprintf(stderr, "%" PRIu64 " %s\n", only, m.log);
+		return close(fd) ? 1 : 0;
+	}
+
+	FILE *log = logpath ? fopen(logpath, "w") : NULL;
+
+	if (logpath && !log)
+		die("%s: %s", logpath, strerror(errno));
+	g_campaign = campaign;
+	g_reseal = reseal;
+	write_disk(out, first, count, log, make_numbered);
+	if (log && fclose(log))
+		die("%s: write failed", logpath);
+	return 0;
+}

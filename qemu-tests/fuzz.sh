@@ -1,0 +1,488 @@
+#!/bin/bash
+# qemu-tests/fuzz.sh: the kernel fuzz campaign (issue 7, item 3).  Not part
+# of the default test command; see ROBUSTNESS.md, "Kernel fuzz campaign".
+#
+#   bash qemu-tests/fuzz.sh [--images N] [--seed S] [--mode ours|stock]
+#                           [--batch B] [--out DIR] [--walk-seconds S]
+#   bash qemu-tests/fuzz.sh --replay [--mode ours|stock] IMG...
+#
+# Builds small seed images of every layout with our mkfs.erofs (plus a few
+# made hostile by craft.c), then N mutants of them with fuzz-mutate.c
+# (structure-aware; mutant i depends only on S and i), B per batch.  Each
+# batch goes to QEMU on a virtio disk; the guest (guest-init.sh ->
+# fuzz-guest.c) mounts each image read-only through a size-limited loop
+# device with our module (or Debian's: --mode stock), walks it with
+# hostile-walk -f, and reports each image on the serial console.  The guest
+# runs with oops=panic, panic_on_warn, softlockup_panic and hung_task_panic:
+# any oops, BUG, WARNING or lockup ends the boot.  The host watches the
+# console: a boot that dies, a walk that no SIGKILL ends, no progress for
+# --hang-seconds or a batch over its time limit is a crash or hang of the
+# running image, which is kept (OUT/crashes/), replayed alone once, and the
+# campaign goes on in a fresh guest with the next image.
+#
+# Output: OUT (default qemu-tests/fuzz-out/<run>/): report.txt (also
+# printed), results (one line per image), mutations/ (the edit log of every
+# batch), crashes/ (images, edit logs, serial excerpts), serial logs of the
+# boots that failed.  Exit 0 when nothing failed, 1 on any finding, 2 on a
+# setup error.
+#
+# Environment: MKFS, KVER, QEMU_ACCEL (as run.sh); FUZZ_NICE (default 10:
+# the campaign renices itself so it does not starve the machine);
+# FUZZ_KEEP_LOGS=1 keeps the serial log of every boot, not only failed ones.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top_srcdir=${top_srcdir:-$(dirname "$here")}
+top_builddir=${top_builddir:-$PWD}
+
+MKFS=${MKFS:-$top_builddir/mkfs/mkfs.erofs}
+QEMU_ACCEL=${QEMU_ACCEL:-tcg}
+QEMU=${QEMU:-qemu-system-x86_64}
+FUZZ_NICE=${FUZZ_NICE:-10}
+FUZZ_KEEP_LOGS=${FUZZ_KEEP_LOGS:-0}
+
+IMAGES=10000 SEED=1 MODE=ours BATCH=500 OUTDIR= WALK_S=8 KILL_S=20 HANG_S=90
+CAP=$((4 * 1024 * 1024)) RESEAL=95 REPLAY_CRASHES=1 REPLAY=0
+CACHE_LIMIT_KB=$((64 * 1024))	# page-cache growth allowed for one walk
+AVAIL_MIN_KB=$((128 * 1024))	# MemAvailable the guest must keep
+
+msg() { echo "fuzz.sh: $*" >&2; }
+die() { msg "error: $*"; exit 2; }
+
+usage() {
+	sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+	exit 2
+}
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--images) IMAGES=$2; shift ;;
+	--seed) SEED=$2; shift ;;
+	--mode) MODE=$2; shift ;;
+	--batch) BATCH=$2; shift ;;
+	--out) OUTDIR=$2; shift ;;
+	--walk-seconds) WALK_S=$2; KILL_S=$((WALK_S + 12)); shift ;;
+	--hang-seconds) HANG_S=$2; shift ;;
+	--reseal) RESEAL=$2; shift ;;
+	--no-replay) REPLAY_CRASHES=0 ;;
+	--replay) REPLAY=1 ;;
+	-h|--help) usage ;;
+	--*) die "unknown option $1" ;;
+	*) break ;;
+	esac
+	shift
+done
+case $MODE in ours|stock) ;; *) die "--mode: ours or stock" ;; esac
+[ "$REPLAY" = 0 ] || [ $# -gt 0 ] || die "--replay needs images"
+[[ $IMAGES =~ ^[0-9]+$ && $BATCH =~ ^[1-9][0-9]*$ && $SEED =~ ^[0-9]+$ ]] ||
+	die "--images, --batch and --seed take numbers"
+
+. "$here/lib.sh"
+
+renice -n "$FUZZ_NICE" $$ > /dev/null 2>&1 || true
+
+# ---------------------------------------------------------------- setup ---
+
+setup() {
+	RUN_ID=$(date +%Y%m%d-%H%M%S)-$$
+	local root=$here/fuzz-out
+	[ -w "$here" ] || root=$top_builddir/qemu-tests/fuzz-out
+	OUT=${OUTDIR:-$root/$RUN_ID}
+	mkdir -p "$OUT"/{crashes,mutations,boots}
+	SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/erofs-forge-fuzz.XXXXXX")
+	trap cleanup EXIT
+	trap 'exit 130' INT TERM
+}
+
+# shellcheck disable=SC2317 # invoked by the EXIT trap
+cleanup() {
+	[ -z "${QEMU_PID:-}" ] || kill "$QEMU_PID" 2>/dev/null || true
+	rm -rf "$SCRATCH"
+}
+
+build_tools() {
+	local cflags=(-O2 -Wall "-I$top_srcdir/include")
+	mkdir -p "$SCRATCH/bin"
+	gcc "${cflags[@]}" -o "$SCRATCH/bin/fuzz-mutate" "$here/fuzz-mutate.c"
+	gcc "${cflags[@]}" -o "$SCRATCH/bin/craft" "$here/craft.c"
+	gcc "${cflags[@]}" -static -o "$SCRATCH/bin/fuzz-guest" "$here/fuzz-guest.c"
+	gcc "${cflags[@]}" -static -o "$SCRATCH/bin/hostile-walk" "$here/hostile-walk.c"
+}
+
+# ---------------------------------------------------------------- seeds ---
+
+# A small tree with every kind of inode: devices, a fifo, short and long
+# symlinks, hard links, inline and shared xattrs and an ACL, a directory of
+# several blocks, compressible and incompressible files, holes.
+make_seed_tree() {
+	local t=$1 i
+	mkdir -p "$t/d/sub" "$t/many" "$t/empty"
+	printf 'hello\n' > "$t/hello"
+	head -c 5000 /dev/zero | tr '\0' 'z' > "$t/d/five-k"
+	for i in $(seq 0 1999); do printf 'EROFS-FORGE-FUZZ-LINE-%04d: text\n' "$i"; done > "$t/text"
+	awk 'BEGIN { srand(7); for (i = 0; i < 3000; i++) printf "%c", 33 + int(rand() * 90) }' > "$t/d/noise"
+	{ head -c 3000 "$t/text"; head -c 12288 /dev/zero; printf end; } > "$t/d/holes"
+	for i in $(seq 1 70); do : > "$t/many/a-fairly-long-file-name-number-$i"; done
+	ln "$t/hello" "$t/d/hello-link"
+	ln -s ../hello "$t/d/sub/rel-link"
+	ln -s "$(printf 'long/%.0s' $(seq 1 50))target" "$t/long-link"
+	mkfifo "$t/fifo"
+	mknod "$t/null" c 1 3
+	mknod "$t/disk" b 8 1
+	chmod 4755 "$t/hello"
+	setfattr -n user.colour -v blue "$t/hello"
+	for i in hello text d/five-k; do setfattr -n user.shared -v same "$t/$i"; done
+	setfattr -n trusted.forge -v 0x00ff "$t/d"
+	setfattr -n security.forge -v label "$t/text"
+	setfacl -m u:1000:rw "$t/d/noise" 2>/dev/null || true
+	find "$t" -exec touch -h -d '2020-01-01 00:00:00' {} +
+}
+
+# seed NAME MKFS-ARGS...: one seed image, if this mkfs offers the options
+seed() {
+	local name=$1 img=$SCRATCH/seeds/$1.img lacking
+	shift
+	if lacking=$(mkfs_lacks_option "$@"); then
+		msg "seed $name skipped: mkfs does not offer $lacking"
+		return
+	fi
+	"$MKFS" --quiet -T 1577836800 -U clear "$@" "$img" "$SCRATCH/tree" > "$SCRATCH/mkfs.log" 2>&1 ||
+		die "seed $name: mkfs.erofs $* failed: $(tail -n 1 "$SCRATCH/mkfs.log")"
+	SEEDS+=("$img")
+}
+
+# -E OPT only when mkfs --help lists OPT (fragments, all-fragments, ...)
+mkfs_has_extended() {
+	"$MKFS" --help 2>&1 | grep -qE -- "(^|[ ,])$1([ ,.)]|\$)"
+}
+
+# crafted NAME CASE BASE-SEED PATH...: a seed made hostile by craft.c
+crafted() {
+	local name=$1 case=$2 base=$3 img=$SCRATCH/seeds/crafted-$1.img
+	shift 3
+	[ -f "$SCRATCH/seeds/$base.img" ] || return 0
+	cp "$SCRATCH/seeds/$base.img" "$img"
+	"$SCRATCH/bin/craft" "$case" "$img" "$@" > "$SCRATCH/craft.log" 2>&1 ||
+		die "crafted seed $name: $(tail -n 1 "$SCRATCH/craft.log")"
+	SEEDS+=("$img")
+}
+
+make_seeds() {
+	SEEDS=()
+	mkdir -p "$SCRATCH/seeds"
+	make_seed_tree "$SCRATCH/tree"
+	seed plain
+	seed b1024 -b 1024
+	seed b512 -b 512
+	seed b2048-noinline -b 2048 -E noinline_data
+	seed extended -E force-inode-extended
+	seed xattr-shared -x 0
+	seed xattr-inline -x 100
+	seed chunk4k --chunksize 4096
+	seed chunk-b1024 -b 1024 --chunksize 1024
+	seed lz4 -z lz4
+	seed lz4hc -z lz4hc
+	seed lz4-legacy -z lz4 -E legacy-compress
+	seed lz4hc-legacy -z lz4hc -E legacy-compress,force-inode-extended
+	seed big-pcluster -z lz4hc -C 65536
+	seed big-pcluster-legacy -z lz4 -C 16384 -E legacy-compress
+	seed ztail -z lz4hc -E ztailpacking
+	seed ztail-legacy -z lz4 -E ztailpacking,legacy-compress
+	seed ztail-c64k -z lz4hc -C 65536 -E ztailpacking -x 0
+	if mkfs_has_extended fragments; then
+		seed fragments -z lz4hc -E fragments
+		seed fragments-ztail -z lz4 -C 16384 -E fragments,ztailpacking
+	else
+		msg "seeds without -E fragments: mkfs --help does not list it"
+	fi
+	if mkfs_has_extended all-fragments; then
+		seed all-fragments -z lz4hc -E all-fragments
+	fi
+	# hostile seeds from the regression cases (kmod/patches), small ones
+	crafted g1p g1p big-pcluster-legacy text
+	crafted g2 g2 plain text
+	crafted g3 g3 plain text d/five-k 1048576
+	crafted g5 g5 plain hello
+	local s
+	for s in "${SEEDS[@]}"; do
+		[ "$(stat -c %s "$s")" -le $((512 * 1024)) ] ||
+			die "seed $s is over 512 KiB; keep seeds small"
+	done
+	msg "${#SEEDS[@]} seeds ($(du -ch "${SEEDS[@]}" | tail -n 1 | cut -f1)): $(printf '%s\n' "${SEEDS[@]}" | sed 's|.*/||; s|\.img$||' | tr '\n' ' ')"
+}
+
+build_fuzz_initramfs() {
+	local root=$SCRATCH/initramfs
+	initramfs_base "$root"
+	cp "$SCRATCH/bin/fuzz-guest" "$SCRATCH/bin/hostile-walk" "$root/bin/"
+	cat > "$root/forge/conf" <<-EOF
+		FUZZ_WALK=$WALK_S
+		FUZZ_KILL=$KILL_S
+		FUZZ_CAP=$CAP
+	EOF
+	INITRAMFS=$SCRATCH/initramfs.cpio.gz
+	pack_initramfs "$root" "$INITRAMFS"
+}
+
+# ------------------------------------------------------------------ boot ---
+
+# fuzz_boot DISK START LOG LIMIT: one guest over the batch on DISK from line
+# START; sets BOOT_END (done|crash|hang|stuck|timeout|fatal) and BOOT_SECONDS
+fuzz_boot() {
+	local disk=$1 start=$2 log=$3 limit=$4 t0=$SECONDS last=$SECONDS marks=0 m
+	qemu_start "$log" \
+		"console=ttyS0 loglevel=4 panic=-1 oops=panic panic_on_warn=1 softlockup_panic=1 hung_task_panic=1 hung_task_timeout_secs=30 forge.mode=$MODE forge.fuzz=1 forge.start=$start" \
+		-drive "file=$disk,format=raw,if=none,id=data,readonly=on" \
+		-device virtio-blk-pci,drive=data,serial=forgedata
+	BOOT_END=
+	while kill -0 "$QEMU_PID" 2>/dev/null; do
+		sleep 1
+		m=$(grep -ac '^forge: ' "$log" 2>/dev/null || true)
+		if [ "$m" != "$marks" ]; then
+			marks=$m
+			last=$SECONDS
+		fi
+		if grep -aq '^forge: STUCK' "$log"; then
+			BOOT_END=stuck
+		elif [ $((SECONDS - t0)) -ge "$limit" ]; then
+			BOOT_END=timeout
+		elif [ $((SECONDS - last)) -ge "$HANG_S" ]; then
+			BOOT_END=hang
+		fi
+		if [ -n "$BOOT_END" ]; then
+			kill "$QEMU_PID" 2>/dev/null || true
+			break
+		fi
+	done
+	wait "$QEMU_PID" 2>/dev/null || true
+	QEMU_PID=
+	BOOT_SECONDS=$((SECONDS - t0))
+	if grep -aq '^forge: BATCHDONE' "$log"; then
+		BOOT_END=done
+	elif grep -aq '^forge: FATAL' "$log"; then
+		BOOT_END=fatal
+	elif [ -z "$BOOT_END" ]; then
+		BOOT_END=crash
+	fi
+}
+
+# the line index (in the batch) that was running when the boot ended, or -1
+running_line() {
+	local last_run last_end
+	last_run=$(sed -n 's/^forge: RUN \([0-9]*\) .*/\1/p' "$1" | tail -n 1)
+	last_end=$(sed -n 's/^forge: END \([0-9]*\) .*/\1/p' "$1" | tail -n 1)
+	if [ -n "$last_run" ] && [ "$last_run" != "$last_end" ]; then
+		echo "$last_run"
+	else
+		echo -1
+	fi
+}
+
+# the image on line LINE of batch DISK -> FILE (prints its number)
+extract_image() { # DISK LINE FILE
+	local number off size
+	read -r number off size < <(sed -n "$(($2 + 2))p" "$1" | tr -d '\0')
+	dd if="$1" of="$3" bs=4096 skip=$((off / 4096)) count=$(( (size + 4095) / 4096 )) status=none
+	truncate -s "$size" "$3"
+	echo "$number"
+}
+
+# the kernel's account of a crash: the oops/panic lines of a serial log
+crash_lines() {
+	grep -aE "$OOPS_RE|Kernel panic|RIP:|watchdog:" "$1" | tr -d '\r' | head -n 12
+}
+
+# keep_failure KIND NUMBER IMAGE SERIAL-LOG: crashes/KIND-NUMBER.{img,txt}
+keep_failure() {
+	local kind=$1 number=$2 img=$3 log=$4 base
+	base=$OUT/crashes/$kind-$number
+	cp "$img" "$base.img"
+	{
+		echo "image $number ($kind), mode $MODE, campaign seed $SEED"
+		echo "rebuild: fuzz-mutate -s $SEED -x $number -o IMG SEEDS (the images in seeds/, in the order of seeds.list)"
+		echo "edits: $(grep -m1 "^$number " "$OUT"/mutations/* 2>/dev/null | cut -d' ' -f2- || true)"
+		echo "--- kernel (serial console from the image's RUN marker) ---"
+		[ -f "$log" ] && sed -n "/^forge: RUN [0-9]* $number\$/,\$p" "$log" | tr -d '\r' | head -n 200
+	} > "$base.txt"
+	FAILURES+=("$kind $number")
+	msg "FAILURE: $kind on image $number (kept: $base.img)"
+}
+
+# replay IMG: the image alone in a fresh guest; sets REPLAY_END
+replay_one() {
+	local img=$1 tag=$2 disk=$SCRATCH/replay.disk log
+	log=$OUT/boots/replay-$tag.log
+	"$SCRATCH/bin/fuzz-mutate" -P -o "$disk" "$img"
+	fuzz_boot "$disk" 0 "$log" $((60 + KILL_S + HANG_S))
+	REPLAY_END=$BOOT_END
+	if [ "$BOOT_END" = done ]; then
+		REPLAY_END="done: $(grep -a '^forge: END' "$log" | tr -d '\r' | cut -d' ' -f5- | cut -c1-200)"
+	fi
+}
+
+# soft_findings LOG DISK: images a boot finished but that broke an oracle
+# short of a crash: a walk that had to be killed or gave no summary, an
+# oops-like kernel line without a panic, page-cache growth over
+# CACHE_LIMIT_KB, MemAvailable under AVAIL_MIN_KB.  Each is kept.
+soft_findings() {
+	local log=$1 disk=$2 line number kind
+	tr -d '\r' < "$log" | awk -v c="$CACHE_LIMIT_KB" -v a="$AVAIL_MIN_KB" '
+		/^forge: END / {
+			delete f
+			for (i = 5; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+			kind = ""
+			if (f["outcome"] == "killed" || f["outcome"] == "nowalk") kind = f["outcome"]
+			else if (f["kern"] == 1) kind = "kernel-line"
+			else if (f["cache_kb"] + 0 > c || f["avail_kb"] + 0 < a) kind = "memory"
+			if (kind != "") print $3, kind
+		}' |
+	while read -r line kind; do
+		number=$(extract_image "$disk" "$line" "$SCRATCH/finding.img")
+		keep_failure "$kind" "$number" "$SCRATCH/finding.img" "$log"
+		echo "$kind $number" >> "$SCRATCH/soft"
+	done
+}
+
+# ---------------------------------------------------------------- batches ---
+
+# run_batch B FIRST COUNT: mutants FIRST.. FIRST+COUNT-1, rebooting after
+# each crash or hang
+run_batch() {
+	local b=$1 first=$2 count=$3 disk=$SCRATCH/batch.disk start=0 n=1 log line number kind
+	"$SCRATCH/bin/fuzz-mutate" -s "$SEED" -f "$first" -n "$count" -r "$RESEAL" -o "$disk" \
+		-l "$OUT/mutations/batch-$b.log" "${SEEDS[@]}"
+	while [ "$start" -lt "$count" ]; do
+		log=$OUT/boots/batch-$b-boot-$n.log
+		fuzz_boot "$disk" "$start" "$log" $((120 + 4 * (count - start)))
+		tr -d '\r' < "$log" | sed -n 's/^forge: END [0-9]* //p' >> "$OUT/results"
+		BOOTS=$((BOOTS + 1))
+		: > "$SCRATCH/soft"
+		soft_findings "$log" "$disk"
+		while read -r kind number; do FAILURES+=("$kind $number"); done < "$SCRATCH/soft"
+		if [ "$BOOT_END" = done ]; then
+			if ! grep -aq '^forge: MODCYCLE rmmod=0 insmod=0' "$log"; then
+				FAILURES+=("modcycle batch-$b")
+				msg "FAILURE: module reload after batch $b: $(grep -a '^forge: MODCYCLE' "$log" | tr -d '\r' || echo 'no MODCYCLE line')"
+			elif [ "$FUZZ_KEEP_LOGS" != 1 ] && [ ! -s "$SCRATCH/soft" ]; then
+				rm -f "$log"
+			fi
+			return
+		fi
+		line=$(running_line "$log")
+		if [ "$line" -lt 0 ]; then
+			FAILURES+=("boot-$BOOT_END batch-$b")
+			msg "FAILURE: guest $BOOT_END outside any image (log: $log): $(grep -a '^forge: FATAL' "$log" | tr -d '\r' | head -n 1 || true)"
+			[ "$BOOT_END" = fatal ] || crash_lines "$log" >&2
+			return
+		fi
+		case $BOOT_END in
+		crash) kind=crash ;;
+		stuck|hang|timeout) kind=hang ;;
+		*) kind=$BOOT_END ;;
+		esac
+		number=$(extract_image "$disk" "$line" "$SCRATCH/culprit.img")
+		echo "$number outcome=$kind" >> "$OUT/results"
+		msg "image $number: guest $BOOT_END after $BOOT_SECONDS s"
+		crash_lines "$log" | sed 's/^/    /' >&2
+		keep_failure "$kind" "$number" "$SCRATCH/culprit.img" "$log"
+		if [ "$REPLAY_CRASHES" = 1 ]; then
+			replay_one "$SCRATCH/culprit.img" "$number"
+			echo "replayed alone in a fresh guest: $REPLAY_END" >> "$OUT/crashes/$kind-$number.txt"
+			msg "image $number replayed alone: $REPLAY_END"
+		fi
+		start=$((line + 1))
+		n=$((n + 1))
+	done
+}
+
+# ----------------------------------------------------------------- report ---
+
+report() {
+	local elapsed=$1 qemu_s=$2 total refused ok errors killed nowalk crash hang kern mem
+	local r=$OUT/results
+	count_outcome() { grep -c " outcome=$1 " "$r" || true; }
+	total=$(wc -l < "$r")
+	refused=$(count_outcome refused)
+	ok=$(count_outcome ok)
+	errors=$(count_outcome errors)
+	killed=$(count_outcome killed)
+	nowalk=$(count_outcome nowalk)
+	crash=$(grep -c ' outcome=crash$' "$r" || true)
+	hang=$(grep -c ' outcome=hang$' "$r" || true)
+	kern=$(grep -c ' kern=1 ' "$r" || true)
+	mem=$(awk -v c="$CACHE_LIMIT_KB" -v a="$AVAIL_MIN_KB" '
+		{ for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } }
+		f["cache_kb"] > c || (f["avail_kb"] != "" && f["avail_kb"] < a) { n++ }
+		END { print n + 0 }' "$r")
+	{
+		echo "kernel fuzz campaign $RUN_ID: mode $MODE ($MODULE_VERSION), seed $SEED, kernel $KVER, accel $QEMU_ACCEL"
+		echo "seeds: ${#SEEDS[@]} ($(printf '%s\n' "${SEEDS[@]}" | sed 's|.*/||; s|\.img$||' | tr '\n' ' '))"
+		echo "images tried: $total in $((elapsed / 60)) min $((elapsed % 60)) s ($BOOTS boot(s); QEMU ${qemu_s} s)"
+		awk -v n="$total" -v e="$elapsed" -v q="$qemu_s" 'BEGIN {
+			if (e > 0) printf "images/minute: %.0f overall, %.0f in the guest stage\n", n * 60 / e, (q > 0 ? n * 60 / q : 0) }'
+		echo "outcomes:"
+		printf '  %-34s %6s\n' "mount refused" "$refused" "mounted, walked clean" "$ok" \
+			"mounted, walk saw errors" "$errors" "walk killed (syscall > $((KILL_S - WALK_S)) s)" "$killed" \
+			"walker gave no summary" "$nowalk" "crash (oops/BUG/WARN/panic)" "$crash" \
+			"hang (stuck, lockup, watchdog)" "$hang" "kernel oops-like line, no panic" "$kern" \
+			"memory (cache > $((CACHE_LIMIT_KB / 1024)) MiB or avail < $((AVAIL_MIN_KB / 1024)) MiB)" "$mem"
+		echo "mount refusals by errno: $(sed -n 's/.* outcome=refused mount=\([0-9]*\) .*/\1/p' "$r" | sort -n | uniq -c | awk '{ printf "%s%s x%s", (NR > 1 ? ", " : ""), $2, $1 }')"
+		echo "walk errors (all images): $(awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] ~ /^(euclean|eopnotsupp|eio|other)$/) t[kv[1]] += kv[2] } }
+			END { printf "EUCLEAN %d, EOPNOTSUPP %d, EIO %d, other %d", t["euclean"], t["eopnotsupp"], t["eio"], t["other"] }' "$r")"
+		echo "other errnos of the walks: $(sed -n 's/.* errnos=\([^ ]*\) .*/\1/p' "$r" | tr ',' '\n' | grep -v '^-$' |
+			awk -F: '{ t[$1] += $2 } END { for (k in t) printf "%s %d\n", k, t[k] }' | sort | tr '\n' ',' | sed 's/,$//; s/,/, /g')"
+		echo "largest page-cache growth of one walk: $(sed -n 's/.* cache_kb=\(-\{0,1\}[0-9]*\) .*/\1/p' "$r" | sort -n | tail -n 1) kB; lowest MemAvailable: $(sed -n 's/.* avail_kb=\([0-9]*\) .*/\1/p' "$r" | sort -n | head -n 1) kB"
+		echo "slowest image: $(sed -n 's/^\([0-9]*\) .* ms=\([0-9]*\) .*/\2 ms (image \1)/p' "$r" | sort -n | tail -n 1)"
+		echo "distinct kernel erofs messages (first per image, numbers masked): $(sed -n 's/.* msg=//p' "$r" | sed -E 's/[0-9]+/N/g; s/\(device [^)]*\)//' | sort -u | grep -c . || true)"
+		sed -n 's/.* msg=//p' "$r" | sed -E 's/[0-9]+/N/g; s/\(device [^)]*\): //' | sort | uniq -c | sort -rn | head -n 15 | sed 's/^/    /'
+		if [ ${#FAILURES[@]} -eq 0 ]; then
+			echo "findings: none"
+		else
+			echo "findings: ${#FAILURES[@]}"
+			printf '  %s\n' "${FAILURES[@]}"
+			echo "kept in $OUT/crashes/"
+		fi
+	} | tee "$OUT/report.txt"
+}
+
+# ------------------------------------------------------------------- main ---
+
+main() {
+	local t0=$SECONDS qemu_s=0 b first count t1
+	command -v "$QEMU" > /dev/null || die "$QEMU not found (apt-get install qemu-system-x86)"
+	[ -x /bin/busybox ] || die "busybox missing (apt-get install busybox-static)"
+	KVER=${KVER:-$(detect_kver)}
+	setup
+	msg "run $RUN_ID: mode $MODE, kernel $KVER, accel $QEMU_ACCEL, out $OUT"
+	build_kmod
+	MODULE_VERSION=$OUR_VERSION
+	[ "$MODE" = ours ] || MODULE_VERSION="Debian's erofs.ko"
+	build_tools
+	build_fuzz_initramfs
+	FAILURES=() BOOTS=0
+	: > "$OUT/results"
+	if [ "$REPLAY" = 1 ]; then
+		local img
+		for img in "$@"; do
+			replay_one "$img" "$(basename "$img" .img)"
+			echo "$img: $REPLAY_END (serial: $OUT/boots/replay-$(basename "$img" .img).log)"
+		done
+		exit 0
+	fi
+	[ -x "$MKFS" ] || die "mkfs not found: $MKFS (build it, or set MKFS=)"
+	make_seeds
+	printf '%s\n' "${SEEDS[@]}" | sed 's|.*/||' > "$OUT/seeds.list"
+	mkdir -p "$OUT/seeds"
+	cp "${SEEDS[@]}" "$OUT/seeds/"
+	for ((b = 0, first = 0; first < IMAGES; b++, first += BATCH)); do
+		count=$((IMAGES - first < BATCH ? IMAGES - first : BATCH))
+		t1=$SECONDS
+		run_batch "$b" "$first" "$count"
+		qemu_s=$((qemu_s + SECONDS - t1))
+		msg "batch $b: images $first..$((first + count - 1)) done; $(wc -l < "$OUT/results") images, ${#FAILURES[@]} finding(s) so far, $((SECONDS - t0)) s"
+	done
+	report $((SECONDS - t0)) "$qemu_s"
+	[ ${#FAILURES[@]} -eq 0 ] || exit 1
+}
+
+main "$@"
