@@ -40,6 +40,7 @@
 #include "erofs/compress.h"
 #include "erofs/diag.h"
 #include "erofs/format.h"
+#include "erofs/fragment.h"
 #include "erofs/io.h"
 #include "erofs/progress.h"
 #include "erofs/tree.h"
@@ -48,6 +49,7 @@
 #define EXTENT_INPUT_MAX	(4u << 20)	/* input offered to one pcluster */
 #define SEGMENT_SIZE		(8u << 20)
 #define INFLIGHT_PER_WORKER	4
+#define ESTIMATE_PIECE		(64u << 10)
 
 /* One segment of one file, compressed into memory by a worker. */
 struct work_item {
@@ -55,9 +57,13 @@ struct work_item {
 	uint64_t start, end;		/* file bytes */
 	uint32_t pcluster_size;
 	bool last;			/* the file's last segment */
+	bool packed;			/* a segment of the packed inode's data */
 	/* results */
 	uint8_t *blocks;		/* nr_blocks blocks */
 	struct erofs_zinfo z;		/* lofs absolute, pblk from the segment's start */
+	uint8_t *frag;			/* -E fragments: the segment's bytes from frag_at on */
+	uint64_t frag_at;		/* file offset of frag[0] */
+	uint32_t frag_len, frag_est;	/* ...and their size once compressed, estimated */
 	int err;
 	bool done;
 };
@@ -65,6 +71,7 @@ struct work_item {
 struct work_queue {
 	const struct erofs_build_options *opts;
 	const struct erofs_tree *tree;
+	struct erofs_packed *packed;	/* fragments; NULL without them */
 	struct work_item *items;
 	uint32_t nr_items;
 	uint32_t next;			/* next item to hand out */
@@ -82,6 +89,7 @@ struct compressor {
 	LZ4_streamHC_t *hc_state;	/* initialised once, then reset cheaply */
 	uint8_t *input;			/* the segment being compressed */
 	uint8_t *pcluster;		/* output of one pcluster */
+	uint8_t *estimate;		/* scratch for estimate_compressed() */
 	struct erofs_dir_cache dirs;
 };
 
@@ -93,9 +101,10 @@ static int compressor_init(struct compressor *c, const struct erofs_build_option
 	c->blksz = 1u << opts->blkszbits;
 	c->input = malloc(SEGMENT_SIZE);
 	c->pcluster = malloc(EROFS_PCLUSTER_MAX_SIZE);
+	c->estimate = malloc(LZ4_COMPRESSBOUND(ESTIMATE_PIECE));
 	if (opts->compressor == EROFS_COMPRESS_LZ4HC)
 		c->hc_state = LZ4_createStreamHC();
-	if (!c->input || !c->pcluster || (opts->compressor == EROFS_COMPRESS_LZ4HC && !c->hc_state))
+	if (!c->input || !c->pcluster || !c->estimate || (opts->compressor == EROFS_COMPRESS_LZ4HC && !c->hc_state))
 		return -ENOMEM;
 	return 0;
 }
@@ -104,6 +113,7 @@ static void compressor_release(struct compressor *c)
 {
 	free(c->input);
 	free(c->pcluster);
+	free(c->estimate);
 	LZ4_freeStreamHC(c->hc_state);
 	erofs_dir_cache_release(&c->dirs);
 }
@@ -123,6 +133,36 @@ static int compress_pcluster(struct compressor *c, const uint8_t *src, int *src_
 							 (char *)c->pcluster, src_len, cap);
 	}
 	return LZ4_compress_destSize((const char *)src, (char *)c->pcluster, src_len, cap);
+}
+
+/*
+ * What bytes stored as a fragment will roughly cost once the packed inode
+ * is compressed: fast LZ4 over 64 KiB pieces, which the packed inode's own
+ * compression (with neighbours as context) usually beats.
+ */
+static uint32_t estimate_compressed(struct compressor *c, const uint8_t *src, uint32_t len)
+{
+	uint64_t total = 0;
+
+	for (uint32_t pos = 0; pos < len; pos += ESTIMATE_PIECE) {
+		int n = (int)(len - pos < ESTIMATE_PIECE ? len - pos : ESTIMATE_PIECE);
+		int out = LZ4_compress_default((const char *)src + pos, (char *)c->estimate, n,
+					       LZ4_COMPRESSBOUND(ESTIMATE_PIECE));
+
+		total += out > 0 && out < n ? (uint64_t)out : (uint64_t)n;
+	}
+	return (uint32_t)total;
+}
+
+/* Whether the rest of a file would fit one pcluster, judged by fast LZ4. */
+static bool rest_fits_quickly(struct compressor *c, const uint8_t *src, uint64_t left, int cap)
+{
+	int src_len = (int)left;
+
+	if (left > EXTENT_INPUT_MAX)
+		return false;
+	return LZ4_compress_destSize((const char *)src, (char *)c->pcluster, &src_len, cap) > 0 &&
+	       (uint64_t)src_len == left;
 }
 
 static int add_extent(struct erofs_zinfo *zi, uint32_t *cap, uint64_t lofs, uint16_t nblks,
@@ -154,9 +194,16 @@ static int read_segment(const struct work_queue *q, struct work_item *item, uint
 {
 	const char *src = q->opts->source;
 	size_t len = (size_t)(item->end - item->start), done = 0;
-	int fd = erofs_tree_open_file(q->tree, item->inode, dirs), err = 0;
+	int fd, err = 0;
 	struct stat st;
 
+	if (item->packed) {
+		err = erofs_pread_all(q->packed->fd, buf, len, item->start);
+		if (err)
+			erofs_err("temporary packed-inode file: read failed: %s", strerror(-err));
+		return err;
+	}
+	fd = erofs_tree_open_file(q->tree, item->inode, dirs);
 	if (fd < 0) {
 		err = errno;
 		erofs_err("%s/%s: cannot open: %s", src, item->inode->path, strerror(err));
@@ -196,9 +243,24 @@ static uint32_t inline_room(const struct erofs_build_options *opts,
 {
 	uint32_t blksz = 1u << opts->blkszbits;
 	uint32_t meta = EROFS_EXTENDED_INODE_SIZE + inode->ibody_bound;
-	uint32_t record = meta + erofs_zindex_size(opts, meta, inode->size);
+	uint32_t record = meta + erofs_zindex_size(opts, meta, inode->size, NULL);
 
 	return record < blksz ? blksz - record : 0;
+}
+
+/* Keeps the segment's bytes from pos on as the file's fragment (or a piece of it). */
+static int take_fragment(struct compressor *c, struct work_item *item, uint64_t pos)
+{
+	uint32_t len = (uint32_t)(item->end - item->start - pos);
+
+	item->frag = malloc(len ? len : 1);
+	if (!item->frag)
+		return -ENOMEM;
+	memcpy(item->frag, c->input + pos, len);
+	item->frag_at = item->start + pos;
+	item->frag_len = len;
+	item->frag_est = estimate_compressed(c, item->frag, len);
+	return 0;
 }
 
 /* Compresses one segment into item->blocks and item->z. */
@@ -208,6 +270,11 @@ static int compress_segment(struct compressor *c, const struct work_queue *q,
 	const uint32_t blksz = c->blksz;
 	const uint64_t len = item->end - item->start;
 	struct erofs_zinfo *zi = &item->z;
+	/* the file's tail may go to the packed inode (never the packed
+	 * inode's own); with all-fragments, every byte of the file does */
+	const bool to_fragment = c->opts->fragments && !item->packed;
+	const bool fragment_tail = to_fragment && item->last;
+	const bool ztail = c->opts->ztailpacking && item->last && !to_fragment;
 	uint32_t cap = 0;
 	uint64_t pos = 0;
 	uint8_t *out;
@@ -215,6 +282,8 @@ static int compress_segment(struct compressor *c, const struct work_queue *q,
 
 	if ((err = read_segment(q, item, c->input, &c->dirs)))
 		return err;
+	if (to_fragment && c->opts->all_fragments)
+		return take_fragment(c, item, 0);
 	/* never more blocks than the raw input, plus a pcluster of rounding */
 	item->blocks = malloc(blocks_for(len, blksz) * blksz + item->pcluster_size);
 	if (!item->blocks)
@@ -225,9 +294,21 @@ static int compress_segment(struct compressor *c, const struct work_queue *q,
 		int src_len = (int)(left < EXTENT_INPUT_MAX ? left : EXTENT_INPUT_MAX), out_len;
 		uint64_t nblks, raw_blocks, lofs = item->start + pos;
 
+		/*
+		 * Fragments: what is left once it would fit in one pcluster
+		 * goes to the packed inode, so that no pcluster is left part
+		 * full.  Fast LZ4 answers first; lz4hc only when it may fit
+		 * where fast LZ4 does not.
+		 */
+		if (fragment_tail && (left <= item->pcluster_size ||
+				      (c->hc_state && rest_fits_quickly(c, c->input + pos, left,
+									(int)item->pcluster_size))))
+			return take_fragment(c, item, pos);
 		out_len = compress_pcluster(c, c->input + pos, &src_len, (int)item->pcluster_size);
+		if (fragment_tail && (uint64_t)src_len == left)
+			return take_fragment(c, item, pos);
 		nblks = blocks_for((uint64_t)out_len, blksz);
-		if (c->opts->ztailpacking && item->last && (uint64_t)src_len == left && nblks > 1) {
+		if (ztail && (uint64_t)src_len == left && nblks > 1) {
 			/* the file ends in this pcluster: fill one block less, so
 			 * that what is left can become a short inline tail */
 			src_len = (int)left;
@@ -245,8 +326,7 @@ static int compress_segment(struct compressor *c, const struct work_queue *q,
 		bool raw_splits = (lofs & (blksz - 1)) + (uint64_t)src_len > blksz;
 		/* (a head in the last lcluster has no room for a big pcluster's
 		 * block count after it: only an inline tail may start there) */
-		bool goes_inline = c->opts->ztailpacking &&
-				   (uint64_t)out_len <= inline_room(c->opts, item->inode);
+		bool goes_inline = ztail && (uint64_t)out_len <= inline_room(c->opts, item->inode);
 
 		if (out_len > 0 && (nblks < blocks_for((uint64_t)src_len, blksz) ||
 				    (file_end && nblks == 1 && out_len < src_len &&
@@ -261,12 +341,15 @@ static int compress_segment(struct compressor *c, const struct work_queue *q,
 			pos += (uint64_t)src_len;
 			continue;
 		}
-		/* incompressible: raw blocks for what the compressor could not shrink */
+		/* incompressible: raw blocks for what the compressor could not
+		 * shrink (with fragments, until the rest fits one pcluster) */
 		raw_blocks = out_len > 0 && (uint64_t)src_len >= blksz ? (uint64_t)src_len / blksz : 1;
 		for (; raw_blocks && pos < len; raw_blocks--) {
 			uint64_t n = len - pos < blksz ? len - pos : blksz;
 			uint64_t in_lcluster = (item->start + pos) & (blksz - 1);
 
+			if (fragment_tail && len - pos <= item->pcluster_size)
+				break;
 			if (item->last && pos + n == len && in_lcluster + n > blksz)
 				n = blksz - in_lcluster;	/* the rest follows, aligned */
 
@@ -319,37 +402,10 @@ void erofs_zinfo_free(struct erofs_zinfo *zi)
 
 int erofs_spool_open(const struct erofs_build_options *opts, struct erofs_spool *spool)
 {
-	/* beside the image: same filesystem as the copy target, not a tmpfs */
-	char *dir = strdup(opts->image), *slash, *path;
-	const char *where;
-	int fd;
+	int fd = erofs_scratch_open(opts->image);
 
-	if (!dir)
-		return -ENOMEM;
-	slash = strrchr(dir, '/');
-	if (slash)
-		*(slash == dir ? slash + 1 : slash) = '\0';
-	where = slash ? dir : ".";
-	/* beside a device (/dev) is no place for it: use the temporary folder */
-	if (erofs_image_is_device(opts->image))
-		where = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/var/tmp";
-	fd = open(where, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd < 0 && (path = malloc(strlen(where) + 32))) {
-		sprintf(path, "%s/.erofs-spool-XXXXXX", where);
-		fd = mkostemp(path, O_CLOEXEC);
-		if (fd >= 0)
-			unlink(path);
-		free(path);
-	}
-	if (fd < 0) {
-		int err = errno;
-
-		erofs_err("%s: cannot create a temporary file beside the image: %s", where,
-			  strerror(err));
-		free(dir);
-		return -err;
-	}
-	free(dir);
+	if (fd < 0)
+		return fd;
 	spool->fd = fd;
 	spool->size = 0;
 	return 0;
@@ -362,14 +418,17 @@ void erofs_spool_close(struct erofs_spool *spool)
 	spool->fd = -1;
 }
 
-/* Whether a compressed layout beats the plain one (full blocks plus an inline tail). */
+/*
+ * Whether a compressed layout beats the plain one (full blocks plus an
+ * inline tail); a fragment counts at its estimated compressed size.
+ */
 static bool worth_it(const struct erofs_build_options *opts, const struct erofs_inode *inode,
-		     const struct erofs_zinfo *zi)
+		     const struct erofs_zinfo *zi, uint64_t frag_est)
 {
 	uint32_t meta = EROFS_EXTENDED_INODE_SIZE + erofs_xattr_ibody_max(inode->xattrs);
 
-	return (uint64_t)zi->nr_blocks * (1u << opts->blkszbits) + zi->tail_size +
-	       erofs_zindex_size(opts, meta, inode->size) < inode->size;
+	return (uint64_t)zi->nr_blocks * (1u << opts->blkszbits) + zi->tail_size + frag_est +
+	       erofs_zindex_size(opts, meta, inode->size, zi) < inode->size;
 }
 
 static int build_items(const struct erofs_build_options *opts, const struct erofs_tree *tree,
@@ -395,7 +454,7 @@ static int build_items(const struct erofs_build_options *opts, const struct erof
 			/* a file of one block or less saves nothing, unless its
 			 * compressed form can go inline instead of its bytes */
 			if (!S_ISREG(inode->mode) || !inode->size ||
-			    (inode->size <= blksz && !opts->ztailpacking))
+			    (inode->size <= blksz && !opts->ztailpacking && !opts->fragments))
 				continue;
 			/* a duplicate reuses its original's pclusters and tail */
 			if (inode->same_data)
@@ -452,10 +511,52 @@ static int pack_tail(const struct erofs_build_options *opts, const struct erofs_
 	return 0;
 }
 
+/* The file's fragment, or the next piece of it, into the packed inode. */
+static int commit_fragment(const struct erofs_build_options *opts, struct erofs_packed *packed,
+			   struct erofs_inode *inode, struct work_item *item)
+{
+	struct erofs_zinfo *zi = inode->z;
+	bool first_piece = !zi->fragment;
+	uint64_t off;
+	int err;
+
+	/* a file packed in pieces is stored as it comes; a whole fragment
+	 * may be one already stored */
+	err = erofs_packed_add(packed, item->frag, item->frag_len,
+			       first_piece && item->last, &off);
+	if (err)
+		return err;
+	if (!first_piece)
+		return 0;
+	zi->fragment = true;
+	zi->frag_lofs = item->frag_at;
+	zi->frag_off = off;
+	/* compact indexes keep 32 bits of a tail's offset */
+	if (zi->frag_lofs && off > UINT32_MAX && !opts->legacy_index) {
+		erofs_err("%s/%s: the packed inode passed 4 GiB: tails beyond it need "
+			  "-E legacy-compress", opts->source, inode->path);
+		return -EFBIG;
+	}
+	/* the index marks where the fragment starts with an extent of no blocks */
+	{
+		struct erofs_zextent *bigger = realloc(zi->extents,
+						       (zi->nr_extents + 1) * sizeof(*bigger));
+
+		if (!bigger)
+			return -ENOMEM;
+		zi->extents = bigger;
+		bigger[zi->nr_extents++] = (struct erofs_zextent){
+			.lofs = item->frag_at, .pblk = zi->nr_blocks,
+		};
+	}
+	return 0;
+}
+
 /* Appends one finished item to the spool and to its file's extents. */
-static int commit_item(const struct erofs_build_options *opts, struct work_item *item,
+static int commit_item(const struct work_queue *q, struct work_item *item,
 		       struct erofs_seq_writer *spool, uint64_t *spool_end)
 {
+	const struct erofs_build_options *opts = q->opts;
 	struct erofs_inode *inode = item->inode;
 	struct erofs_zinfo *zi = inode->z;
 	struct erofs_zextent *bigger;
@@ -469,12 +570,13 @@ static int commit_item(const struct erofs_build_options *opts, struct work_item 
 		zi->spool_pos = *spool_end;
 		zi->pcluster_size = item->pcluster_size;
 	}
-	if (item->last && opts->ztailpacking && (err = pack_tail(opts, inode, item)))
+	if (item->last && !item->frag && opts->ztailpacking && item->z.nr_extents &&
+	    (err = pack_tail(opts, inode, item)))
 		return err;
 	bytes = (uint64_t)item->z.nr_blocks << opts->blkszbits;
 	erofs_seq_write(spool, *spool_end, item->blocks, bytes);
 	*spool_end += bytes;
-	bigger = realloc(zi->extents, (zi->nr_extents + item->z.nr_extents) * sizeof(*bigger));
+	bigger = realloc(zi->extents, (zi->nr_extents + item->z.nr_extents + 1) * sizeof(*bigger));
 	if (!bigger)
 		return -ENOMEM;
 	zi->extents = bigger;
@@ -483,11 +585,18 @@ static int commit_item(const struct erofs_build_options *opts, struct work_item 
 		bigger[zi->nr_extents++].pblk += zi->nr_blocks;
 	}
 	zi->nr_blocks += item->z.nr_blocks;
-	if (item->last && !worth_it(opts, inode, zi)) {
-		/* stored plain: its blocks stay unused in the spool */
+	/* the packed inode itself is always kept compressed: its readers
+	 * expect it so, and it seldom fails to gain */
+	if (item->last && !item->packed &&
+	    !worth_it(opts, inode, zi, item->frag ? item->frag_est : 0)) {
+		/* stored plain: its blocks stay unused in the spool, and a
+		 * fragment already packed in pieces stays unreferenced */
 		erofs_zinfo_free(zi);
 		inode->z = NULL;
+		return spool->error;
 	}
+	if (item->frag && (err = commit_fragment(opts, q->packed, inode, item)))
+		return err;
 	return spool->error;
 }
 
@@ -518,13 +627,15 @@ static int run_queue(struct work_queue *q, struct erofs_seq_writer *spool, uint6
 		while (!item->done)
 			pthread_cond_wait(&q->item_done, &q->lock);
 		pthread_mutex_unlock(&q->lock);
-		err = item->err ? item->err : commit_item(q->opts, item, spool, spool_end);
+		err = item->err ? item->err : commit_item(q, item, spool, spool_end);
 		done += item->end - item->start;
 		erofs_progress_update(&progress, done, i + 1);
 		free(item->blocks);
 		free(item->z.extents);
+		free(item->frag);
 		item->blocks = NULL;
 		item->z.extents = NULL;
+		item->frag = NULL;
 		pthread_mutex_lock(&q->lock);
 		q->committed = i + 1;
 		pthread_cond_broadcast(&q->room);
@@ -541,15 +652,72 @@ static int run_queue(struct work_queue *q, struct erofs_seq_writer *spool, uint6
 	for (uint32_t i = 0; i < q->nr_items; i++) {
 		free(q->items[i].blocks);
 		free(q->items[i].z.extents);
+		free(q->items[i].frag);
 	}
 	free(threads);
 	return err;
+}
+
+/* Runs the queue's items with their own locks; the spool writer is shared. */
+static int run_items(struct work_queue *q, struct erofs_seq_writer *writer, uint64_t *spool_end)
+{
+	int err;
+
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_cond_init(&q->item_done, NULL);
+	pthread_cond_init(&q->room, NULL);
+	err = run_queue(q, writer, spool_end);
+	pthread_cond_destroy(&q->room);
+	pthread_cond_destroy(&q->item_done);
+	pthread_mutex_destroy(&q->lock);
+	free(q->items);
+	q->items = NULL;
+	return err;
+}
+
+/*
+ * The packed inode: a regular file no directory names, whose data is every
+ * fragment back to back, compressed in pclusters of its own size.
+ */
+static int compress_packed(const struct erofs_build_options *opts, struct erofs_tree *tree,
+			   struct erofs_packed *packed, struct erofs_seq_writer *writer,
+			   uint64_t *spool_end)
+{
+	struct work_queue q = { .opts = opts, .tree = tree, .packed = packed };
+	struct erofs_inode *inode = calloc(1, sizeof(*inode));
+	uint32_t n = 0;
+
+	if (!inode || !(inode->path = strdup("(packed inode)"))) {
+		free(inode);
+		return -ENOMEM;
+	}
+	inode->mode = S_IFREG | 0600;
+	inode->nlink = 1;
+	inode->size = packed->size;
+	tree->packed = inode;
+	q.nr_items = (uint32_t)((packed->size + SEGMENT_SIZE - 1) / SEGMENT_SIZE);
+	q.items = calloc(q.nr_items, sizeof(*q.items));
+	if (!q.items)
+		return -ENOMEM;
+	for (uint64_t start = 0; start < packed->size; start += SEGMENT_SIZE, n++) {
+		uint64_t end = packed->size - start > SEGMENT_SIZE ? start + SEGMENT_SIZE
+								  : packed->size;
+
+		q.items[n] = (struct work_item){
+			.inode = inode, .start = start, .end = end, .last = end == packed->size,
+			.packed = true,
+			.pcluster_size = opts->packed_pcluster_size ? opts->packed_pcluster_size
+								    : opts->pcluster_size,
+		};
+	}
+	return run_items(&q, writer, spool_end);
 }
 
 int erofs_compress_tree(const struct erofs_build_options *opts, struct erofs_tree *tree,
 			struct erofs_spool *spool)
 {
 	struct work_queue q = { .opts = opts, .tree = tree };
+	struct erofs_packed packed = { .fd = -1 };
 	struct erofs_seq_writer writer;
 	uint64_t spool_end = 0;
 	int err;
@@ -559,27 +727,30 @@ int erofs_compress_tree(const struct erofs_build_options *opts, struct erofs_tre
 		return 0;
 	if ((err = erofs_spool_open(opts, spool)))
 		return err;
-	if ((err = build_items(opts, tree, &q)))
+	if (opts->fragments && (err = erofs_packed_open(&packed, opts->image)))
 		return err;
+	q.packed = &packed;
+	if ((err = build_items(opts, tree, &q)))
+		goto out;
 	if ((err = erofs_seq_init(&writer, spool->fd, "temporary spool", 1u << 20))) {
 		free(q.items);
-		return err;
+		goto out;
 	}
-	pthread_mutex_init(&q.lock, NULL);
-	pthread_cond_init(&q.item_done, NULL);
-	pthread_cond_init(&q.room, NULL);
-	err = run_queue(&q, &writer, &spool_end);
+	err = run_items(&q, &writer, &spool_end);
 	for (uint32_t i = 0; i < tree->nr_inodes; i++)
 		if (tree->inodes[i]->same_data)
 			tree->inodes[i]->z = tree->inodes[i]->same_data->z;
+	if (!err && packed.size)
+		err = compress_packed(opts, tree, &packed, &writer, &spool_end);
 	if (!err)
 		err = erofs_seq_flush(&writer);
 	spool->size = spool_end;
 	erofs_seq_release(&writer);
-	pthread_cond_destroy(&q.room);
-	pthread_cond_destroy(&q.item_done);
-	pthread_mutex_destroy(&q.lock);
-	free(q.items);
+	tree->nr_fragments = packed.nr_fragments;
+	tree->nr_shared_fragments = packed.nr_shared;
+	tree->shared_fragment_bytes = packed.shared_bytes;
+out:
+	erofs_packed_close(&packed);
 	if (err == -ENOMEM)
 		erofs_err("out of memory while compressing");
 	return err;

@@ -20,6 +20,45 @@ bool erofs_image_is_device(const char *path)
 	return !stat(path, &st) && (S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode));
 }
 
+/*
+ * Scratch space beside the image (same filesystem as the final copy, not a
+ * tmpfs), unlinked at once so nothing is left behind; beside a device (/dev)
+ * it goes to $TMPDIR or /var/tmp instead.
+ */
+int erofs_scratch_open(const char *image)
+{
+	char *dir = strdup(image), *slash, *path;
+	const char *where;
+	int fd;
+
+	if (!dir)
+		return -ENOMEM;
+	slash = strrchr(dir, '/');
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	where = slash ? dir : ".";
+	if (erofs_image_is_device(image))
+		where = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/var/tmp";
+	fd = open(where, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0 && (path = malloc(strlen(where) + 32))) {
+		sprintf(path, "%s/.erofs-spool-XXXXXX", where);
+		fd = mkostemp(path, O_CLOEXEC);
+		if (fd >= 0)
+			unlink(path);
+		free(path);
+	}
+	if (fd < 0) {
+		int err = errno;
+
+		erofs_err("%s: cannot create a temporary file beside the image: %s", where,
+			  strerror(err));
+		free(dir);
+		return -err;
+	}
+	free(dir);
+	return fd;
+}
+
 static int open_device(struct erofs_image_file *img)
 {
 	img->in_place = true;

@@ -183,7 +183,7 @@ static int place_inode(const struct erofs_build_options *opts, struct erofs_plan
 	} else if (inode->z) {
 		inode->layout = opts->legacy_index ? EROFS_LAYOUT_COMPRESSED_FULL
 						   : EROFS_LAYOUT_COMPRESSED_COMPACT;
-		inode->index_size = erofs_zindex_size(opts, meta, inode->size);
+		inode->index_size = erofs_zindex_size(opts, meta, inode->size, inode->z);
 		inode->inline_size = inode->z->tail_size;	/* after the index */
 	} else if (tail && opts->inline_data && meta + tail <= blksz) {
 		inode->layout = EROFS_LAYOUT_FLAT_INLINE;
@@ -207,8 +207,8 @@ static int assign_data_blocks(struct erofs_tree *tree, struct erofs_plan *plan,
 	plan->chunk_blocks = (uint32_t)(chunk_area_bytes >> bits);
 	next += plan->chunk_blocks;
 
-	for (uint32_t i = 0; i < tree->nr_inodes; i++) {
-		struct erofs_inode *inode = tree->inodes[i];
+	for (uint32_t i = 0; i < tree->nr_inodes + !!tree->packed; i++) {
+		struct erofs_inode *inode = i < tree->nr_inodes ? tree->inodes[i] : tree->packed;
 		uint64_t bytes = has_data(inode) ? inode->size - inode->inline_size : 0;
 		const struct erofs_inode *orig = inode->same_data;
 
@@ -252,22 +252,27 @@ static void plan_compression(const struct erofs_build_options *opts,
 {
 	uint32_t largest = 0;
 
-	for (uint32_t i = 0; i < tree->nr_inodes; i++) {
-		const struct erofs_zinfo *zi = tree->inodes[i]->z;
+	for (uint32_t i = 0; i < tree->nr_inodes + !!tree->packed; i++) {
+		const struct erofs_inode *inode = i < tree->nr_inodes ? tree->inodes[i] : tree->packed;
+		const struct erofs_zinfo *zi = inode->z;
 
 		if (!zi)
 			continue;
-		plan->nr_compressed++;
-		plan->compressed_input += tree->inodes[i]->size;
+		if (inode != tree->packed) {
+			plan->nr_compressed++;
+			plan->compressed_input += inode->size;
+		}
+		if (zi->tail_size)
+			plan->feature_incompat |= EROFS_INCOMPAT_ZTAILPACKING;
 		if (zi->pcluster_size > largest)
 			largest = zi->pcluster_size;
 	}
 	if (!plan->nr_compressed)
 		return;
 	plan->feature_incompat |= EROFS_INCOMPAT_ZERO_PADDING;
-	for (uint32_t i = 0; i < tree->nr_inodes; i++)
-		if (tree->inodes[i]->z && tree->inodes[i]->z->tail_size)
-			plan->feature_incompat |= EROFS_INCOMPAT_ZTAILPACKING;
+	/* the packed inode holds fragments; Linux 6.1 reads it (as "EXPERIMENTAL") */
+	if (tree->packed)
+		plan->feature_incompat |= EROFS_INCOMPAT_FRAGMENTS;
 	plan->max_pclusterblks = (uint16_t)(largest >> opts->blkszbits);
 	if (largest > 1u << opts->blkszbits) {
 		plan->feature_incompat |= EROFS_INCOMPAT_COMPR_CFGS;
@@ -320,6 +325,16 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 	err = allocator_keep(&alloc, first_inode);
 	for (uint32_t i = 0; i < tree->nr_inodes && !err; i++)
 		err = place_inode(opts, plan, &alloc, tree->inodes[i]);
+	if (tree->packed && !err) {
+		struct erofs_inode *packed = tree->packed;
+
+		packed->ino = tree->nr_inodes + 1;
+		packed->mtime = plan->epoch;
+		packed->mtime_nsec = plan->epoch_nsec;
+		packed->version = needs_extended(opts, plan, packed) ? EROFS_INODE_EXTENDED
+								      : EROFS_INODE_COMPACT;
+		err = place_inode(opts, plan, &alloc, packed);
+	}
 	plan->meta_end = alloc.fresh;
 	allocator_free(&alloc);
 	if (err)

@@ -468,6 +468,11 @@ void erofs_tree_free(struct erofs_tree *tree)
 		free(inode);
 	}
 	free(tree->inodes);
+	if (tree->packed) {
+		free(tree->packed->path);
+		erofs_zinfo_free(tree->packed->z);
+		free(tree->packed);
+	}
 	if (tree->source_dirfd >= 0)
 		close(tree->source_dirfd);
 	memset(tree, 0, sizeof(*tree));

@@ -139,7 +139,8 @@ static int put_regular(struct write_ctx *w, const struct erofs_inode *inode, uin
 				     inode->z->spool_pos, block_pos(w, inode->nr_blocks));
 		if (err && !w->data.error)
 			erofs_err("temporary spool: read failed: %s", strerror(-err));
-		w->bytes_done += inode->size;
+		if (inode != w->tree->packed)	/* progress counts the tree's bytes */
+			w->bytes_done += inode->size;
 		return err;
 	}
 	fd = erofs_tree_open_file(w->tree, inode, &w->dirs);
@@ -207,7 +208,7 @@ static int put_superblock(struct write_ctx *w, int fd)
 		.feature_compat = EROFS_COMPAT_SB_CHKSUM | EROFS_COMPAT_MTIME,
 		.blkszbits = (uint8_t)plan->blkszbits,
 		.root_nid = (uint16_t)w->tree->root->nid,
-		.inos = w->tree->nr_inodes,
+		.inos = w->tree->nr_inodes + !!w->tree->packed,
 		.build_time = (uint64_t)plan->epoch,
 		.build_time_nsec = plan->epoch_nsec,
 		.blocks = plan->nr_blocks,
@@ -215,6 +216,7 @@ static int put_superblock(struct write_ctx *w, int fd)
 		.xattr_blkaddr = 0,
 		.feature_incompat = plan->feature_incompat,
 		.u1 = plan->sb_u1,
+		.packed_nid = w->tree->packed ? w->tree->packed->nid : 0,
 	};
 	uint8_t raw[EROFS_SUPER_SIZE], *block;
 	int err;
@@ -299,6 +301,9 @@ int erofs_write_image(const struct erofs_build_options *opts, const struct erofs
 			err = w.data.error;
 		erofs_progress_update(&w.progress, w.bytes_done, i + 1);
 	}
+	/* the packed inode's blocks come last, as planned */
+	if (!err && tree->packed && !(err = put_inode_and_data(&w, tree->packed)))
+		err = w.data.error;
 	if (!err)
 		err = erofs_seq_flush(&w.data);
 	if (!err)

@@ -35,6 +35,8 @@ uint16_t erofs_zadvise(const struct erofs_build_options *opts, const struct erof
 		advise |= EROFS_ZADVISE_BIG_PCLUSTER_1 | EROFS_ZADVISE_BIG_PCLUSTER_2;
 	if (zi && zi->tail_size)
 		advise |= EROFS_ZADVISE_INLINE_PCLUSTER;
+	if (zi && zi->fragment)
+		advise |= EROFS_ZADVISE_FRAGMENT;
 	return advise;
 }
 
@@ -69,12 +71,14 @@ static struct compact_split compact_split(const struct erofs_build_options *opts
 }
 
 uint32_t erofs_zindex_size(const struct erofs_build_options *opts, uint32_t meta_size,
-			   uint64_t file_size)
+			   uint64_t file_size, const struct erofs_zinfo *zi)
 {
 	uint64_t total = nr_lclusters(opts, file_size);
 	uint32_t header_end = ((meta_size + 7) & ~7u) + EROFS_ZMAP_HEADER_SIZE;
 	struct compact_split s;
 
+	if (erofs_zinfo_whole_fragment(zi))	/* the header says it all */
+		return header_end - meta_size;
 	if (opts->legacy_index)	/* 8 reserved bytes, then 8 bytes an entry */
 		return (uint32_t)(header_end + 8 + total * EROFS_LCLUSTER_INDEX_SIZE - meta_size);
 	s = compact_split(opts, meta_size, total);
@@ -129,8 +133,12 @@ static void encode_full(const struct erofs_build_options *opts, const struct ero
 			put_le16(out + 6, lc.delta1);
 		} else {
 			put_le16(out + 2, lc.clusterofs);
-			/* an inline tail has no block: its address is unused */
-			put_le32(out + 4, zi->extents[cursor].nblks ? blkaddr + lc.pblk : 0);
+			/* an inline tail has no block: its address is unused; a
+			 * fragment's holds the high half of its offset */
+			if (zi->extents[cursor].nblks)
+				put_le32(out + 4, blkaddr + lc.pblk);
+			else if (zi->fragment)
+				put_le32(out + 4, (uint32_t)(zi->frag_off >> 32));
 		}
 	}
 }
@@ -192,8 +200,17 @@ void erofs_zindex_encode(const struct erofs_build_options *opts, uint32_t meta_s
 	uint64_t lcn = 0;
 
 	memset(out, 0, header_at + EROFS_ZMAP_HEADER_SIZE);
-	/* map header: inline tail size, advise, LZ4 for HEAD1, lcluster = block */
-	put_le16(out + header_at + 2, zi->tail_size);
+	if (erofs_zinfo_whole_fragment(zi)) {
+		/* bit 63 marks a file held whole by the packed inode */
+		put_le64(out + header_at, zi->frag_off | 1ull << 63);
+		return;
+	}
+	/* map header: inline tail size or fragment offset, advise, LZ4 for
+	 * HEAD1, lcluster = block */
+	if (zi->fragment)
+		put_le32(out + header_at, (uint32_t)zi->frag_off);
+	else
+		put_le16(out + header_at + 2, zi->tail_size);
 	put_le16(out + header_at + 4, erofs_zadvise(opts, zi));
 	out[header_at + 6] = EROFS_COMPR_LZ4;
 	out[header_at + 7] = 0;

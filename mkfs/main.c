@@ -75,7 +75,10 @@ static void usage(FILE *out)
 	      "                         1 MiB (default: one block)\n"
 	      " -E OPT[,OPT...]         extended options: force-inode-compact,\n"
 	      "                         force-inode-extended, noinline_data, legacy-compress,\n"
-	      "                         ztailpacking (compressed tails inline, Linux 5.17+)\n"
+	      "                         ztailpacking (compressed tails inline, Linux 5.17+),\n"
+	      "                         fragments[=BYTES] (tails packed together in a hidden\n"
+	      "                         inode with BYTES pclusters, Linux 6.1+),\n"
+	      "                         all-fragments[=BYTES] (whole files packed there)\n"
 	      " -L LABEL                volume label, at most 15 bytes\n"
 	      " -T SECONDS              fixed UNIX time for the image and every file\n"
 	      " -U UUID                 volume UUID, or 'clear' (all zero) or 'random'\n"
@@ -163,7 +166,21 @@ static int parse_extended(char *list, struct erofs_build_options *opts)
 			opts->inline_data = true;
 		else if (!strcmp(opt, "ztailpacking"))
 			opts->ztailpacking = true;
-		else if (!strcmp(opt, "legacy-compress"))
+		else if (!strcmp(opt, "fragments") || !strncmp(opt, "fragments=", 10) ||
+			 !strcmp(opt, "all-fragments") || !strncmp(opt, "all-fragments=", 14)) {
+			const char *size = strchr(opt, '=');
+			int64_t v;
+
+			opts->fragments = true;
+			if (opt[0] == 'a')
+				opts->all_fragments = true;
+			if (size) {
+				if (parse_int64(size + 1, "packed inode pcluster size", 1,
+						EROFS_PCLUSTER_MAX_SIZE, &v))
+					return -EINVAL;
+				opts->packed_pcluster_size = (uint32_t)v;
+			}
+		} else if (!strcmp(opt, "legacy-compress"))
 			opts->legacy_index = true;	/* full 8-byte indexes */
 		else {
 			erofs_err("unknown extended option '%s'", opt);
@@ -409,6 +426,16 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts)
 			  opts->pcluster_size, 1u << opts->blkszbits);
 		return -EINVAL;
 	}
+	if (opts->packed_pcluster_size % (1u << opts->blkszbits)) {
+		erofs_err("-E fragments=%u: the pcluster size must be a multiple of the block size %u",
+			  opts->packed_pcluster_size, 1u << opts->blkszbits);
+		return -EINVAL;
+	}
+	if (opts->fragments && opts->compressor == EROFS_COMPRESS_NONE) {
+		erofs_err("-E %s needs -z: fragments are compressed together",
+			  opts->all_fragments ? "all-fragments" : "fragments");
+		return -EINVAL;
+	}
 	for (size_t i = 0; i < opts->nr_hints; i++)
 		if (opts->hints[i].pcluster_size % (1u << opts->blkszbits)) {
 			erofs_err("--compress-hints: pcluster size %u is not a multiple of the "
@@ -548,6 +575,12 @@ static void print_summary(const struct erofs_build_options *opts, const struct e
 	if (plan->nr_compressed)
 		printf("%s: %" PRIu32 " files compressed (%" PRIu64 " bytes of input)\n",
 		       opts->image, plan->nr_compressed, plan->compressed_input);
+	if (tree->packed)
+		printf("%s: %" PRIu32 " fragments in the packed inode (%" PRIu64 " bytes, %" PRIu32
+		       " blocks compressed); %" PRIu32 " identical ones stored once: %" PRIu64
+		       " bytes saved\n", opts->image, tree->nr_fragments, tree->packed->size,
+		       tree->packed->nr_blocks, tree->nr_shared_fragments,
+		       tree->shared_fragment_bytes);
 }
 
 int main(int argc, char **argv)

@@ -71,6 +71,9 @@ struct erofs_build_options {
 	bool legacy_index;		/* full 8-byte lcluster indexes */
 	bool compact_2b;		/* compact indexes may use 2-byte packs */
 	bool ztailpacking;		/* -E ztailpacking: inline compressed tails */
+	bool fragments;			/* -E fragments: tails into the packed inode */
+	bool all_fragments;		/* -E all-fragments: whole files into it */
+	uint32_t packed_pcluster_size;	/* the packed inode's pclusters; 0: -C */
 	unsigned int chunkbits;		/* --chunksize: log2 of the chunk size; 0 = off */
 	unsigned int workers;		/* compression threads */
 	struct erofs_compress_hint *hints;	/* first match wins */

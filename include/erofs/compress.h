@@ -37,7 +37,17 @@ struct erofs_zinfo {
 	 * index instead of in a block of its own */
 	uint8_t *tail;
 	uint16_t tail_size;
+	/* -E fragments: the file's bytes from frag_lofs on (all of them when
+	 * frag_lofs is 0) are in the packed inode's data at frag_off; the last
+	 * extent, of no blocks, stands for them in the index */
+	bool fragment;
+	uint64_t frag_lofs, frag_off;
 };
+
+static inline bool erofs_zinfo_whole_fragment(const struct erofs_zinfo *zi)
+{
+	return zi && zi->fragment && !zi->frag_lofs;
+}
 
 /* The spool: an unlinked temporary file beside the image. */
 struct erofs_spool {
@@ -47,7 +57,8 @@ struct erofs_spool {
 
 /*
  * Compresses every regular file of the tree that gains from it, filling
- * inode->z; the others keep inode->z NULL and are stored plain.
+ * inode->z; the others keep inode->z NULL and are stored plain.  With
+ * fragments, it also builds and compresses tree->packed.
  */
 int erofs_compress_tree(const struct erofs_build_options *opts, struct erofs_tree *tree,
 			struct erofs_spool *spool);
@@ -57,9 +68,10 @@ void erofs_zinfo_free(struct erofs_zinfo *zi);
 
 /* --- indexes (zindex.c) --- */
 
-/* Bytes after the inode core and xattrs: alignment, map header and index. */
+/* Bytes after the inode core and xattrs: alignment, map header and index
+ * (zi NULL: the largest a file of this size can need). */
 uint32_t erofs_zindex_size(const struct erofs_build_options *opts, uint32_t meta_size,
-			   uint64_t file_size);
+			   uint64_t file_size, const struct erofs_zinfo *zi);
 /* h_advise for a compressed file with these options. */
 uint16_t erofs_zadvise(const struct erofs_build_options *opts, const struct erofs_zinfo *zi);
 /* The pcluster size --compress-hints (or -C) gives a file; 0: do not compress. */

@@ -25,6 +25,9 @@ struct erofs_image_file {
 /* Whether the image goes to a device, whose folder is no place for scratch files. */
 bool erofs_image_is_device(const char *path);
 
+/* An unlinked temporary file beside the image (see io.c); fd or -errno. */
+int erofs_scratch_open(const char *image);
+
 int erofs_image_create(struct erofs_image_file *img, const char *final_path);
 /* Sets the final size (blocks not written read as zeros). */
 int erofs_image_resize(struct erofs_image_file *img, uint64_t size);

@@ -63,6 +63,11 @@ struct erofs_tree {
 	uint32_t nr_inodes;
 	uint64_t nr_files, nr_dirs, data_bytes;
 	int source_dirfd;		/* kept open for the writer */
+	/* -E fragments: the hidden inode holding fragments (no directory
+	 * names it; not in inodes[]), or NULL */
+	struct erofs_inode *packed;
+	uint32_t nr_fragments, nr_shared_fragments;	/* fragments, and those stored once for several files */
+	uint64_t shared_fragment_bytes;
 };
 
 /* Scans opts->source; returns 0 or a negative errno after printing why. */

@@ -176,7 +176,7 @@ static void build_image(struct layout *l, struct img *m)
 	uint8_t *ino;
 
 	m->meta = l->core + l->xattr_size;
-	m->index_size = erofs_zindex_size(&l->opts, m->meta, l->size);
+	m->index_size = erofs_zindex_size(&l->opts, m->meta, l->size, NULL);
 	if (l->want_tail && !l->zi.tail_size) {
 		/* the last pcluster moves inline after the index if it fits there */
 		struct erofs_zextent *x = &l->zi.extents[l->zi.nr_extents - 1];

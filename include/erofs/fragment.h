@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fragments (-E fragments, -E all-fragments): file tails, or whole small
+ * files, are stored back to back in the data of one hidden "packed" inode,
+ * which is then compressed like any file; a fragment is read at its offset
+ * in the packed inode's decoded data.  The packed data waits in a scratch
+ * file while the tree is compressed.  Identical fragments are stored once
+ * (strong hash, then a byte compare against the stored copy).
+ */
+#ifndef EROFS_FRAGMENT_H
+#define EROFS_FRAGMENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct erofs_fragment_slot;
+
+struct erofs_packed {
+	int fd;			/* scratch file holding the packed data; -1: none */
+	uint64_t size;		/* bytes appended so far */
+	struct erofs_fragment_slot *slots;	/* open-addressing index of fragments */
+	uint32_t nr_slots, nr_used;
+	uint32_t nr_fragments;	/* fragments referenced (stored or shared) */
+	uint32_t nr_shared;	/* of which found already stored */
+	uint64_t shared_bytes;	/* bytes those did not store again */
+};
+
+int erofs_packed_open(struct erofs_packed *p, const char *image);
+void erofs_packed_close(struct erofs_packed *p);
+
+/*
+ * Stores len bytes (or finds them stored) and returns their offset in
+ * *off.  With dedupe false the bytes are appended without a lookup, for a
+ * fragment that continues the previous one (a file packed in pieces).
+ */
+int erofs_packed_add(struct erofs_packed *p, const uint8_t *data, uint32_t len, bool dedupe,
+		     uint64_t *off);
+
+#endif
