@@ -56,6 +56,7 @@ struct work_item {
 	struct erofs_inode *inode;
 	uint64_t start, end;		/* file bytes */
 	uint32_t pcluster_size;
+	unsigned int algorithm;		/* index into the -z list */
 	bool last;			/* the file's last segment */
 	bool packed;			/* a segment of the packed inode's data */
 	/* results */
@@ -102,9 +103,11 @@ static int compressor_init(struct compressor *c, const struct erofs_build_option
 	c->input = malloc(SEGMENT_SIZE);
 	c->pcluster = malloc(EROFS_PCLUSTER_MAX_SIZE);
 	c->estimate = malloc(LZ4_COMPRESSBOUND(ESTIMATE_PIECE));
-	if (opts->compressor == EROFS_COMPRESS_LZ4HC)
-		c->hc_state = LZ4_createStreamHC();
-	if (!c->input || !c->pcluster || !c->estimate || (opts->compressor == EROFS_COMPRESS_LZ4HC && !c->hc_state))
+	for (unsigned int i = 0; i < opts->nr_algorithms; i++)
+		if (opts->algorithms[i].kind == EROFS_COMPRESS_LZ4HC && !c->hc_state &&
+		    !(c->hc_state = LZ4_createStreamHC()))
+			return -ENOMEM;
+	if (!c->input || !c->pcluster || !c->estimate)
 		return -ENOMEM;
 	return 0;
 }
@@ -119,16 +122,17 @@ static void compressor_release(struct compressor *c)
 }
 
 /* Fills one pcluster of cap bytes; returns the compressed length, 0 if nothing fits. */
-static int compress_pcluster(struct compressor *c, const uint8_t *src, int *src_len, int cap)
+static int compress_pcluster(struct compressor *c, const struct erofs_algorithm *alg,
+			     const uint8_t *src, int *src_len, int cap)
 {
-	if (c->opts->compressor == EROFS_COMPRESS_LZ4HC) {
+	if (alg->kind == EROFS_COMPRESS_LZ4HC) {
 		/*
 		 * Every pcluster is an independent stream.  The one-shot
 		 * LZ4_compress_HC_destSize() clears 256 KiB of match tables
 		 * per call; a fast reset starts a new stream without that,
 		 * with the same output.
 		 */
-		LZ4_resetStreamHC_fast(c->hc_state, c->opts->compress_level);
+		LZ4_resetStreamHC_fast(c->hc_state, alg->level);
 		return LZ4_compress_HC_continue_destSize(c->hc_state, (const char *)src,
 							 (char *)c->pcluster, src_len, cap);
 	}
@@ -275,6 +279,7 @@ static int compress_segment(struct compressor *c, const struct work_queue *q,
 	const bool to_fragment = c->opts->fragments && !item->packed;
 	const bool fragment_tail = to_fragment && item->last;
 	const bool ztail = c->opts->ztailpacking && item->last && !to_fragment;
+	const struct erofs_algorithm *alg = &c->opts->algorithms[item->algorithm];
 	uint32_t cap = 0;
 	uint64_t pos = 0;
 	uint8_t *out;
@@ -301,10 +306,10 @@ static int compress_segment(struct compressor *c, const struct work_queue *q,
 		 * where fast LZ4 does not.
 		 */
 		if (fragment_tail && (left <= item->pcluster_size ||
-				      (c->hc_state && rest_fits_quickly(c, c->input + pos, left,
+				      (alg->kind == EROFS_COMPRESS_LZ4HC && rest_fits_quickly(c, c->input + pos, left,
 									(int)item->pcluster_size))))
 			return take_fragment(c, item, pos);
-		out_len = compress_pcluster(c, c->input + pos, &src_len, (int)item->pcluster_size);
+		out_len = compress_pcluster(c, alg, c->input + pos, &src_len, (int)item->pcluster_size);
 		if (fragment_tail && (uint64_t)src_len == left)
 			return take_fragment(c, item, pos);
 		nblks = blocks_for((uint64_t)out_len, blksz);
@@ -312,7 +317,7 @@ static int compress_segment(struct compressor *c, const struct work_queue *q,
 			/* the file ends in this pcluster: fill one block less, so
 			 * that what is left can become a short inline tail */
 			src_len = (int)left;
-			out_len = compress_pcluster(c, c->input + pos, &src_len,
+			out_len = compress_pcluster(c, alg, c->input + pos, &src_len,
 						    (int)((nblks - 1) * blksz));
 			nblks = blocks_for((uint64_t)out_len, blksz);
 		}
@@ -450,6 +455,7 @@ static int build_items(const struct erofs_build_options *opts, const struct erof
 			struct erofs_inode *inode = tree->inodes[i];
 
 			uint32_t pcluster;
+			unsigned int algorithm;
 
 			/* a file of one block or less saves nothing, unless its
 			 * compressed form can go inline instead of its bytes */
@@ -459,7 +465,7 @@ static int build_items(const struct erofs_build_options *opts, const struct erof
 			/* a duplicate reuses its original's pclusters and tail */
 			if (inode->same_data)
 				continue;
-			pcluster = erofs_pcluster_for(opts, inode->path);
+			pcluster = erofs_pcluster_for(opts, inode->path, &algorithm);
 			if (!pcluster)
 				continue;	/* a hint says: store it plain */
 			for (uint64_t start = 0; start < inode->size; start += SEGMENT_SIZE, n++) {
@@ -470,7 +476,7 @@ static int build_items(const struct erofs_build_options *opts, const struct erof
 					q->items[n] = (struct work_item){
 						.inode = inode, .start = start, .end = end,
 						.last = end == inode->size,
-						.pcluster_size = pcluster,
+						.pcluster_size = pcluster, .algorithm = algorithm,
 					};
 			}
 		}

@@ -84,7 +84,8 @@ static void usage(FILE *out)
 	      " -U UUID                 volume UUID, or 'clear' (all zero) or 'random'\n"
 	      " -x N                    store an xattr once in the shared area when more\n"
 	      "                         than N inodes carry it (default 2); N < 0: no xattrs\n"
-	      " -z ALGORITHM[,LEVEL]    compress with lz4 or lz4hc (LEVEL 0..12, default 9)\n"
+	      " -z ALGORITHM[,LEVEL]    compress with lz4 or lz4hc (LEVEL 0..12, default 9);\n"
+	      "                         more after ':' for --compress-hints to pick by index\n"
 	      " --all-root              make every file owned by root\n"
 	      " --force-uid=UID         make every file owned by UID\n"
 	      " --force-gid=GID         make every file owned by group GID\n"
@@ -190,30 +191,64 @@ static int parse_extended(char *list, struct erofs_build_options *opts)
 	return 0;
 }
 
-static int parse_compressor(const char *arg, struct erofs_build_options *opts)
+static int parse_algorithm(const char *arg, size_t len, struct erofs_algorithm *alg)
 {
-	const char *comma = strchr(arg, ',');
-	size_t name_len = comma ? (size_t)(comma - arg) : strlen(arg);
+	const char *comma = memchr(arg, ',', len);
+	size_t name_len = comma ? (size_t)(comma - arg) : len;
 	int64_t level = 9;
+	char level_text[32];
 
-	if (strchr(arg, ':')) {
-		erofs_err("-z %s: only one compression algorithm is available (lz4 or lz4hc)", arg);
-		return -EOPNOTSUPP;
-	}
 	if (name_len == 3 && !strncmp(arg, "lz4", 3) && !comma) {
-		opts->compressor = EROFS_COMPRESS_LZ4;
+		*alg = (struct erofs_algorithm){ EROFS_COMPRESS_LZ4, 0 };
 		return 0;
 	}
 	if (name_len != 5 || strncmp(arg, "lz4hc", 5)) {
-		erofs_err("-z %s: unknown compressor (available: lz4, lz4hc[,LEVEL]); "
+		erofs_err("-z %.*s: unknown compressor (available: lz4, lz4hc[,LEVEL]); "
 			  "lzma, deflate and zstd images do not mount on Linux 6.1's default "
-			  "configuration", arg);
+			  "configuration", (int)len, arg);
 		return -EOPNOTSUPP;
 	}
-	if (comma && parse_int64(comma + 1, "lz4hc level", 0, LZ4HC_LEVEL_MAX, &level))
-		return -EINVAL;
-	opts->compressor = EROFS_COMPRESS_LZ4HC;
-	opts->compress_level = level ? (int)level : 9;
+	if (comma) {
+		size_t n = len - name_len - 1;
+
+		if (n >= sizeof(level_text))
+			n = sizeof(level_text) - 1;
+		memcpy(level_text, comma + 1, n);
+		level_text[n] = '\0';
+		if (parse_int64(level_text, "lz4hc level", 0, LZ4HC_LEVEL_MAX, &level))
+			return -EINVAL;
+	}
+	*alg = (struct erofs_algorithm){ EROFS_COMPRESS_LZ4HC, level ? (int)level : 9 };
+	return 0;
+}
+
+/*
+ * -z ALG[,LEVEL][:ALG[,LEVEL]...]: the first compresses by default, the
+ * others only files that --compress-hints sends to them by index.  Every
+ * one writes LZ4 streams, so the image needs no second algorithm slot.
+ */
+static int parse_compressor(const char *arg, struct erofs_build_options *opts)
+{
+	unsigned int n = 0;
+
+	for (const char *p = arg;; n++) {
+		const char *colon = strchr(p, ':');
+		size_t len = colon ? (size_t)(colon - p) : strlen(p);
+		int err;
+
+		if (n == EROFS_MAX_ALGORITHMS) {
+			erofs_err("-z %s: at most %u algorithms", arg, EROFS_MAX_ALGORITHMS);
+			return -EINVAL;
+		}
+		if ((err = parse_algorithm(p, len, &opts->algorithms[n])))
+			return err;
+		if (!colon)
+			break;
+		p = colon + 1;
+	}
+	opts->nr_algorithms = n + 1;
+	opts->compressor = opts->algorithms[0].kind;
+	opts->compress_level = opts->algorithms[0].level;
 	return 0;
 }
 
@@ -247,9 +282,9 @@ static int read_compress_hints(const char *file, struct erofs_build_options *opt
 			break;
 		}
 		if (parse_int64(tok[0], "pcluster size", 0, EROFS_PCLUSTER_MAX_SIZE, &size) ||
-		    (n == 3 && parse_int64(tok[1], "algorithm index", 0, 0, &alg))) {
-			erofs_err("%s:%u: bad hint (only algorithm index 0 exists: one -z algorithm)",
-				  file, lineno);
+		    (n == 3 && parse_int64(tok[1], "algorithm index", 0,
+					   EROFS_MAX_ALGORITHMS - 1, &alg))) {
+			erofs_err("%s:%u: bad hint", file, lineno);
 			err = -EINVAL;
 			break;
 		}
@@ -261,6 +296,7 @@ static int read_compress_hints(const char *file, struct erofs_build_options *opt
 		opts->hints = bigger;
 		hint = &bigger[opts->nr_hints];
 		hint->pcluster_size = (uint32_t)size;
+		hint->algorithm = (unsigned int)alg;
 		rc = regcomp(&hint->regex, tok[n - 1], REG_EXTENDED | REG_NOSUB);
 		if (rc) {
 			char msg[256];
@@ -456,6 +492,13 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts)
 		erofs_err("--compress-hints needs -z");
 		return -EINVAL;
 	}
+	for (size_t i = 0; i < opts->nr_hints; i++)
+		if (opts->hints[i].algorithm >= opts->nr_algorithms) {
+			erofs_err("--compress-hints: algorithm index %u, but -z lists %u algorithm%s",
+				  opts->hints[i].algorithm, opts->nr_algorithms,
+				  opts->nr_algorithms == 1 ? "" : "s");
+			return -EINVAL;
+		}
 	if (opts->compressor != EROFS_COMPRESS_NONE && opts->blkszbits != EROFS_MAX_BLKSZBITS) {
 		erofs_err("-z with -b %u: Linux 6.1 reads compressed files only with 4096-byte blocks",
 			  1u << opts->blkszbits);

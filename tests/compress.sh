@@ -87,8 +87,25 @@ else
 fi
 [ -x /usr/bin/fsck.erofs ] && extract_and_compare hints "$WORK/hints.img" /usr/bin/fsck.erofs
 printf '4096 1 x\n' >"$WORK/bad-hints"
-expect_failure "hint with a second algorithm" "bad-hints:1: bad hint" \
+expect_failure "hint naming a second algorithm -z lacks" "algorithm index 1, but -z lists 1 algorithm" \
 	"$MKFS" -z lz4 --compress-hints="$WORK/bad-hints" "$WORK/b.img" "$tree"
+printf '4096 7 x\n' >"$WORK/bad-hints"
+expect_failure "hint algorithm index out of range" "bad-hints:1: bad hint" \
+	"$MKFS" -z lz4 --compress-hints="$WORK/bad-hints" "$WORK/b.img" "$tree"
+
+# several algorithms: hints send paths to the second one by index
+printf '16384 1 ^sizes/\n' >"$WORK/alg-hints"
+"$MKFS" --quiet -U "$uuid" -z lz4hc,12:lz4 --compress-hints="$WORK/alg-hints" "$WORK/two.img" "$tree"
+printf '16384 0 ^sizes/\n' >"$WORK/alg0-hints"
+"$MKFS" --quiet -U "$uuid" -z lz4hc,12:lz4 --compress-hints="$WORK/alg0-hints" "$WORK/one.img" "$tree"
+"$MKFS" --quiet -U "$uuid" --workers=3 -z lz4hc,12:lz4 --compress-hints="$WORK/alg-hints" \
+	"$WORK/two3.img" "$tree"
+if cmp -s "$WORK/two.img" "$WORK/two3.img" && ! cmp -s "$WORK/two.img" "$WORK/one.img"; then
+	pass "-z lz4hc,12:lz4: hinted files use the other algorithm, same for every worker count"
+else
+	fail "-z lz4hc,12:lz4: the second algorithm was not used as hinted"
+fi
+[ -x /usr/bin/fsck.erofs ] && extract_and_compare two-algorithms "$WORK/two.img" /usr/bin/fsck.erofs
 printf '5000 x\n' >"$WORK/bad-hints"
 expect_failure "hint size not a block multiple" "pcluster size 5000 is not a multiple" \
 	"$MKFS" -z lz4 --compress-hints="$WORK/bad-hints" "$WORK/b.img" "$tree"
@@ -170,7 +187,8 @@ done
 
 # bad compression options
 expect_failure "unknown algorithm" "-z zstd: unknown compressor" "$MKFS" -z zstd "$WORK/b.img" "$tree"
-expect_failure "several algorithms" "only one compression algorithm" "$MKFS" -z lz4:lz4hc "$WORK/b.img" "$tree"
+expect_failure "an unknown second algorithm" "-z lzma: unknown compressor" "$MKFS" -z lz4:lzma "$WORK/b.img" "$tree"
+expect_failure "too many algorithms" "at most 4 algorithms" "$MKFS" -z lz4:lz4:lz4:lz4:lz4 "$WORK/b.img" "$tree"
 expect_failure "lz4hc level" "invalid lz4hc level '13'" "$MKFS" -z lz4hc,13 "$WORK/b.img" "$tree"
 expect_failure "pcluster not a block multiple" "multiple of the block size" "$MKFS" -z lz4 -C 5000 "$WORK/b.img" "$tree"
 expect_failure "pcluster too big" "invalid pcluster size" "$MKFS" -z lz4 -C 2097152 "$WORK/b.img" "$tree"

@@ -33,6 +33,14 @@ enum erofs_compressor_kind {
 struct erofs_compress_hint {
 	regex_t regex;
 	uint32_t pcluster_size;		/* 0: store uncompressed */
+	unsigned int algorithm;		/* index into the -z list */
+};
+
+/* one algorithm of -z A[:B...]; all of them write LZ4 streams */
+#define EROFS_MAX_ALGORITHMS	4
+struct erofs_algorithm {
+	enum erofs_compressor_kind kind;
+	int level;			/* lz4hc: 1..12 */
 };
 
 struct erofs_exclude {
@@ -65,8 +73,10 @@ struct erofs_build_options {
 	int xattr_tolerance;		/* -x: share values seen on more inodes; <0: no xattrs */
 
 	/* compression (-z, -C, -E legacy-compress) */
-	enum erofs_compressor_kind compressor;
-	int compress_level;		/* lz4hc: 1..12 */
+	enum erofs_compressor_kind compressor;	/* the first -z algorithm; NONE: no -z */
+	int compress_level;		/* its lz4hc level */
+	struct erofs_algorithm algorithms[EROFS_MAX_ALGORITHMS];	/* [0] is the above */
+	unsigned int nr_algorithms;
 	uint32_t pcluster_size;		/* bytes, a multiple of the block size */
 	bool legacy_index;		/* full 8-byte lcluster indexes */
 	bool compact_2b;		/* compact indexes may use 2-byte packs */

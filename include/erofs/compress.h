@@ -74,8 +74,10 @@ uint32_t erofs_zindex_size(const struct erofs_build_options *opts, uint32_t meta
 			   uint64_t file_size, const struct erofs_zinfo *zi);
 /* h_advise for a compressed file with these options. */
 uint16_t erofs_zadvise(const struct erofs_build_options *opts, const struct erofs_zinfo *zi);
-/* The pcluster size --compress-hints (or -C) gives a file; 0: do not compress. */
-uint32_t erofs_pcluster_for(const struct erofs_build_options *opts, const char *path);
+/* The pcluster size --compress-hints (or -C) gives a file, 0: do not
+ * compress; and which -z algorithm compresses it. */
+uint32_t erofs_pcluster_for(const struct erofs_build_options *opts, const char *path,
+			    unsigned int *algorithm);
 /* Encodes erofs_zindex_size() bytes at out; blkaddr is the first data block. */
 void erofs_zindex_encode(const struct erofs_build_options *opts, uint32_t meta_size,
 			 uint64_t file_size, const struct erofs_zinfo *zi, uint32_t blkaddr,
