@@ -2,7 +2,9 @@
 /*
  * Diagnostics: every message carries the program name, and callers name the
  * path or inode and the reason.  Verbosity lives in the caller's context; these
- * functions only format and print.
+ * functions only format and print.  A message is one line: control bytes and
+ * bytes that are not valid UTF-8 (from paths, which may hold any byte) are
+ * printed as C escapes (\n, \t, \xNN).
  */
 #ifndef EROFS_DIAG_H
 #define EROFS_DIAG_H
