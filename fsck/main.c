@@ -10,6 +10,12 @@
  * of image blocks, so data shared by many inodes (or chunks) is read once;
  * compressed extents are decoded (and so checked) once per distinct
  * (pcluster, length) pair.
+ *
+ * With fragments, the packed inode (no directory names it) is checked
+ * first, once: its inode, index and every extent.  A file's fragment is
+ * then only checked to lie inside it (the reader does that when it loads
+ * the file), not decoded again; --extract reads it through the packed
+ * inode's extents, one at a time.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -58,6 +64,7 @@ struct nid_info {
 	bool bad;			/* inode could not be loaded */
 	bool extracted;			/* first_path exists below the target */
 	bool overlap_reported;
+	bool packed;			/* the packed inode: no directory names it */
 	uint32_t nlink;
 	uint32_t refs;			/* dirents (other than . and ..) naming it */
 	uint64_t iloc, meta_end;
@@ -119,6 +126,9 @@ struct fsck {
 	bool dirs_damaged;		/* some entries could not be read */
 	uint64_t ndirs, nfiles, nsymlinks, nspecial, nlinks_extra, data_bytes;
 	uint64_t nzfiles, zlogical, zphysical;	/* compressed regular files */
+	uint64_t nfragfiles, fragbytes;		/* files with data in the packed inode */
+	bool has_packed;
+	uint64_t packed_size, packed_physical;
 };
 
 static void report(struct fsck *f, const char *path, uint64_t nid, const char *fmt, ...)
@@ -144,6 +154,18 @@ static void report(struct fsck *f, const char *path, uint64_t nid, const char *f
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	erofs_err("%s (nid %" PRIu64 "): %s", show(p, path), nid, msg);
+}
+
+/* An error about the image as a whole, its message complete. */
+static void report_image(struct fsck *f, const char *msg)
+{
+	f->errors++;
+	if (f->errors > MAX_PRINTED_ERRORS) {
+		if (f->errors == MAX_PRINTED_ERRORS + 1)
+			erofs_err("too many errors; further errors are counted but not shown");
+		return;
+	}
+	erofs_err("%s", msg);
 }
 
 static void warn(struct fsck *f, const char *path, uint64_t nid, const char *fmt, ...)
@@ -452,6 +474,12 @@ static void scan_data(struct fsck *f, const char *path, const struct erofs_rd_in
 				rfail(f, path, vi->nid);
 			return;
 		}
+		if (map.flags & EROFS_MAP_FRAGMENT) {
+			/* inside the packed inode (checked when vi was loaded),
+			 * whose extents check_packed() decodes once for all */
+			off = map.la + map.llen;
+			continue;
+		}
 		if ((map.flags & EROFS_MAP_MAPPED) && !(map.flags & EROFS_MAP_META))
 			record_extent(f, map.pa, map.plen, vi->nid, false);
 		if ((map.flags & EROFS_MAP_MAPPED) && map.pa != last_pa) {
@@ -466,8 +494,11 @@ static void scan_data(struct fsck *f, const char *path, const struct erofs_rd_in
 			}
 		} else if ((map.flags & EROFS_MAP_MAPPED) && read) {
 			uint64_t skip = off - map.la;
+			int err = map.flags & EROFS_MAP_INTERLACED ?
+				  read_range(f, map.pa, map.plen) :	/* the ring, whole */
+				  read_range(f, map.pa + skip, map.llen - skip);
 
-			if (read_range(f, map.pa + skip, map.llen - skip)) {
+			if (err) {
 				if (report)
 					rfail(f, path, vi->nid);
 				return;
@@ -677,6 +708,11 @@ static void visit(struct fsck *f, struct frame *parent, const struct dent *d)
 
 	if (ni) {
 		ni->refs++;
+		if (ni->packed) {
+			report(f, path, d->nid,
+			       "the directory entry names the packed inode, which no directory may link");
+			goto out;
+		}
 		if (ni->bad)
 			goto out;
 		if (erofs_mode_to_ftype(ni->mode) != d->ft)
@@ -750,6 +786,10 @@ static void visit(struct fsck *f, struct frame *parent, const struct dent *d)
 			f->nzfiles++;
 			f->zlogical += vi.size;
 			f->zphysical += (uint64_t)vi.z_blocks << f->r.blkszbits;
+			if (vi.z_advise & EROFS_ZADVISE_FRAGMENT) {
+				f->nfragfiles++;
+				f->fragbytes += vi.size - vi.z_frag_la;
+			}
 		}
 		/* when extracting, the extractor reads and reports */
 		scan_data(f, path, &vi, pfd < 0, pfd < 0);
@@ -875,6 +915,8 @@ static void final_checks(struct fsck *f)
 		if (!ni->used || ni->bad)
 			continue;
 		v[n++] = ni;
+		if (ni->packed)
+			continue;	/* no directory entry refers to it */
 		/* with entries unread, only too many references are certain */
 		if (!S_ISDIR(ni->mode) && ni->refs != ni->nlink &&
 		    (!f->dirs_damaged || ni->refs > ni->nlink))
@@ -902,6 +944,59 @@ static void final_checks(struct fsck *f)
 		     f->r.sb.inos, f->tabcount);
 }
 
+/*
+ * The packed inode (fragments): a regular file that no directory names,
+ * whose data is every fragment.  Checked once, like a file of the tree:
+ * its inode, xattrs, index and every extent decoded; it counts towards
+ * the inode overlap checks but not as a file of the tree.
+ */
+static void check_packed(struct fsck *f)
+{
+	static const char path[] = "(packed inode)";
+	const uint64_t nid = f->r.sb.packed_nid;
+	const struct erofs_rd_inode *pk;
+	struct nid_info *ni;
+	int ret;
+
+	if (!(f->r.sb.feature_incompat & EROFS_INCOMPAT_FRAGMENTS)) {
+		if (nid)
+			warn(f, path, nid, "packed_nid set without the fragments feature (ignored)");
+		return;
+	}
+	ret = erofs_packed_inode(&f->r, &pk);
+	if (ret < 0) {
+		report_image(f, erofs_reader_error(&f->r));
+		return;
+	}
+	if (!ret)
+		return;		/* files with fragments will say so */
+	if (nid_find(f, nid))	/* the root: cannot be, it is not a regular file */
+		return;
+	ni = nid_add(f, nid);
+	ni->packed = true;
+	ni->first_path = xstrdup(path);
+	ni->mode = pk->di.mode;
+	ni->nlink = pk->di.nlink;
+	ni->iloc = pk->iloc;
+	ni->meta_end = pk->meta_end;
+	if (!meta_claim(f, pk->iloc, pk->meta_end)) {
+		ni->bad = true;
+		report(f, path, nid,
+		       "inode (bytes %" PRIu64 "..%" PRIu64 " with its metadata) overlaps the root directory; not checked further",
+		       pk->iloc, pk->meta_end - 1);
+		return;
+	}
+	if (f->o.debug >= 7)
+		erofs_note("checking the packed inode (nid %" PRIu64 ")", nid);
+	f->has_packed = true;
+	f->packed_size = pk->size;
+	f->packed_physical = is_compressed(pk) ? (uint64_t)pk->z_blocks << f->r.blkszbits :
+			     (pk->size + f->r.blksz - 1) & ~(uint64_t)(f->r.blksz - 1);
+	f->zphysical += f->packed_physical;
+	check_xattrs(f, path, pk);
+	scan_data(f, path, pk, true, true);
+}
+
 static void walk(struct fsck *f)
 {
 	uint64_t root = f->r.sb.root_nid;
@@ -921,6 +1016,7 @@ static void walk(struct fsck *f)
 	ni->iloc = vi.iloc;
 	ni->meta_end = vi.meta_end;
 	meta_claim(f, vi.iloc, vi.meta_end);	/* the first: nothing to overlap */
+	check_packed(f);
 	if (!S_ISDIR(vi.di.mode)) {
 		report(f, "/", root, "root inode is not a directory (mode 0%o)", vi.di.mode);
 		return;
@@ -1161,6 +1257,10 @@ static void print_stats(const struct fsck *f)
 		       f->zlogical ? 100.0 * (double)f->zphysical / (double)f->zlogical : 0.0);
 	else
 		printf("  compressed files:   0\n");
+	if (f->has_packed || f->nfragfiles)
+		printf("  fragments:          %" PRIu64 " files, %" PRIu64 " bytes in a packed inode of %"
+		       PRIu64 " bytes stored in %" PRIu64 " bytes\n", f->nfragfiles, f->fragbytes,
+		       f->packed_size, f->packed_physical);
 	printf("  image size:         %" PRIu64 " bytes (%" PRIu64 " blocks)\n",
 	       f->image_bytes, f->r.size >> f->r.blkszbits);
 }

@@ -411,7 +411,7 @@ static int copy_data(struct erofs_extractor *x, int fd, const char *path,
 		while (off < end) {
 			size_t n = end - off < x->bufsz ? (size_t)(end - off) : x->bufsz;
 
-			err = erofs_dev_read(x->r, x->buf, n, map.pa + (off - map.la));
+			err = erofs_read_mapped(x->r, &map, x->buf, n, off);
 			if (err)
 				return rerr(x, path, vi, err);
 			err = write_sparse(fd, x->buf, n, off);

@@ -518,11 +518,51 @@ int erofs_map_blocks(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 	    map->llen > vi->size - map->la)
 		return fail(r, -EFSCORRUPTED,
 			    "bad mapping of offset %" PRIu64, la);
+	if (map->flags & EROFS_MAP_FRAGMENT) {
+		/* pa is in the packed inode's data, checked when the inode was loaded */
+		if (!(map->flags & EROFS_MAP_MAPPED) || map->plen != map->llen ||
+		    (map->flags & (EROFS_MAP_ENCODED | EROFS_MAP_META | EROFS_MAP_INTERLACED)))
+			return fail(r, -EFSCORRUPTED, "bad fragment mapping of offset %" PRIu64, la);
+		return 0;
+	}
 	if ((map->flags & EROFS_MAP_MAPPED) &&
 	    (map->pa > r->size || map->plen > r->size - map->pa ||
 	     (!(map->flags & EROFS_MAP_ENCODED) && map->llen > map->plen)))
 		return fail(r, -EFSCORRUPTED,
 			    "bad mapping of offset %" PRIu64 " (beyond the image)", la);
+	if ((map->flags & EROFS_MAP_INTERLACED) &&
+	    (map->plen != r->blksz || (map->pa & (r->blksz - 1))))
+		return fail(r, -EFSCORRUPTED,
+			    "bad interlaced mapping of offset %" PRIu64, la);
+	return 0;
+}
+
+int erofs_read_mapped(struct erofs_reader *r, const struct erofs_map *map,
+		      void *buf, size_t len, uint64_t pos)
+{
+	uint8_t *p = buf;
+	uint64_t skip;
+
+	if (!(map->flags & EROFS_MAP_MAPPED) || (map->flags & EROFS_MAP_ENCODED) ||
+	    pos < map->la || pos - map->la > map->llen || len > map->llen - (pos - map->la))
+		return fail(r, -EINVAL, "read of %zu bytes at %" PRIu64 " outside its extent", len, pos);
+	skip = pos - map->la;
+	if (map->flags & EROFS_MAP_FRAGMENT)
+		return erofs_read_packed(r, buf, len, map->pa + skip);
+	if (!(map->flags & EROFS_MAP_INTERLACED))
+		return erofs_dev_read(r, buf, len, map->pa + skip);
+	/* a ring: the part up to the end of the block, then from its start */
+	while (len) {
+		uint64_t at = pos & (r->blksz - 1);
+		size_t n = len < r->blksz - at ? len : (size_t)(r->blksz - at);
+		int err = erofs_dev_read(r, p, n, map->pa + at);
+
+		if (err)
+			return err;
+		p += n;
+		pos += n;
+		len -= n;
+	}
 	return 0;
 }
 
@@ -552,7 +592,7 @@ int erofs_read_data(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 				return err;
 			memcpy(p, dec + skip, (size_t)n);
 		} else if (map.flags & EROFS_MAP_MAPPED) {
-			err = erofs_dev_read(r, p, (size_t)n, map.pa + skip);
+			err = erofs_read_mapped(r, &map, p, (size_t)n, off);
 			if (err)
 				return err;
 		} else {

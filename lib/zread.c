@@ -18,6 +18,16 @@
  * more blocks (big pclusters: the count sits in the first NONHEAD, CBLKCNT),
  * except, with ztailpacking, the file's last extent: its pcluster is inline
  * in the inode's metadata right after the index (h_idata_size bytes).
+ *
+ * Fragments (6.1): a file's last extent may instead be a fragment, bytes of
+ * the packed inode's decoded data from h_fragmentoff on (FULL indexes keep
+ * the high 32 bits of the offset in the tail head's block address); or the
+ * map header's bit 63 says the whole file is one, with no index at all.
+ * As in 6.1, the tail extent is the one whose head the file's last byte
+ * maps to, found when the inode is loaded; if that head is lcluster 0,
+ * the whole file is read from the fragment.  Uncompressed pclusters may be
+ * interlaced (advise INTERLACED): the block is a ring, byte p of the file
+ * at p % blksz, as 6.1's plain transform copies it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -25,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "erofs/ondisk.h"
 #include "erofs/zread.h"
@@ -35,12 +46,8 @@
 #define COMPACT_4B_PACK		8u	/* 2 entries of 16 bits + u32 blkaddr */
 #define COMPACT_2B_PACK		32u	/* 16 entries of 14 bits + u32 blkaddr */
 
-struct erofs_zcache {
-	/* one metadata block, so index walks do not read 8 bytes at a time */
-	uint64_t mblk;			/* UINT64_MAX: empty */
-	uint8_t mbuf[1u << EROFS_MAX_BLKSZBITS];
-	uint8_t tmp[COMPACT_2B_PACK];
-
+/* The last extent mapped and the last decoded, for one kind of reader. */
+struct zslot {
 	/* the last extent mapped: sequential reads map each extent once */
 	bool map_valid;
 	uint64_t map_nid, map_index;
@@ -52,8 +59,27 @@ struct erofs_zcache {
 	struct erofs_map dec_map;
 	uint8_t *dec;
 	size_t dec_cap;
+};
+
+enum { PACKED_UNKNOWN, PACKED_LOADING, PACKED_OK, PACKED_BAD };
+
+struct erofs_zcache {
+	/* one metadata block, so index walks do not read 8 bytes at a time */
+	uint64_t mblk;			/* UINT64_MAX: empty */
+	uint8_t mbuf[1u << EROFS_MAX_BLKSZBITS];
+	uint8_t tmp[COMPACT_2B_PACK];
+
+	/* [0] files, [1] the packed inode: a file's fragment is read between
+	 * its own extents without evicting them */
+	struct zslot slot[2];
 	uint8_t *pbuf;			/* compressed input */
 	size_t pbuf_cap;
+
+	/* the packed inode, loaded once (erofs_packed_inode()) */
+	int packed_state;
+	int packed_errno;
+	struct erofs_rd_inode packed;
+	char packed_msg[EROFS_ERRMSG_LEN];
 };
 
 static struct erofs_zcache *zcache(struct erofs_reader *r)
@@ -73,10 +99,16 @@ void erofs_z_release(struct erofs_reader *r)
 {
 	if (!r->zc)
 		return;
-	free(r->zc->dec);
+	free(r->zc->slot[0].dec);
+	free(r->zc->slot[1].dec);
 	free(r->zc->pbuf);
 	free(r->zc);
 	r->zc = NULL;
+}
+
+static struct zslot *zslot_of(struct erofs_zcache *zc, const struct erofs_rd_inode *vi)
+{
+	return &zc->slot[zc->packed_state == PACKED_OK && vi->nid == zc->packed.nid];
 }
 
 /* len (<= 32) bytes of metadata at pos, through the one-block cache. */
@@ -190,7 +222,112 @@ int erofs_z_load_config(struct erofs_reader *r)
 }
 
 /* ------------------------------------------------------------------ */
+/* the packed inode                                                    */
+
+int erofs_packed_inode(struct erofs_reader *r, const struct erofs_rd_inode **out)
+{
+	const uint64_t nid = r->sb.packed_nid;
+	struct erofs_zcache *zc;
+	int err;
+
+	*out = NULL;
+	if (!(r->sb.feature_incompat & EROFS_INCOMPAT_FRAGMENTS) || !nid)
+		return 0;	/* 6.1 looks for it only then */
+	zc = zcache(r);
+	if (!zc)
+		return -ENOMEM;
+	switch (zc->packed_state) {
+	case PACKED_OK:
+		*out = &zc->packed;
+		return 1;
+	case PACKED_BAD:
+		return fail(r, zc->packed_errno, "%s", zc->packed_msg);
+	case PACKED_LOADING:	/* cannot happen: a fragment of it is refused first */
+		return fail(r, -EFSCORRUPTED,
+			    "packed inode (nid %" PRIu64 "): needs itself to be read", nid);
+	}
+	zc->packed_state = PACKED_LOADING;
+	err = erofs_read_inode(r, nid, &zc->packed);
+	if (!err && !S_ISREG(zc->packed.di.mode))
+		err = fail(r, -EFSCORRUPTED, "not a regular file (mode 0%o)",
+			   zc->packed.di.mode);
+	if (err) {
+		zc->packed_state = PACKED_BAD;
+		zc->packed_errno = err;
+		snprintf(zc->packed_msg, sizeof(zc->packed_msg), "packed inode (nid %" PRIu64 "): %.200s",
+			 nid, r->err);
+		return fail(r, err, "%s", zc->packed_msg);
+	}
+	zc->packed_state = PACKED_OK;
+	*out = &zc->packed;
+	return 1;
+}
+
+int erofs_read_packed(struct erofs_reader *r, void *buf, size_t len, uint64_t off)
+{
+	const struct erofs_rd_inode *pk;
+	char msg[EROFS_ERRMSG_LEN];
+	int err = erofs_packed_inode(r, &pk);
+
+	if (err < 0)
+		return err;
+	if (!err)
+		return fail(r, -EFSCORRUPTED, "fragment data, but the image has no packed inode");
+	if (off > pk->size || len > pk->size - off)
+		return fail(r, -EFSCORRUPTED,
+			    "read of %zu bytes at %" PRIu64 " beyond the end of the packed inode (%" PRIu64 " bytes)",
+			    len, off, pk->size);
+	err = erofs_read_data(r, pk, buf, len, off);
+	if (err) {
+		snprintf(msg, sizeof(msg), "packed inode (nid %" PRIu64 "): %.200s", pk->nid, r->err);
+		memcpy(r->err, msg, sizeof(r->err));
+	}
+	return err;
+}
+
+/* The fragment must lie inside the packed inode, whatever the i_size. */
+static int check_fragment(struct erofs_reader *r, const struct erofs_rd_inode *vi)
+{
+	const uint64_t len = vi->size - vi->z_frag_la;
+	const struct erofs_rd_inode *pk;
+	int ret = erofs_packed_inode(r, &pk);
+
+	if (ret < 0) {
+		char msg[EROFS_ERRMSG_LEN];
+
+		memcpy(msg, r->err, sizeof(msg));
+		return fail(r, ret, "its fragment is in an unusable %.220s", msg);
+	}
+	if (!ret)
+		return fail(r, -EFSCORRUPTED,
+			    "fragment of %" PRIu64 " bytes, but the superblock names no packed inode (packed_nid 0)",
+			    len);
+	if (vi->z_fragoff > pk->size || len > pk->size - vi->z_fragoff)
+		return fail(r, -EFSCORRUPTED,
+			    "fragment of %" PRIu64 " bytes at offset %" PRIu64 " beyond the end of the packed inode (nid %" PRIu64 ", %" PRIu64 " bytes)",
+			    len, vi->z_fragoff, pk->nid, pk->size);
+	return 0;
+}
+
+/* A fragment needs the superblock feature, and the packed inode cannot be one. */
+static int fragment_allowed(struct erofs_reader *r, const struct erofs_rd_inode *vi,
+			    const char *what)
+{
+	if (!(r->sb.feature_incompat & EROFS_INCOMPAT_FRAGMENTS))
+		return fail(r, -EFSCORRUPTED,
+			    "%s a fragment of the packed inode, but the superblock lacks the fragments feature",
+			    what);
+	if (vi->nid == r->sb.packed_nid)
+		return fail(r, -EFSCORRUPTED,
+			    "%s a fragment, but this is the packed inode itself (it would need itself to be read)",
+			    what);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
 /* map header                                                          */
+
+static int setup_tail_fragment(struct erofs_reader *r, struct erofs_rd_inode *vi);
 
 int erofs_z_setup_inode(struct erofs_reader *r, struct erofs_rd_inode *vi)
 {
@@ -222,9 +359,19 @@ int erofs_z_setup_inode(struct erofs_reader *r, struct erofs_rd_inode *vi)
 		vi->z_advise = 0;
 		vi->z_algtype[0] = vi->z_algtype[1] = EROFS_COMPR_LZ4;
 	} else {
-		if (h[7] >> EROFS_ZFRAGMENT_INODE_BIT)
-			return fail(r, -EOPNOTSUPP,
-				    "the whole file is a fragment of the packed inode (fragments are not supported)");
+		if (h[7] >> EROFS_ZFRAGMENT_INODE_BIT) {
+			/* the 8 bytes are the offset, bit 63 set; no index */
+			err = fragment_allowed(r, vi, "the whole file is");
+			if (err)
+				return err;
+			vi->z_advise = EROFS_ZADVISE_FRAGMENT;
+			vi->z_whole_fragment = true;
+			vi->z_fragoff = get_le64(h) & ~(1ull << 63);
+			vi->z_frag_la = 0;
+			vi->z_lclusterbits = r->blkszbits;
+			vi->meta_end = hdr + EROFS_ZMAP_HEADER_SIZE;
+			return check_fragment(r, vi);
+		}
 		vi->z_advise = get_le16(h + 4);
 		vi->z_algtype[0] = h[6] & 15;
 		vi->z_algtype[1] = h[6] >> 4;
@@ -249,18 +396,24 @@ int erofs_z_setup_inode(struct erofs_reader *r, struct erofs_rd_inode *vi)
 			return fail(r, -EFSCORRUPTED,
 				    "compact index with only one of the two big pcluster bits (advise 0x%04x)",
 				    vi->z_advise);
+		/* h_fragmentoff and h_idata_size share the header's bytes */
+		if ((vi->z_advise & EROFS_ZADVISE_FRAGMENT) &&
+		    (vi->z_advise & EROFS_ZADVISE_INLINE_PCLUSTER))
+			return fail(r, -EFSCORRUPTED,
+				    "both an inline tail pcluster and a tail fragment (advise 0x%04x)",
+				    vi->z_advise);
 		if (vi->z_advise & EROFS_ZADVISE_INLINE_PCLUSTER) {
 			vi->z_idata_size = get_le16(h + 2);
 			if (!vi->z_idata_size)
 				return fail(r, -EFSCORRUPTED,
 					    "inline tail pcluster (ztailpacking) of 0 bytes");
 		}
-		if (vi->z_advise & EROFS_ZADVISE_FRAGMENT)
-			return fail(r, -EOPNOTSUPP,
-				    "tail in the packed inode (fragments) is not supported");
-		if (vi->z_advise & EROFS_ZADVISE_INTERLACED)
-			return fail(r, -EOPNOTSUPP,
-				    "interlaced uncompressed pclusters are not supported");
+		if (vi->z_advise & EROFS_ZADVISE_FRAGMENT) {
+			err = fragment_allowed(r, vi, "the tail is");
+			if (err)
+				return err;
+			vi->z_fragoff = get_le32(h);
+		}
 	}
 	vi->z_lclusterbits = r->blkszbits;
 	total = ((vi->size - 1) >> vi->z_lclusterbits) + 1;
@@ -307,6 +460,8 @@ int erofs_z_setup_inode(struct erofs_reader *r, struct erofs_rd_inode *vi)
 				    "inline tail pcluster beyond the end of the image");
 		vi->meta_end += vi->z_idata_size;
 	}
+	if (vi->z_advise & EROFS_ZADVISE_FRAGMENT)
+		return setup_tail_fragment(r, vi);
 	return 0;
 }
 
@@ -511,12 +666,18 @@ static const char *type_name(unsigned int type)
 	}
 }
 
-/* Finds the head of the extent holding la: lcn itself, or a walk back. */
+/* Finds the head of the extent holding la: lcn itself, or a walk back
+ * (every step goes back at least one lcluster).  Extents decode to at most
+ * EROFS_Z_MAX_DSIZE bytes, so the walk stops there, except in files with a
+ * tail fragment, whose tail extent is read from the packed inode in pieces
+ * and may be longer (6.1 sets no limit on it either). */
 static int find_head(struct erofs_reader *r, const struct erofs_rd_inode *vi, uint64_t la,
 		     struct erofs_lcluster *head)
 {
 	const unsigned int bits = vi->z_lclusterbits;
-	const uint64_t lcn = la >> bits, reach = (EROFS_Z_MAX_DSIZE >> bits) + 1;
+	const uint64_t lcn = la >> bits;
+	const uint64_t reach = vi->z_advise & EROFS_ZADVISE_FRAGMENT ? UINT64_MAX :
+			       (EROFS_Z_MAX_DSIZE >> bits) + 1;
 	const unsigned int endoff = (unsigned int)(la & ((1u << bits) - 1));
 	uint64_t cur = lcn;
 	unsigned int dist;
@@ -559,6 +720,39 @@ static int find_head(struct erofs_reader *r, const struct erofs_rd_inode *vi, ui
 	}
 }
 
+/*
+ * The tail fragment, found as 6.1 finds it when it first maps the file:
+ * the head of the extent holding the last byte.  That head must be HEAD1
+ * or HEAD2 with an algorithm the superblock lists (6.1 refuses a PLAIN
+ * one: its extent would be longer than its pcluster of no bytes); a FULL
+ * index keeps the high half of the fragment's offset in its block address.
+ */
+static int setup_tail_fragment(struct erofs_reader *r, struct erofs_rd_inode *vi)
+{
+	struct erofs_lcluster head;
+	unsigned int alg;
+	int err;
+
+	err = find_head(r, vi, vi->size - 1, &head);
+	if (err)
+		return err;
+	if (head.type == EROFS_LCLUSTER_PLAIN)
+		return fail(r, -EFSCORRUPTED,
+			    "lcluster %" PRIu64 ": the tail extent is a fragment, but its head is uncompressed",
+			    head.lcn);
+	alg = vi->z_algtype[head.type == EROFS_LCLUSTER_HEAD2];
+	if (!(r->available_compr_algs & (1u << alg)))
+		return fail(r, -EFSCORRUPTED,
+			    "lcluster %" PRIu64 ": %s tail extent with algorithm %u, which the superblock does not list (0x%x)",
+			    head.lcn, type_name(head.type), alg, r->available_compr_algs);
+	vi->z_tail_lcn = head.lcn;
+	if (vi->layout == EROFS_LAYOUT_COMPRESSED_FULL)
+		vi->z_fragoff |= (uint64_t)head.pblk << 32;
+	/* 6.1: a tail head in lcluster 0 makes the whole file the fragment */
+	vi->z_frag_la = head.lcn ? (head.lcn << vi->z_lclusterbits) + head.clusterofs : 0;
+	return check_fragment(r, vi);
+}
+
 static int z_map_extent(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 			uint64_t la, struct erofs_map *map)
 {
@@ -568,7 +762,7 @@ static int z_map_extent(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 	uint64_t hlcn, cur, start, end, next = total, reach = 0, reach_lcn = 0;
 	unsigned int reach_d1 = 0, alg = 0;
 	uint32_t nblks, plen;
-	bool have_first = false, inline_tail;
+	bool have_first = false, inline_tail, frag_tail;
 	int err;
 
 	err = find_head(r, vi, la, &head);
@@ -577,12 +771,14 @@ static int z_map_extent(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 	hlcn = head.lcn;
 	start = (hlcn << bits) + head.clusterofs;
 	end = vi->size;
+	/* the tail extent, in the packed inode (lcluster 0 never comes here) */
+	frag_tail = (vi->z_advise & EROFS_ZADVISE_FRAGMENT) && hlcn == vi->z_tail_lcn;
 
 	/* walk on to the next head, checking every entry of the extent */
 	for (cur = hlcn + 1; cur < total; cur++) {
 		uint64_t k = cur - hlcn;
 
-		if ((cur << bits) - start > EROFS_Z_MAX_DSIZE)
+		if (!frag_tail && (cur << bits) - start > EROFS_Z_MAX_DSIZE)
 			return fail(r, -EFSCORRUPTED,
 				    "lcluster %" PRIu64 ": extent decodes to more than %u bytes",
 				    hlcn, EROFS_Z_MAX_DSIZE);
@@ -629,6 +825,22 @@ static int z_map_extent(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 		return fail(r, -EFSCORRUPTED,
 			    "lcluster %" PRIu64 ": the walk back to its head at lcluster %" PRIu64 " skips the head at lcluster %" PRIu64,
 			    la >> bits, hlcn, next);
+	if (frag_tail) {
+		/* it runs to the end of the file: no head may follow */
+		if (next < total)
+			return fail(r, -EFSCORRUPTED,
+				    "lcluster %" PRIu64 ": an extent starts after the tail extent (a fragment) at lcluster %" PRIu64,
+				    next, hlcn);
+		if (start != vi->z_frag_la)	/* cannot happen: setup found this head */
+			return fail(r, -EFSCORRUPTED,
+				    "lcluster %" PRIu64 ": the tail extent moved", hlcn);
+		map->la = start;
+		map->llen = vi->size - start;
+		map->pa = vi->z_fragoff;
+		map->plen = map->llen;
+		map->flags = EROFS_MAP_MAPPED | EROFS_MAP_FRAGMENT;
+		return 0;
+	}
 	if (end - start > EROFS_Z_MAX_DSIZE)
 		return fail(r, -EFSCORRUPTED,
 			    "lcluster %" PRIu64 ": extent of %" PRIu64 " bytes (at most %u)",
@@ -713,6 +925,9 @@ static int z_map_extent(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 		map->flags |= EROFS_MAP_ENCODED;
 		if (head.partialref)
 			map->flags |= EROFS_MAP_PARTIAL;
+	} else if ((vi->z_advise & EROFS_ZADVISE_INTERLACED) && !inline_tail) {
+		/* 6.1 copies an inline tail shifted whatever the advise says */
+		map->flags |= EROFS_MAP_INTERLACED;
 	}
 	return 0;
 }
@@ -721,6 +936,7 @@ int erofs_z_map(struct erofs_reader *r, const struct erofs_rd_inode *vi, uint64_
 		struct erofs_map *map)
 {
 	struct erofs_zcache *zc = zcache(r);
+	struct zslot *zs;
 	int err;
 
 	if (!zc)
@@ -728,21 +944,34 @@ int erofs_z_map(struct erofs_reader *r, const struct erofs_rd_inode *vi, uint64_
 	if (vi->layout != EROFS_LAYOUT_COMPRESSED_FULL &&
 	    vi->layout != EROFS_LAYOUT_COMPRESSED_COMPACT)
 		return fail(r, -EINVAL, "not a compressed layout (%u)", vi->layout);
-	if (la >= vi->size || !vi->z_nlclusters)
+	if (la >= vi->size)
 		return fail(r, -EINVAL, "offset %" PRIu64 " beyond i_size %" PRIu64, la, vi->size);
-	if (zc->map_valid && zc->map_nid == vi->nid && zc->map_index == vi->z_index &&
-	    la >= zc->map.la && la - zc->map.la < zc->map.llen) {
-		*map = zc->map;
+	if ((vi->z_advise & EROFS_ZADVISE_FRAGMENT) && !vi->z_frag_la) {
+		/* a whole-file fragment, or a tail that starts in lcluster 0 */
+		map->la = 0;
+		map->llen = vi->size;
+		map->pa = vi->z_fragoff;
+		map->plen = vi->size;
+		map->flags = EROFS_MAP_MAPPED | EROFS_MAP_FRAGMENT;
+		map->alg = 0;
 		return 0;
 	}
-	zc->map_valid = false;
+	if (!vi->z_nlclusters)
+		return fail(r, -EINVAL, "offset %" PRIu64 " beyond i_size %" PRIu64, la, vi->size);
+	zs = zslot_of(zc, vi);
+	if (zs->map_valid && zs->map_nid == vi->nid && zs->map_index == vi->z_index &&
+	    la >= zs->map.la && la - zs->map.la < zs->map.llen) {
+		*map = zs->map;
+		return 0;
+	}
+	zs->map_valid = false;
 	err = z_map_extent(r, vi, la, map);
 	if (err)
 		return err;
-	zc->map = *map;
-	zc->map_nid = vi->nid;
-	zc->map_index = vi->z_index;
-	zc->map_valid = true;
+	zs->map = *map;
+	zs->map_nid = vi->nid;
+	zs->map_index = vi->z_index;
+	zs->map_valid = true;
 	return 0;
 }
 
@@ -771,20 +1000,22 @@ int erofs_decode_extent(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 	const uint64_t blk = map->pa >> r->blkszbits;
 	size_t insize, skip = 0;
 	const uint8_t *src;
+	struct zslot *zs;
 	int err, ret;
 
 	if (!zc)
 		return -ENOMEM;
 	if (!(map->flags & EROFS_MAP_ENCODED))
 		return fail(r, -EINVAL, "extent at byte %" PRIu64 " is not compressed", map->la);
-	if (zc->dec_valid && zc->dec_nid == vi->nid && zc->dec_map.la == map->la &&
-	    zc->dec_map.llen == map->llen && zc->dec_map.pa == map->pa &&
-	    zc->dec_map.plen == map->plen && zc->dec_map.flags == map->flags &&
-	    zc->dec_map.alg == map->alg) {
-		*out = zc->dec;
+	zs = zslot_of(zc, vi);
+	if (zs->dec_valid && zs->dec_nid == vi->nid && zs->dec_map.la == map->la &&
+	    zs->dec_map.llen == map->llen && zs->dec_map.pa == map->pa &&
+	    zs->dec_map.plen == map->plen && zs->dec_map.flags == map->flags &&
+	    zs->dec_map.alg == map->alg) {
+		*out = zs->dec;
 		return 0;
 	}
-	zc->dec_valid = false;
+	zs->dec_valid = false;
 	if (map->alg != EROFS_COMPR_LZ4)
 		return fail(r, -EOPNOTSUPP,
 			    "extent at byte %" PRIu64 ": compression algorithm %u (MicroLZMA) is not supported",
@@ -793,7 +1024,7 @@ int erofs_decode_extent(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 	    map->plen > EROFS_PCLUSTER_MAX_SIZE || map->pa > r->size)
 		return fail(r, -EINVAL, "bad compressed extent (%" PRIu64 " bytes from %" PRIu64 ")",
 			    map->llen, map->plen);
-	err = grow(r, &zc->dec, &zc->dec_cap, (size_t)map->llen);
+	err = grow(r, &zs->dec, &zs->dec_cap, (size_t)map->llen);
 	if (!err)
 		err = grow(r, &zc->pbuf, &zc->pbuf_cap, (size_t)map->plen);
 	if (!err)
@@ -822,10 +1053,10 @@ int erofs_decode_extent(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 		insize -= skip;
 	}
 	if ((map->flags & EROFS_MAP_PARTIAL) || !zero_padding)
-		ret = LZ4_decompress_safe_partial((const char *)src, (char *)zc->dec, (int)insize,
+		ret = LZ4_decompress_safe_partial((const char *)src, (char *)zs->dec, (int)insize,
 						  (int)map->llen, (int)map->llen);
 	else
-		ret = LZ4_decompress_safe((const char *)src, (char *)zc->dec, (int)insize,
+		ret = LZ4_decompress_safe((const char *)src, (char *)zs->dec, (int)insize,
 					  (int)map->llen);
 	if (ret < 0 || (uint64_t)ret != map->llen) {
 		char where[64];
@@ -842,9 +1073,9 @@ int erofs_decode_extent(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 			    "%s: LZ4 data decodes to %d bytes, the extent at byte %" PRIu64 " has %" PRIu64,
 			    where, ret, map->la, map->llen);
 	}
-	zc->dec_map = *map;
-	zc->dec_nid = vi->nid;
-	zc->dec_valid = true;
-	*out = zc->dec;
+	zs->dec_map = *map;
+	zs->dec_nid = vi->nid;
+	zs->dec_valid = true;
+	*out = zs->dec;
 	return 0;
 }

@@ -24,6 +24,15 @@
  * erofs_decode_extent().  The reader keeps the last extent mapped and the
  * last decoded, and their buffers; erofs_reader_close() frees them.  The
  * image must not change while a reader has it open.
+ *
+ * Fragments (INCOMPAT_FRAGMENTS): a compressed file's tail, or the whole
+ * file, may live in the decoded data of the packed inode (packed_nid, a
+ * regular file no directory names).  Such an extent comes back with
+ * EROFS_MAP_FRAGMENT: its pa is an offset in the packed inode's data, not
+ * in the image, and erofs_read_mapped() reads it through the packed
+ * inode's own extents, decoded on demand (one extent at a time: the
+ * packed inode is never decoded whole).  The packed inode is loaded and
+ * checked once, on first use (erofs_packed_inode()).
  */
 #ifndef EROFS_READER_H
 #define EROFS_READER_H
@@ -122,6 +131,12 @@ struct erofs_rd_inode {
 	uint64_t z_compacted_2b;	/* compact: entries in 2-byte packs */
 	uint64_t z_idataoff;		/* ztailpacking: byte address of the inline tail pcluster */
 	uint16_t z_idata_size;		/* ztailpacking: its size (0: no inline tail) */
+	/* fragments (z_advise has EROFS_ZADVISE_FRAGMENT); checked to lie
+	 * inside the packed inode: z_fragoff + i_size - z_frag_la <= its size */
+	bool z_whole_fragment;		/* map header bit 63: no index at all */
+	uint64_t z_fragoff;		/* offset of the fragment in the packed inode's data */
+	uint64_t z_frag_la;		/* file offset it starts at (0: the whole file) */
+	uint64_t z_tail_lcn;		/* tail fragment: lcluster of the tail extent's head */
 };
 
 /* Loads and fully checks the inode core at nid (bounds, i_format, mode,
@@ -134,6 +149,8 @@ int erofs_read_inode(struct erofs_reader *r, uint64_t nid, struct erofs_rd_inode
 #define EROFS_MAP_META		0x2u	/* inline tail inside the metadata area */
 #define EROFS_MAP_ENCODED	0x4u	/* [pa, pa + plen) is compressed: erofs_decode_extent() */
 #define EROFS_MAP_PARTIAL	0x8u	/* encoded: the extent is only the start of the stream */
+#define EROFS_MAP_FRAGMENT	0x10u	/* in the packed inode's data at pa (not an image address) */
+#define EROFS_MAP_INTERLACED	0x20u	/* uncompressed block kept as a ring: byte p at pa + p % blksz */
 
 struct erofs_map {
 	uint64_t la;		/* logical start of the extent */
@@ -147,15 +164,39 @@ struct erofs_map {
 /* Maps logical offset la (< i_size) to the extent containing it.  The
  * extent returned always contains la, lies inside the image when mapped
  * ([pa, pa + plen)), and ends at or before i_size.  Unencoded mapped data
- * is read from pa + (la - map.la) on.  Compressed files map whole extents
- * (a pcluster each, every index entry of the extent checked). */
+ * is read from pa + (la - map.la) on, except for the two kinds that
+ * erofs_read_mapped() knows how to read:
+ *   EROFS_MAP_FRAGMENT    [pa, pa + llen) of the packed inode's data
+ *                         (plen = llen), checked to lie inside it;
+ *   EROFS_MAP_INTERLACED  an uncompressed one-block pcluster stored as a
+ *                         ring (advise INTERLACED): byte p of the file at
+ *                         pa + p % blksz.
+ * Compressed files map whole extents (a pcluster each, every index entry
+ * of the extent checked). */
 int erofs_map_blocks(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 		     uint64_t la, struct erofs_map *map);
+
+/* Reads [pos, pos + len) of a file from its mapped, unencoded extent map
+ * (which must contain that range): plain, interlaced or fragment. */
+int erofs_read_mapped(struct erofs_reader *r, const struct erofs_map *map,
+		      void *buf, size_t len, uint64_t pos);
+
+/* The packed inode: 1 with *out set when the image has one (FRAGMENTS
+ * and a non-zero packed_nid), 0 when it has none, or a negative errno
+ * when it is unusable (not a regular file, itself stored in fragments,
+ * corrupt inode...).  Loaded and checked once; *out stays valid until
+ * erofs_reader_close(). */
+int erofs_packed_inode(struct erofs_reader *r, const struct erofs_rd_inode **out);
+
+/* Reads [off, off + len) of the packed inode's decoded data. */
+int erofs_read_packed(struct erofs_reader *r, void *buf, size_t len, uint64_t off);
 
 /* Decodes an EROFS_MAP_ENCODED extent, whole: *out points at map->llen
  * bytes owned by the reader, valid until its next call.  The stream must
  * decode to exactly map->llen bytes (to at least that many with
- * EROFS_MAP_PARTIAL).  The last extent decoded is kept. */
+ * EROFS_MAP_PARTIAL).  The last extent decoded is kept (one for the files,
+ * one for the packed inode, so that reading a file's fragment does not
+ * throw away the file's own extent). */
 int erofs_decode_extent(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 			const struct erofs_map *map, const uint8_t **out);
 

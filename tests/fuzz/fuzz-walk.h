@@ -14,9 +14,12 @@
  *   - symlink targets;
  *   - file and directory data: every extent mapped (erofs_map_blocks),
  *     compressed extents decoded (erofs_decode_extent), mapped ones read
- *     (erofs_dev_read), then the whole file read again with
+ *     (erofs_read_mapped; fragments only checked against the packed
+ *     inode, as fsck does), then the whole file read again with
  *     erofs_read_data() and a few ranges at pseudo-random offsets compared
  *     with that sequential read;
+ *   - the packed inode (fragments), as fsck checks it: xattrs, every
+ *     extent, all of its data;
  *   - link counts of files and directories after the walk;
  *   - with an extractor, the tree recreated below its directory the way
  *     fsck --extract=DIR does (dir_begin / node / hardlink / dir_end).
@@ -77,6 +80,9 @@
 #define FZ_DENT_BUDGET	(1u << 17)	/* directory entries kept per input */
 #define FZ_CMP_MAX	(1u << 20)	/* files up to this size are re-read at random */
 #define FZ_READ_CHUNK	(64u << 10)
+/* Reading a fragment may decode a whole extent of the packed inode, up to
+ * 12 MiB, however few bytes it takes from it: charged once per file. */
+#define FZ_FRAGMENT_COST	(12ull << 20)
 
 /* ---- state ---- */
 
@@ -282,12 +288,27 @@ static void fz_check_map(struct fz *f, const struct erofs_rd_inode *vi, uint64_t
 	FZ_CHECK(m->llen > 0);
 	FZ_CHECK(m->la <= la && la - m->la < m->llen);
 	FZ_CHECK(m->llen <= vi->size - m->la);
-	if (m->flags & EROFS_MAP_MAPPED) {
+	if (m->flags & EROFS_MAP_FRAGMENT) {
+		const struct erofs_rd_inode *pk = NULL;
+
+		/* an offset in the packed inode's data, inside it */
+		FZ_CHECK(m->flags & EROFS_MAP_MAPPED);
+		FZ_CHECK(!(m->flags & (EROFS_MAP_ENCODED | EROFS_MAP_META | EROFS_MAP_INTERLACED)));
+		FZ_CHECK(m->plen == m->llen);
+		FZ_CHECK(fz_is_compressed(vi));
+		FZ_CHECK(erofs_packed_inode(&f->r, &pk) == 1 && pk);
+		FZ_CHECK(pk->nid != vi->nid);
+		FZ_CHECK(m->pa <= pk->size && m->llen <= pk->size - m->pa);
+	} else if (m->flags & EROFS_MAP_MAPPED) {
 		FZ_CHECK(m->pa <= f->r.size && m->plen <= f->r.size - m->pa);
 		if (!(m->flags & EROFS_MAP_ENCODED))
 			FZ_CHECK(m->llen <= m->plen);
 	} else {
+		FZ_CHECK(!(m->flags & (EROFS_MAP_ENCODED | EROFS_MAP_META | EROFS_MAP_INTERLACED)));
+	}
+	if (m->flags & EROFS_MAP_INTERLACED) {
 		FZ_CHECK(!(m->flags & (EROFS_MAP_ENCODED | EROFS_MAP_META)));
+		FZ_CHECK(m->plen == f->r.blksz && !(m->pa % f->r.blksz));
 	}
 	if (m->flags & EROFS_MAP_ENCODED) {
 		FZ_CHECK(fz_is_compressed(vi));
@@ -327,8 +348,9 @@ static int fz_scan(struct fz *f, const struct erofs_rd_inode *vi)
 			}
 			FZ_CHECK(dec != NULL);
 			fz_fold(f, dec[0] + dec[m.llen - 1] + dec[(off - m.la)]);
-		} else if (!(m.flags & EROFS_MAP_ENCODED) && (m.flags & EROFS_MAP_MAPPED)) {
-			uint64_t pos = m.pa + (off - m.la), left = m.llen - (off - m.la);
+		} else if (!(m.flags & (EROFS_MAP_ENCODED | EROFS_MAP_FRAGMENT)) &&
+			   (m.flags & EROFS_MAP_MAPPED)) {
+			uint64_t pos = off, left = m.llen - (off - m.la);
 
 			while (left && f->data_left) {
 				size_t n = left < FZ_READ_CHUNK ? (size_t)left : FZ_READ_CHUNK;
@@ -337,7 +359,7 @@ static int fz_scan(struct fz *f, const struct erofs_rd_inode *vi)
 					n = (size_t)f->data_left;
 				f->data_left -= n;
 				fz_clear_err(f);
-				err = erofs_dev_read(&f->r, f->buf, n, pos);
+				err = erofs_read_mapped(&f->r, &m, f->buf, n, pos);
 				if (err) {
 					fz_failed(f, err);
 					return err;
@@ -368,6 +390,12 @@ static void fz_read_all(struct fz *f, const struct erofs_rd_inode *vi)
 	uint64_t off = 0, seed;
 	bool keep = vi->size <= FZ_CMP_MAX;
 	int i;
+
+	if (fz_is_compressed(vi) && (vi->z_advise & EROFS_ZADVISE_FRAGMENT)) {
+		if (f->data_left < FZ_FRAGMENT_COST)
+			return;
+		f->data_left -= FZ_FRAGMENT_COST;
+	}
 
 	while (off < vi->size) {
 		size_t n = vi->size - off < FZ_READ_CHUNK ? (size_t)(vi->size - off) : FZ_READ_CHUNK;
@@ -426,6 +454,8 @@ static bool fz_extract_budget(struct fz *f, const struct erofs_rd_inode *vi)
 
 	if (!S_ISREG(vi->di.mode))
 		return true;
+	if (fz_is_compressed(vi) && (vi->z_advise & EROFS_ZADVISE_FRAGMENT))
+		bytes = FZ_FRAGMENT_COST;
 	while (off < vi->size) {
 		struct erofs_map m;
 
@@ -652,6 +682,28 @@ out:
 	free(path);
 }
 
+/* The packed inode, as fsck's check_packed(): not a file of the tree. */
+static void fz_packed(struct fz *f)
+{
+	const struct erofs_rd_inode *pk = NULL;
+	int ret;
+
+	fz_clear_err(f);
+	ret = erofs_packed_inode(&f->r, &pk);
+	if (ret < 0) {
+		fz_failed(f, ret);
+		return;
+	}
+	if (!ret)
+		return;
+	FZ_CHECK(pk && S_ISREG(pk->di.mode) && pk->nid == f->r.sb.packed_nid);
+	FZ_CHECK(!fz_is_compressed(pk) || !(pk->z_advise & EROFS_ZADVISE_FRAGMENT));
+	fz_fold(f, pk->size);
+	fz_xattrs(f, pk);
+	if (!fz_scan(f, pk))
+		fz_read_all(f, pk);
+}
+
 /* The whole walk; x (may be NULL) extracts as fsck --extract=DIR does. */
 static void fz_walk(struct fz *f, struct erofs_extractor *x)
 {
@@ -682,6 +734,7 @@ static void fz_walk(struct fz *f, struct erofs_extractor *x)
 		return;
 	}
 	fz_xattrs(f, &vi);
+	fz_packed(f);
 	if (x) {
 		fd = erofs_extract_root(x);
 		if (fd < 0)

@@ -915,6 +915,282 @@ static void test_compressed(void)
 	free(m.b);
 }
 
+/* ------------------------------------------------------------------ */
+/* fragments and interlaced plain pclusters (6.1's zmap.c semantics)    */
+
+#define PACKED	40u	/* the packed inode: put_zfile's LZ4 file of 10000 bytes */
+#define FA	48u	/* whole-file fragment, compact: 3000 bytes at 1234 */
+#define FB	56u	/* full index: a raw block, then a tail fragment at 5000 */
+#define FC	64u	/* full index: LZ4 [0,5000), interlaced plain [5000,9000) */
+#define FD	72u	/* full index: its only head (lcluster 0) is the tail */
+#define FE	80u	/* compact index: a raw block, then a tail fragment at 7000 */
+
+static uint8_t *zhdr(struct img *m, uint64_t nid)
+{
+	return m->b + nid * 32 + 32;	/* no xattrs: 8-aligned right after the core */
+}
+
+static void put_full_entry(struct img *m, uint64_t nid, unsigned int lcn, unsigned int type,
+			   unsigned int clusterofs, uint32_t blkaddr)
+{
+	uint8_t *e = zhdr(m, nid) + 16 + lcn * 8;
+
+	put_le16(e, (uint16_t)type);
+	put_le16(e + 2, (uint16_t)clusterofs);
+	put_le32(e + 4, blkaddr);
+}
+
+static void frag_image(struct img *m, const uint8_t *packed, const uint8_t *cdata, bool interlaced)
+{
+	uint8_t zbuf[BLK], *h;
+	int clen;
+
+	img_init(m, 12);
+	m->sb.feature_incompat = EROFS_INCOMPAT_ZERO_PADDING | EROFS_INCOMPAT_FRAGMENTS;
+	m->sb.packed_nid = PACKED;
+	CHECK(put_zfile(m, packed, false) > 0);
+
+	put_inode(m, FA, S_IFREG | 0644, EROFS_LAYOUT_COMPRESSED_COMPACT, 3000, 0, false);
+	put_le64(zhdr(m, FA), 1234 | 1ull << 63);
+
+	put_inode(m, FB, S_IFREG | 0644, EROFS_LAYOUT_COMPRESSED_FULL, 6000, 1, false);
+	h = zhdr(m, FB);
+	put_le32(h, 5000);
+	put_le16(h + 4, EROFS_ZADVISE_FRAGMENT);
+	put_full_entry(m, FB, 0, EROFS_LCLUSTER_PLAIN, 0, 6);
+	put_full_entry(m, FB, 1, EROFS_LCLUSTER_HEAD1, 0, 0);	/* high half of the offset */
+	for (unsigned int i = 0; i < BLK; i++)
+		m->b[6 * BLK + i] = (uint8_t)(i * 7 + 3);
+
+	put_inode(m, FC, S_IFREG | 0644, EROFS_LAYOUT_COMPRESSED_FULL, 9000, 2, false);
+	put_le16(zhdr(m, FC) + 4, interlaced ? EROFS_ZADVISE_INTERLACED : 0);
+	put_full_entry(m, FC, 0, EROFS_LCLUSTER_HEAD1, 0, 8);
+	put_full_entry(m, FC, 1, EROFS_LCLUSTER_PLAIN, 5000 - BLK, 7);
+	put_full_entry(m, FC, 2, EROFS_LCLUSTER_PLAIN, 9000 - 2 * BLK, 0);	/* EOF */
+	clen = LZ4_compress_default((const char *)cdata, (char *)zbuf, 5000, BLK);
+	CHECK(clen > 0 && clen < (int)BLK);
+	memcpy(m->b + 9 * BLK - clen, zbuf, (size_t)clen);
+	for (unsigned int k = 0; k < 4000; k++) {
+		unsigned int at = interlaced ? (5000 + k) % BLK : k;
+
+		m->b[7 * BLK + at] = cdata[5000 + k];
+	}
+
+	put_inode(m, FD, S_IFREG | 0644, EROFS_LAYOUT_COMPRESSED_FULL, 3000, 0, false);
+	put_le32(zhdr(m, FD), 100);
+	put_le16(zhdr(m, FD) + 4, EROFS_ZADVISE_FRAGMENT);
+	put_full_entry(m, FD, 0, EROFS_LCLUSTER_HEAD1, 0, 0);
+
+	/* compact: ebase 2600, 4-byte packs: PLAIN then HEAD1, base 5 (block 6 = 5 + 1) */
+	put_inode(m, FE, S_IFREG | 0644, EROFS_LAYOUT_COMPRESSED_COMPACT, 6000, 1, false);
+	h = zhdr(m, FE);
+	put_le32(h, 7000);
+	put_le16(h + 4, EROFS_ZADVISE_FRAGMENT | EROFS_ZADVISE_COMPACTED_2B);
+	put_le16(h + 8, EROFS_LCLUSTER_PLAIN << 12);
+	put_le16(h + 10, EROFS_LCLUSTER_HEAD1 << 12);
+	put_le32(h + 12, 5);
+}
+
+/* Reads the whole file, then every range of a few sizes, against want. */
+static void check_file(struct erofs_reader *r, uint64_t nid, const uint8_t *want, size_t size)
+{
+	static uint8_t out[16384];
+	struct erofs_rd_inode vi;
+	int err = erofs_read_inode(r, nid, &vi);
+
+	CHECK(err == 0);
+	if (err) {
+		fprintf(stderr, "nid %llu: %s\n", (unsigned long long)nid, erofs_reader_error(r));
+		return;
+	}
+	CHECK(vi.size == size && size <= sizeof(out));
+	memset(out, 0xAA, sizeof(out));
+	err = erofs_read_data(r, &vi, out, size, 0);
+	CHECK(err == 0 && !memcmp(out, want, size));
+	if (err)
+		fprintf(stderr, "nid %llu: %s\n", (unsigned long long)nid, erofs_reader_error(r));
+	for (size_t at = 0; at < size; at += 997) {
+		size_t n = size - at < 1500 ? size - at : 1500;
+
+		CHECK(erofs_read_data(r, &vi, out, n, at) == 0 && !memcmp(out, want + at, n));
+	}
+}
+
+static void test_fragments(void)
+{
+	static uint8_t packed[10000], cdata[9000], want[9000];
+	const struct erofs_rd_inode *pk;
+	struct erofs_reader r;
+	struct erofs_rd_inode vi;
+	struct erofs_map map;
+	uint8_t buf[64];
+	struct img m;
+
+	fill_text(packed, sizeof(packed));
+	for (unsigned int i = 0; i < sizeof(cdata); i++)	/* text, then bytes that vary */
+		cdata[i] = i < 5000 ? packed[i] : (uint8_t)(i * 13 + i / 251);
+
+	for (int interlaced = 0; interlaced < 2; interlaced++) {
+		frag_image(&m, packed, cdata, interlaced);
+		CHECK(img_open(&m, &r) == 0);
+		CHECK(erofs_packed_inode(&r, &pk) == 1 && pk->nid == PACKED && pk->size == 10000);
+		check_file(&r, FA, packed + 1234, 3000);
+		memcpy(want, m.b + 6 * BLK, BLK);
+		memcpy(want + BLK, packed + 5000, 6000 - BLK);
+		check_file(&r, FB, want, 6000);
+		check_file(&r, FC, cdata, 9000);
+		check_file(&r, FD, packed + 100, 3000);
+		memcpy(want + BLK, packed + 7000, 6000 - BLK);
+		check_file(&r, FE, want, 6000);
+
+		/* the maps themselves */
+		CHECK(erofs_read_inode(&r, FA, &vi) == 0 && vi.z_whole_fragment &&
+		      vi.meta_end == FA * 32 + 40);
+		CHECK(erofs_map_blocks(&r, &vi, 2999, &map) == 0 && map.la == 0 && map.llen == 3000 &&
+		      map.pa == 1234 && map.flags == (EROFS_MAP_MAPPED | EROFS_MAP_FRAGMENT));
+		CHECK(erofs_read_inode(&r, FB, &vi) == 0 && vi.z_tail_lcn == 1 && vi.z_frag_la == BLK);
+		CHECK(erofs_map_blocks(&r, &vi, 5000, &map) == 0 && map.la == BLK &&
+		      map.llen == 6000 - BLK && map.pa == 5000 && (map.flags & EROFS_MAP_FRAGMENT));
+		CHECK(erofs_map_blocks(&r, &vi, 10, &map) == 0 && map.la == 0 && map.llen == BLK &&
+		      map.flags == EROFS_MAP_MAPPED);
+		CHECK(erofs_read_inode(&r, FC, &vi) == 0);
+		CHECK(erofs_map_blocks(&r, &vi, 8999, &map) == 0 && map.la == 5000 && map.llen == 4000 &&
+		      map.pa == 7 * BLK && map.plen == BLK &&
+		      map.flags == (EROFS_MAP_MAPPED | (interlaced ? EROFS_MAP_INTERLACED : 0)));
+		CHECK(erofs_read_mapped(&r, &map, buf, 8, 8190) == 0 && !memcmp(buf, cdata + 8190, 8));
+		EXPECT_ERR(erofs_read_mapped(&r, &map, buf, 8, 8995), -EINVAL, "outside its extent", &r);
+		CHECK(erofs_read_inode(&r, FD, &vi) == 0 && vi.z_tail_lcn == 0 && vi.z_frag_la == 0);
+		CHECK(erofs_read_packed(&r, buf, 10, 9990) == 0 && !memcmp(buf, packed + 9990, 10));
+		EXPECT_ERR(erofs_read_packed(&r, buf, 11, 9990), -EUCLEAN,
+			   "read of 11 bytes at 9990 beyond the end of the packed inode (10000 bytes)", &r);
+		erofs_reader_close(&r);
+		free(m.b);
+	}
+
+	/* the packed inode decoded on demand: a damaged pcluster names it */
+	frag_image(&m, packed, cdata, false);
+	m.b[6 * BLK - 40] ^= 0xff;
+	m.b[6 * BLK - 41] ^= 0x5a;
+	m.b[6 * BLK - 3] = 0xff;
+	CHECK(img_open(&m, &r) == 0 && erofs_read_inode(&r, FA, &vi) == 0);
+	checks++;
+	{
+		static uint8_t out[3000];
+		int err = erofs_read_data(&r, &vi, out, 3000, 0);
+
+		if (!err ? !memcmp(out, packed + 1234, 3000) :
+		    !strstr(erofs_reader_error(&r), "packed inode (nid 40): pcluster at block 5")) {
+			failures++;
+			fprintf(stderr, "%s:%d: damaged packed pcluster: %d %s\n", __FILE__, __LINE__,
+				err, erofs_reader_error(&r));
+		}
+	}
+	erofs_reader_close(&r);
+	free(m.b);
+
+	/* hostile images */
+	struct fcase {
+		const char *what;
+		uint64_t nid;
+		void (*edit)(struct img *m);
+		int err;
+		const char *words;
+	};
+	static const struct fcase cases[] = {
+		{ "no packed inode", FA, NULL, -EUCLEAN,
+		  "fragment of 3000 bytes, but the superblock names no packed inode (packed_nid 0)" },
+		{ "packed_nid out of range", FB, NULL, -EUCLEAN,
+		  "unusable packed inode (nid 1099511627776): nid 1099511627776 out of range" },
+		{ "packed inode a directory", FE, NULL, -EUCLEAN,
+		  "unusable packed inode (nid 36): not a regular file (mode 040755)" },
+		{ "packed inode a fragment itself", FA, NULL, -EUCLEAN,
+		  "the whole file is a fragment, but this is the packed inode itself" },
+		{ "... and a file reading it", FB, NULL, -EUCLEAN,
+		  "unusable packed inode (nid 48): the whole file is a fragment, but this is the packed inode itself" },
+		{ "fragment past the packed inode", FA, NULL, -EUCLEAN,
+		  "fragment of 3000 bytes at offset 9000 beyond the end of the packed inode (nid 40, 10000 bytes)" },
+		{ "fragment offset that wraps", FA, NULL, -EUCLEAN,
+		  "fragment of 3000 bytes at offset 9223372036854775807 beyond the end" },
+		{ "huge i_size", FA, NULL, -EUCLEAN,
+		  "fragment of 4611686018427387904 bytes at offset 1234 beyond the end" },
+		{ "no sb feature", FA, NULL, -EUCLEAN,
+		  "the whole file is a fragment of the packed inode, but the superblock lacks the fragments feature" },
+		{ "tail with a PLAIN head", FB, NULL, -EUCLEAN,
+		  "lcluster 1: the tail extent is a fragment, but its head is uncompressed" },
+		{ "tail with an inline pcluster", FB, NULL, -EUCLEAN,
+		  "both an inline tail pcluster and a tail fragment" },
+		{ "tail offset's high half", FB, NULL, -EUCLEAN,
+		  "fragment of 1904 bytes at offset 4294972296 beyond the end" },
+		{ "tail HEAD2 not in the sb", FB, NULL, -EUCLEAN,
+		  "lcluster 1: HEAD2 tail extent with algorithm 1, which the superblock does not list" },
+	};
+	static const struct ent dots[] = {
+		{ ROOT, ".", EROFS_FT_DIR }, { ROOT, "..", EROFS_FT_DIR },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct fcase *c = &cases[i];
+		int err;
+
+		frag_image(&m, packed, cdata, false);
+		switch (i) {
+		case 0: m.sb.packed_nid = 0; break;
+		case 1: m.sb.packed_nid = 1ull << 40; break;
+		case 2: m.sb.packed_nid = ROOT; put_root(&m, dots, 2); break;
+		case 3: case 4: m.sb.packed_nid = FA; break;
+		case 5: put_le64(zhdr(&m, FA), 9000 | 1ull << 63); break;
+		case 6: put_le64(zhdr(&m, FA), UINT64_MAX); break;
+		case 7: put_inode(&m, FA, S_IFREG | 0644, EROFS_LAYOUT_COMPRESSED_COMPACT,
+				  1ull << 62, 0, true);
+			put_le64(zhdr(&m, FA) + 32, 1234 | 1ull << 63); break;
+		case 8: m.sb.feature_incompat &= ~EROFS_INCOMPAT_FRAGMENTS; break;
+		case 9: put_full_entry(&m, FB, 1, EROFS_LCLUSTER_PLAIN, 0, 0); break;
+		case 10: put_le16(zhdr(&m, FB) + 4, EROFS_ZADVISE_FRAGMENT | EROFS_ZADVISE_INLINE_PCLUSTER); break;
+		case 11: put_full_entry(&m, FB, 1, EROFS_LCLUSTER_HEAD1, 0, 1); break;
+		case 12: put_full_entry(&m, FB, 1, EROFS_LCLUSTER_HEAD2, 0, 0);
+			zhdr(&m, FB)[6] = 0x10; break;
+		}
+		CHECK(img_open(&m, &r) == 0);
+		err = erofs_read_inode(&r, c->nid, &vi);
+		checks++;
+		if (err != c->err || !strstr(erofs_reader_error(&r), c->words)) {
+			failures++;
+			fprintf(stderr, "%s: returned %d (\"%s\"), expected %d with \"%s\"\n",
+				c->what, err, erofs_reader_error(&r), c->err, c->words);
+		}
+		erofs_reader_close(&r);
+		free(m.b);
+	}
+
+	/* an extent head after the tail extent: refused, not read from the
+	 * fragment (lcluster 2's NONHEAD leads back over lcluster 1's head) */
+	frag_image(&m, packed, cdata, false);
+	put_inode(&m, FB, S_IFREG | 0644, EROFS_LAYOUT_COMPRESSED_FULL, 10000, 1, false);
+	put_full_entry(&m, FB, 0, EROFS_LCLUSTER_HEAD1, 0, 0);
+	put_full_entry(&m, FB, 1, EROFS_LCLUSTER_PLAIN, 0, 6);
+	put_le16(zhdr(&m, FB) + 16 + 16, EROFS_LCLUSTER_NONHEAD);
+	put_le16(zhdr(&m, FB) + 16 + 20, 2);
+	put_le16(zhdr(&m, FB) + 16 + 22, 1);
+	put_le32(zhdr(&m, FB), 0);
+	CHECK(img_open(&m, &r) == 0 && erofs_read_inode(&r, FB, &vi) == 0 && vi.z_tail_lcn == 0);
+	/* the tail head is lcluster 0: as in 6.1, the whole file is the fragment */
+	CHECK(erofs_map_blocks(&r, &vi, 5000, &map) == 0 && map.la == 0 && map.llen == 10000 &&
+	      (map.flags & EROFS_MAP_FRAGMENT) && map.pa == 0);
+	erofs_reader_close(&r);
+	put_full_entry(&m, FB, 0, EROFS_LCLUSTER_PLAIN, 0, 6);
+	put_full_entry(&m, FB, 1, EROFS_LCLUSTER_HEAD1, 0, 0);
+	put_full_entry(&m, FB, 2, EROFS_LCLUSTER_HEAD1, 0, 0);
+	put_inode(&m, FB, S_IFREG | 0644, EROFS_LAYOUT_COMPRESSED_FULL, 3 * BLK + 100, 1, false);
+	put_le16(zhdr(&m, FB) + 16 + 24, EROFS_LCLUSTER_NONHEAD);
+	put_le16(zhdr(&m, FB) + 16 + 28, 2);	/* back over lcluster 2's head */
+	put_le16(zhdr(&m, FB) + 16 + 30, 1);
+	put_le32(zhdr(&m, FB), 0);
+	CHECK(img_open(&m, &r) == 0 && erofs_read_inode(&r, FB, &vi) == 0 && vi.z_tail_lcn == 1);
+	EXPECT_ERR(erofs_map_blocks(&r, &vi, BLK + 5, &map), -EUCLEAN,
+		   "lcluster 2: an extent starts after the tail extent (a fragment) at lcluster 1", &r);
+	erofs_reader_close(&r);
+	free(m.b);
+}
+
 int main(void)
 {
 	char out[32];
@@ -925,6 +1201,7 @@ int main(void)
 	test_dir_iterate();
 	test_xattrs();
 	test_compressed();
+	test_fragments();
 
 	CHECK(!strcmp(erofs_escape(out, sizeof(out), "a\nb\\", 4), "a\\x0ab\\x5c"));
 	CHECK(!strcmp(erofs_escape(out, 16, "abcdefghijklmnopqrstuvwxyz", 26), "abcdefgh..."));
