@@ -45,6 +45,13 @@
  *   craft g10 IMG PATH          as g1, but every NONHEAD looks back one
  *                               lcluster: finding the extent head walks
  *                               786433 index entries
+ *   craft g11 IMG PATH PACKED   as g3 with a valid 4000-byte fragment, but
+ *                               PACKED (the packed inode) becomes a
+ *                               character device: no read_folio behind it
+ *   craft g11s IMG PATH         as g3 with a valid 4000-byte fragment, but
+ *                               the packed inode is a new 64 KiB inode whose
+ *                               own data is a whole-file fragment: reading
+ *                               it reads itself
  *   craft lookup IMG PATH       print PATH's nid, inode offset, format,
  *                               layout and size (a debugging aid)
  *
@@ -257,8 +264,8 @@ static void grow(size_t size)
 
 /*
  * Append a new extended inode in the image of OLD's mode and owner, with
- * LAYOUT, SIZE and I_U; repoint DIRENT at it.  Returns the inode's offset;
- * the caller appends its payload right after the 64 bytes.
+ * LAYOUT, SIZE and I_U; repoint DIRENT at it (0: no dirent).  Returns the
+ * inode's offset; the caller appends its payload right after the 64 bytes.
  */
 static uint64_t append_inode(const struct inode *old, uint64_t dirent,
 			     unsigned int layout, uint64_t size, uint32_t i_u,
@@ -283,7 +290,8 @@ static uint64_t append_inode(const struct inode *old, uint64_t dirent,
 		put32(p + 28, get16(o + 26));
 	}
 	put32(p + 44, 1);			/* i_nlink */
-	put64(img + dirent, (off - meta_base()) / 32);
+	if (dirent)
+		put64(img + dirent, (off - meta_base()) / 32);
 	return off;
 }
 
@@ -417,6 +425,38 @@ static void craft_g3(const char *path, const char *packed, uint64_t size)
 	put64(img + SB_OFF + 96, pk.nid);
 }
 
+/* G11: the packed inode is a character device */
+static void craft_g11(const char *path, const char *packed)
+{
+	struct inode pk;
+
+	craft_g3(path, packed, 4000);
+	lookup(packed, &pk);
+	if (pk.size < 4000)
+		die("%s: %llu bytes, the fragment needs 4000", packed,
+		    (unsigned long long)pk.size);
+	put16(img + pk.off + 4, (pk.mode & 07777) | 0020000);
+}
+
+/* G11, second half: a packed inode whose data is a fragment of itself */
+static void craft_g11s(const char *path)
+{
+	struct inode ino;
+	uint64_t dirent = lookup(path, &ino), off, pk;
+
+	if (blkbits != 12)
+		die("g11s needs a 4096-byte block image");
+	/* the packed inode: 64 KiB, "whole file in the packed inode at 0" */
+	pk = append_inode(&ino, 0, COMPRESSED_FULL, 65536, 0, 8);
+	put64(img + pk + 64, 1ull << 63 | 0);
+	put16(img + pk + 4, (ino.mode & 07777) | 0100000);
+	/* PATH: a valid whole-file fragment of 4000 bytes at offset 0 */
+	off = append_inode(&ino, dirent, COMPRESSED_FULL, 4000, 0, 8);
+	put64(img + off + 64, 1ull << 63 | 0);
+	put32(img + SB_OFF + 80, get32(img + SB_OFF + 80) | INCOMPAT_FRAGMENTS);
+	put64(img + SB_OFF + 96, (pk - meta_base()) / 32);
+}
+
 /* G4: a negative i_size */
 static void craft_g4(const char *path)
 {
@@ -495,8 +535,9 @@ int main(int argc, char **argv)
 			"usage: craft check|badmagic|badcsum IMG\n"
 			"       craft incompat IMG BITS\n"
 			"       craft flip IMG MARKER\n"
-			"       craft g1|g1p|g2|g4|g5|g10|lookup IMG PATH\n"
-			"       craft g3 IMG PATH PACKED-PATH [I_SIZE]\n");
+			"       craft g1|g1p|g2|g4|g5|g10|g11s|lookup IMG PATH\n"
+			"       craft g3 IMG PATH PACKED-PATH [I_SIZE]\n"
+			"       craft g11 IMG PATH PACKED-PATH\n");
 		return 2;
 	}
 	load(argv[2]);
@@ -548,6 +589,10 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "g3") && (argc == 5 || argc == 6)) {
 		craft_g3(argv[3], argv[4],
 			 argc == 6 ? strtoull(argv[5], NULL, 0) : 64ull << 30);
+	} else if (!strcmp(mode, "g11") && argc == 5) {
+		craft_g11(argv[3], argv[4]);
+	} else if (!strcmp(mode, "g11s") && argc == 4) {
+		craft_g11s(argv[3]);
 	} else if (!strcmp(mode, "g4") && argc == 4) {
 		craft_g4(argv[3]);
 	} else if (!strcmp(mode, "g5") && argc == 4) {

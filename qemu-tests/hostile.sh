@@ -25,6 +25,8 @@ declare -A HOSTILE_RE=(
 	[g4]='negative i_size'
 	[g5]='bogus h_shared_count'
 	[g10]='extent too large: lookback'
+	[g11]='packed inode \(nid [0-9]+\) is not a regular file'
+	[g11s]='claims a fragment of its own'
 )
 # why Debian's module must not mount a case or a named image in the default
 # run (empty: it runs).  HOSTILE_STOCK=solo gives each of them to Debian's
@@ -35,6 +37,8 @@ declare -A HOSTILE_NOSTOCK=(
 	[g2]='its out-of-bounds memcpy corrupts guest memory silently, endangering later images'
 	[g10]='the same > 2 GiB extent as g1 (oops), reached after 786433-step lookbacks'
 	[hostile-g3-fragment-64g]='one 4 KiB read soft-locks the CPU for 20+ s and never finishes'
+	[g11]='calls the NULL read_folio of a character-device packed inode (oops)'
+	[g11s]='the reading task waits forever for the packed inode page it is filling'
 )
 HOSTILE_STOCK=${HOSTILE_STOCK:-skip}	# skip|solo: what stock does with the above
 HOSTILE_LIST=${HOSTILE_LIST-$here/hostile.list}	# empty: no hostile cases
