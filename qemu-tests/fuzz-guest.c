@@ -25,7 +25,8 @@
  *          ms=N entries=N errors=N euclean=N eopnotsupp=N eio=N other=N
  *          cache_kb=N avail_kb=N kern=0|1 errnos=NAME:N,... up=S
  *          msg=FIRST-EROFS-ERROR
- * (errnos: the walk's errors other than EUCLEAN/EOPNOTSUPP/EIO by name;
+ * (errnos: the walk's errors other than EUCLEAN/EOPNOTSUPP/EIO as
+ * ERRNO@OPERATION;
  * msg: the image's first error-level erofs message, else its first erofs
  * message; up: guest uptime)
  *   forge: STUCK K NUMBER               the walker survived SIGKILL
@@ -175,7 +176,7 @@ struct walk {
 	long entries, errors, euclean, eopnotsupp, eio, other;
 	long cache_before, cache_after;
 	int summary;
-	struct { char name[32]; long n; } errnos[12];	/* the other errnos */
+	struct { char name[64]; long n; } errnos[12];	/* other errnos, by op */
 };
 
 /* count one error named NAME (hostile-walk's errno names) in W */
@@ -214,8 +215,12 @@ static void parse_walk(const char *path, struct walk *w)
 		char op[32], name[32];
 
 		if (sscanf(line, "error %31s - %31s", op, name) == 2 && strcmp(name, "EUCLEAN") &&
-		    strcmp(name, "EOPNOTSUPP") && strcmp(name, "EIO"))
-			tally(w, name);
+		    strcmp(name, "EOPNOTSUPP") && strcmp(name, "EIO")) {
+			char key[64];
+
+			snprintf(key, sizeof(key), "%s@%s", name, op);
+			tally(w, key);
+		}
 		if (sscanf(line, "summary entries=%ld errors=%ld EUCLEAN=%ld EOPNOTSUPP=%ld "
 			   "EIO=%ld other=%ld bytes=%*d cached_kb=%ld->%ld", &w->entries,
 			   &w->errors, &w->euclean, &w->eopnotsupp, &w->eio, &w->other,
@@ -348,7 +353,7 @@ int main(int argc, char **argv)
 	for (k = 0; line && k < count; k++) {
 		static const char *const cache[] = { "readaround", "readahead", "disabled" };
 		unsigned long long number, off, size;
-		char dev[32], opts[96], msg[200], etext[200];
+		char dev[32], opts[96], msg[200], etext[400];
 		const char *what;
 		struct walk w = { 0 };
 		int merr = 0, killed = 0, kern;

@@ -332,8 +332,11 @@ static void parse_zmap(struct seed *s, uint64_t nid, uint64_t ioff, unsigned int
 	add_bits(s, h + 7, 0, 3, K_CLUSTERBITS, "h_clusterbits", nid, 0);
 	add_bits(s, h + 7, 7, 1, K_FLAGS, "h_fragment_bit", nid, size);
 	advise = get16(s->img + h + 4);
-	if (s->img[h + 7] & 0x80)
-		return;	/* whole file in the packed inode: no indexes */
+	if (s->img[h + 7] & 0x80) {
+		/* whole file in the packed inode: a 63-bit offset, no indexes */
+		add_bits(s, h, 0, 63, K_SIZE, "h_fragmentoff63", nid, size);
+		return;
+	}
 	if (total > 65536)
 		total = 65536;
 	if (layout == 1) {	/* full indexes */

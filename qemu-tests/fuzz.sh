@@ -153,7 +153,7 @@ seed() {
 
 # -E OPT only when mkfs --help lists OPT (fragments, all-fragments, ...)
 mkfs_has_extended() {
-	"$MKFS" --help 2>&1 | grep -qE -- "(^|[ ,])$1([ ,.)]|\$)"
+	"$MKFS" --help 2>&1 | grep -qE -- "(^|[ ,(])$1([][ ,.)=]|\$)"
 }
 
 # crafted NAME CASE BASE-SEED PATH...: a seed made hostile by craft.c
@@ -202,6 +202,7 @@ make_seeds() {
 	crafted g1p g1p big-pcluster-legacy text
 	crafted g2 g2 plain text
 	crafted g3 g3 plain text d/five-k 1048576
+	crafted g3-valid g3 plain text d/five-k 4000
 	crafted g5 g5 plain hello
 	local s
 	for s in "${SEEDS[@]}"; do
@@ -302,7 +303,7 @@ keep_failure() {
 		echo "rebuild: fuzz-mutate -s $SEED -x $number -o IMG SEEDS (the images in seeds/, in the order of seeds.list)"
 		echo "edits: $(grep -m1 "^$number " "$OUT"/mutations/* 2>/dev/null | cut -d' ' -f2- || true)"
 		echo "--- kernel (serial console from the image's RUN marker) ---"
-		[ -f "$log" ] && sed -n "/^forge: RUN [0-9]* $number\$/,\$p" "$log" | tr -d '\r' | head -n 200
+		[ -f "$log" ] && tr -d '\r' < "$log" | sed -n "/^forge: RUN [0-9]* $number\$/,\$p" | head -n 200
 	} > "$base.txt"
 	FAILURES+=("$kind $number")
 	msg "FAILURE: $kind on image $number (kept: $base.img)"
@@ -433,8 +434,9 @@ report() {
 			awk -F: '{ t[$1] += $2 } END { for (k in t) printf "%s %d\n", k, t[k] }' | sort | tr '\n' ',' | sed 's/,$//; s/,/, /g')"
 		echo "largest page-cache growth of one walk: $(sed -n 's/.* cache_kb=\(-\{0,1\}[0-9]*\) .*/\1/p' "$r" | sort -n | tail -n 1) kB; lowest MemAvailable: $(sed -n 's/.* avail_kb=\([0-9]*\) .*/\1/p' "$r" | sort -n | head -n 1) kB"
 		echo "slowest image: $(sed -n 's/^\([0-9]*\) .* ms=\([0-9]*\) .*/\2 ms (image \1)/p' "$r" | sort -n | tail -n 1)"
-		echo "distinct kernel erofs messages (first per image, numbers masked): $(sed -n 's/.* msg=//p' "$r" | sed -E 's/[0-9]+/N/g; s/\(device [^)]*\)//' | sort -u | grep -c . || true)"
-		sed -n 's/.* msg=//p' "$r" | sed -E 's/[0-9]+/N/g; s/\(device [^)]*\): //' | sort | uniq -c | sort -rn | head -n 15 | sed 's/^/    /'
+		sed -n 's/.* msg=//p' "$r" | sed -E 's/\(device [^)]*\): //; s/0x[0-9a-f]+/N/g; s/-?[0-9]+/N/g' > "$SCRATCH/msgs"
+		echo "distinct kernel erofs messages (first error per image, numbers masked): $(sort -u "$SCRATCH/msgs" | grep -c . || true)"
+		sort "$SCRATCH/msgs" | uniq -c | sort -rn | head -n 15 | sed 's/^/    /'
 		if [ ${#FAILURES[@]} -eq 0 ]; then
 			echo "findings: none"
 		else
