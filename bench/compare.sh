@@ -6,6 +6,7 @@
 #
 #   bench/compare.sh [TREE]     default: the linux-source-6.1 tree, extracted
 #                               once into $BENCH_DIR (default /var/tmp/erofs-bench)
+#   SETTINGS=$'-zlz4\n-zlz4hc' bench/compare.sh    only these settings
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 ours=${MKFS:-$top/build/mkfs/mkfs.erofs}
@@ -59,8 +60,16 @@ row() { # LABEL "wall cpu rss size" [reference]
 	echo
 }
 
+# the settings of the compression and dedup issues' targets; Debian's 1.5
+# predates fragments and dedupe, so those rows have no ratio.  SETTINGS
+# (one setting per line) replaces the list.
 settings=("-zlz4hc" "-zlz4hc -C65536 -Eztailpacking" "-zlz4" ""
-	"-zlz4hc,12 -C65536 -Eztailpacking" "--chunksize=4096")
+	"-zlz4hc,12 -C65536 -Eztailpacking" "--chunksize=4096"
+	"-zlz4hc -C65536 -Efragments,ztailpacking" "-zlz4hc -Ededupe"
+	"-zlz4hc,12 -C65536 -Ededupe,fragments,ztailpacking")
+if [ -n "${SETTINGS:-}" ]; then
+	mapfile -t settings <<<"$SETTINGS"
+fi
 for s in "${settings[@]}"; do
 	label=${s:-uncompressed}
 	echo "== $label"

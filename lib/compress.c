@@ -45,11 +45,15 @@
 #include "erofs/progress.h"
 #include "erofs/tree.h"
 #include "erofs/xattr.h"
+#include "erofs/zdedupe.h"
 
 #define EXTENT_INPUT_MAX	(4u << 20)	/* input offered to one pcluster */
 #define SEGMENT_SIZE		(8u << 20)
 #define INFLIGHT_PER_WORKER	4
 #define ESTIMATE_PIECE		(64u << 10)
+/* -E dedupe: content-defined cut points (see next_anchor()) */
+#define ANCHOR_MIN_GAP		(64u << 10)
+#define ANCHOR_MASK		((1ull << 17) - 1)
 
 /* One segment of one file, compressed into memory by a worker. */
 struct work_item {
@@ -73,6 +77,7 @@ struct work_queue {
 	const struct erofs_build_options *opts;
 	const struct erofs_tree *tree;
 	struct erofs_packed *packed;	/* fragments; NULL without them */
+	struct erofs_zdedupe *dedupe;	/* -E dedupe: the pclusters stored so far */
 	struct work_item *items;
 	uint32_t nr_items;
 	uint32_t next;			/* next item to hand out */
@@ -91,8 +96,48 @@ struct compressor {
 	uint8_t *input;			/* the segment being compressed */
 	uint8_t *pcluster;		/* output of one pcluster */
 	uint8_t *estimate;		/* scratch for estimate_compressed() */
+	uint64_t gear[256];		/* next_anchor()'s per-byte values */
 	struct erofs_dir_cache dirs;
 };
+
+/*
+ * -E dedupe finds repeated pclusters, so a repeated run must be cut into
+ * the same pclusters wherever it lies.  Extents are therefore also cut at
+ * content-defined anchors: positions where a rolling hash of the 64 bytes
+ * before them has its low bits clear ("gear" hashing: shift, add a random
+ * value per byte).  A run repeated at another offset, in this file or
+ * another, meets the same anchors and compresses into the same pclusters
+ * after its first one.  Anchors come at least ANCHOR_MIN_GAP apart, about
+ * every ANCHOR_MIN_GAP + ANCHOR_MASK bytes; each costs about half a block.
+ */
+static uint64_t gear_value(unsigned int byte)
+{
+	/* splitmix64 of the byte: fixed, so images are reproducible */
+	uint64_t z = (byte + 1) * 0x9e3779b97f4a7c15ull;
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* The first anchor at or after `from` in buf[0, len), or len for none. */
+static uint64_t next_anchor(const uint64_t *gear, const uint8_t *buf, uint64_t from,
+			    uint64_t len)
+{
+	uint64_t h = 0;
+
+	if (from >= len)
+		return len;
+	/* the hash at a position depends only on the 64 bytes before it */
+	for (uint64_t i = from > 64 ? from - 64 : 0; i < from; i++)
+		h = (h << 1) + gear[buf[i]];
+	for (uint64_t i = from; i < len; i++) {
+		if (!(h & ANCHOR_MASK))
+			return i;
+		h = (h << 1) + gear[buf[i]];
+	}
+	return len;
+}
 
 static int compressor_init(struct compressor *c, const struct erofs_build_options *opts)
 {
@@ -103,6 +148,8 @@ static int compressor_init(struct compressor *c, const struct erofs_build_option
 	c->input = malloc(SEGMENT_SIZE);
 	c->pcluster = malloc(EROFS_PCLUSTER_MAX_SIZE);
 	c->estimate = malloc(LZ4_COMPRESSBOUND(ESTIMATE_PIECE));
+	for (unsigned int b = 0; b < 256; b++)
+		c->gear[b] = gear_value(b);
 	for (unsigned int i = 0; i < opts->nr_algorithms; i++)
 		if (opts->algorithms[i].kind == EROFS_COMPRESS_LZ4HC && !c->hc_state &&
 		    !(c->hc_state = LZ4_createStreamHC()))
@@ -247,7 +294,10 @@ static uint32_t inline_room(const struct erofs_build_options *opts,
 {
 	uint32_t blksz = 1u << opts->blkszbits;
 	uint32_t meta = EROFS_EXTENDED_INODE_SIZE + inode->ibody_bound;
-	uint32_t record = meta + erofs_zindex_size(opts, meta, inode->size, NULL);
+	/* with dedupe the file may need a full index */
+	static const struct erofs_zinfo full = { .full_index = true };
+	uint32_t record = meta + erofs_zindex_size(opts, meta, inode->size,
+						   opts->dedupe ? &full : NULL);
 
 	return record < blksz ? blksz - record : 0;
 }
@@ -280,8 +330,9 @@ static int compress_segment(struct compressor *c, const struct work_queue *q,
 	const bool fragment_tail = to_fragment && item->last;
 	const bool ztail = c->opts->ztailpacking && item->last && !to_fragment;
 	const struct erofs_algorithm *alg = &c->opts->algorithms[item->algorithm];
+	const bool anchored = c->opts->dedupe && !item->packed;
 	uint32_t cap = 0;
-	uint64_t pos = 0;
+	uint64_t pos = 0, anchor = 0;
 	uint8_t *out;
 	int err;
 
@@ -298,6 +349,15 @@ static int compress_segment(struct compressor *c, const struct work_queue *q,
 		uint64_t left = len - pos;
 		int src_len = (int)(left < EXTENT_INPUT_MAX ? left : EXTENT_INPUT_MAX), out_len;
 		uint64_t nblks, raw_blocks, lofs = item->start + pos;
+
+		/* an extent may end at an anchor only past its own lcluster
+		 * (one head per lcluster); nearer ones are skipped */
+		while (anchored && anchor < len &&
+		       (anchor <= pos || (item->start + anchor) / blksz <= lofs / blksz))
+			anchor = next_anchor(c->gear, c->input,
+					     anchor <= pos ? pos + ANCHOR_MIN_GAP : anchor + 1, len);
+		if (anchored && anchor - pos < (uint64_t)src_len)
+			src_len = (int)(anchor - pos);
 
 		/*
 		 * Fragments: what is left once it would fit in one pcluster
@@ -355,6 +415,8 @@ static int compress_segment(struct compressor *c, const struct work_queue *q,
 
 			if (fragment_tail && len - pos <= item->pcluster_size)
 				break;
+			if (anchored && pos < anchor && pos + n > anchor)
+				n = anchor - pos;	/* past the head's lcluster: see above */
 			if (item->last && pos + n == len && in_lcluster + n > blksz)
 				n = blksz - in_lcluster;	/* the rest follows, aligned */
 
@@ -558,9 +620,111 @@ static int commit_fragment(const struct erofs_build_options *opts, struct erofs_
 	return 0;
 }
 
+/*
+ * Whether an extent of dlen bytes at lofs may use a stored pcluster of the
+ * key's shape: the rules of the top of this file hold for the extent's own
+ * position, which differs from the stored one's.
+ */
+static bool reference_fits(const struct erofs_build_options *opts,
+			   const struct erofs_zdedupe_key *key, uint64_t lofs, bool file_last)
+{
+	const uint32_t blksz = 1u << opts->blkszbits;
+
+	if (key->nblks > 1 && (lofs + key->decoded) / blksz < lofs / blksz + 2)
+		return false;
+	return !(key->raw && file_last && (lofs & (blksz - 1)) + key->decoded > blksz);
+}
+
+/* A stored pcluster with these bytes, or NULL; the hash is confirmed byte for byte. */
+static const struct erofs_zdedupe_entry *find_stored(const struct work_queue *q,
+						     const struct erofs_zdedupe_key *key,
+						     const uint8_t *bytes,
+						     struct erofs_seq_writer *spool, uint8_t *scratch)
+{
+	const struct erofs_zdedupe_entry *e;
+	const unsigned int bits = q->opts->blkszbits;
+	uint32_t cursor = 0;
+
+	while ((e = erofs_zdedupe_next(q->dedupe, key, &cursor))) {
+		/*
+		 * A file stored plain after all keeps only its whole aligned
+		 * blocks, which read exactly like raw pclusters of one block:
+		 * those are still there to share (incompressible duplicates).
+		 */
+		if (!e->owner->z && !(e->key.raw && e->key.decoded == 1u << bits &&
+				      e->lofs == (uint64_t)e->pblk << bits))
+			continue;
+		if (erofs_seq_flush(spool) ||
+		    erofs_pread_all(spool->fd, scratch, (size_t)key->nblks << bits, e->spool_pos))
+			return NULL;
+		if (!memcmp(scratch, bytes, (size_t)key->nblks << bits))
+			return e;
+	}
+	return NULL;
+}
+
+/*
+ * -E dedupe: stores the item's pclusters that are new and points the
+ * others at the copy already stored (in this file or an earlier one).
+ */
+static int commit_dedupe(const struct work_queue *q, struct erofs_inode *inode,
+			 struct work_item *item, struct erofs_seq_writer *spool, uint64_t *spool_end,
+			 uint8_t *scratch)
+{
+	const struct erofs_build_options *opts = q->opts;
+	const unsigned int bits = opts->blkszbits;
+	struct erofs_zinfo *zi = inode->z;
+	const uint32_t n = item->z.nr_extents;
+	struct erofs_zextent *bigger;
+	int err;
+
+	bigger = realloc(zi->extents, (zi->nr_extents + n + 1) * sizeof(*bigger));
+	if (!bigger)
+		return -ENOMEM;
+	zi->extents = bigger;
+	for (uint32_t i = 0; i < n; i++) {
+		struct erofs_zextent e = item->z.extents[i];
+		const uint8_t *bytes = item->blocks + ((uint64_t)e.pblk << bits);
+		uint64_t end = i + 1 < n ? item->z.extents[i + 1].lofs
+				      : item->frag ? item->frag_at : item->end;
+		struct erofs_zdedupe_key key = {
+			.decoded = (uint32_t)(end - e.lofs), .nblks = e.nblks, .raw = e.raw,
+		};
+		const struct erofs_zdedupe_entry *stored = NULL;
+
+		if (e.nblks) {
+			key.hash = XXH3_128bits(bytes, (size_t)e.nblks << bits);
+			if (reference_fits(opts, &key, e.lofs, item->last && i + 1 == n && !item->frag))
+				stored = find_stored(q, &key, bytes, spool, scratch);
+		}
+		if (stored) {
+			e.owner = stored->owner == inode ? NULL : stored->owner;
+			e.pblk = stored->pblk;
+			zi->full_index = true;
+			zi->shared_blocks += e.nblks;
+		} else {
+			e.pblk = zi->nr_blocks;
+			if (e.nblks) {
+				struct erofs_zdedupe_entry entry = {
+					.key = key, .owner = inode, .pblk = e.pblk, .lofs = e.lofs,
+					.spool_pos = *spool_end,
+				};
+
+				erofs_seq_write(spool, *spool_end, bytes, (size_t)e.nblks << bits);
+				*spool_end += (uint64_t)e.nblks << bits;
+				zi->nr_blocks += e.nblks;
+				if ((err = erofs_zdedupe_add(q->dedupe, &entry)))
+					return err;
+			}
+		}
+		zi->extents[zi->nr_extents++] = e;
+	}
+	return 0;
+}
+
 /* Appends one finished item to the spool and to its file's extents. */
 static int commit_item(const struct work_queue *q, struct work_item *item,
-		       struct erofs_seq_writer *spool, uint64_t *spool_end)
+		       struct erofs_seq_writer *spool, uint64_t *spool_end, uint8_t *scratch)
 {
 	const struct erofs_build_options *opts = q->opts;
 	struct erofs_inode *inode = item->inode;
@@ -579,18 +743,24 @@ static int commit_item(const struct work_queue *q, struct work_item *item,
 	if (item->last && !item->frag && opts->ztailpacking && item->z.nr_extents &&
 	    (err = pack_tail(opts, inode, item)))
 		return err;
-	bytes = (uint64_t)item->z.nr_blocks << opts->blkszbits;
-	erofs_seq_write(spool, *spool_end, item->blocks, bytes);
-	*spool_end += bytes;
-	bigger = realloc(zi->extents, (zi->nr_extents + item->z.nr_extents + 1) * sizeof(*bigger));
-	if (!bigger)
-		return -ENOMEM;
-	zi->extents = bigger;
-	for (uint32_t i = 0; i < item->z.nr_extents; i++) {
-		bigger[zi->nr_extents] = item->z.extents[i];
-		bigger[zi->nr_extents++].pblk += zi->nr_blocks;
+	if (q->dedupe && !item->packed) {
+		if ((err = commit_dedupe(q, inode, item, spool, spool_end, scratch)))
+			return err;
+	} else {
+		bytes = (uint64_t)item->z.nr_blocks << opts->blkszbits;
+		erofs_seq_write(spool, *spool_end, item->blocks, bytes);
+		*spool_end += bytes;
+		bigger = realloc(zi->extents,
+				 (zi->nr_extents + item->z.nr_extents + 1) * sizeof(*bigger));
+		if (!bigger)
+			return -ENOMEM;
+		zi->extents = bigger;
+		for (uint32_t i = 0; i < item->z.nr_extents; i++) {
+			bigger[zi->nr_extents] = item->z.extents[i];
+			bigger[zi->nr_extents++].pblk += zi->nr_blocks;
+		}
+		zi->nr_blocks += item->z.nr_blocks;
 	}
-	zi->nr_blocks += item->z.nr_blocks;
 	/* the packed inode itself is always kept compressed: its readers
 	 * expect it so, and it seldom fails to gain */
 	if (item->last && !item->packed &&
@@ -615,8 +785,14 @@ static int run_queue(struct work_queue *q, struct erofs_seq_writer *spool, uint6
 	uint64_t total = 0, done = 0;
 	int err = 0;
 
-	if (!threads)
+	/* what -E dedupe reads a stored pcluster back into */
+	uint8_t *scratch = q->dedupe ? malloc(EROFS_PCLUSTER_MAX_SIZE) : NULL;
+
+	if (!threads || (q->dedupe && !scratch)) {
+		free(threads);
+		free(scratch);
 		return -ENOMEM;
+	}
 	q->max_ahead = nr_workers * INFLIGHT_PER_WORKER;
 	for (uint32_t i = 0; i < q->nr_items; i++)
 		total += q->items[i].end - q->items[i].start;
@@ -633,7 +809,7 @@ static int run_queue(struct work_queue *q, struct erofs_seq_writer *spool, uint6
 		while (!item->done)
 			pthread_cond_wait(&q->item_done, &q->lock);
 		pthread_mutex_unlock(&q->lock);
-		err = item->err ? item->err : commit_item(q, item, spool, spool_end);
+		err = item->err ? item->err : commit_item(q, item, spool, spool_end, scratch);
 		done += item->end - item->start;
 		erofs_progress_update(&progress, done, i + 1);
 		free(item->blocks);
@@ -661,6 +837,7 @@ static int run_queue(struct work_queue *q, struct erofs_seq_writer *spool, uint6
 		free(q->items[i].frag);
 	}
 	free(threads);
+	free(scratch);
 	return err;
 }
 
@@ -724,6 +901,7 @@ int erofs_compress_tree(const struct erofs_build_options *opts, struct erofs_tre
 {
 	struct work_queue q = { .opts = opts, .tree = tree };
 	struct erofs_packed packed = { .fd = -1 };
+	struct erofs_zdedupe dedupe = { 0 };
 	struct erofs_seq_writer writer;
 	uint64_t spool_end = 0;
 	int err;
@@ -736,6 +914,7 @@ int erofs_compress_tree(const struct erofs_build_options *opts, struct erofs_tre
 	if (opts->fragments && (err = erofs_packed_open(&packed, opts->image)))
 		return err;
 	q.packed = &packed;
+	q.dedupe = opts->dedupe ? &dedupe : NULL;
 	if ((err = build_items(opts, tree, &q)))
 		goto out;
 	if ((err = erofs_seq_init(&writer, spool->fd, "temporary spool", 1u << 20))) {
@@ -757,6 +936,7 @@ int erofs_compress_tree(const struct erofs_build_options *opts, struct erofs_tre
 	tree->shared_fragment_bytes = packed.shared_bytes;
 out:
 	erofs_packed_close(&packed);
+	erofs_zdedupe_free(&dedupe);
 	if (err == -ENOMEM)
 		erofs_err("out of memory while compressing");
 	return err;

@@ -181,8 +181,8 @@ static int place_inode(const struct erofs_build_options *opts, struct erofs_plan
 		inode->layout = EROFS_LAYOUT_CHUNK_BASED;
 		inode->index_size = erofs_chunk_table_size(meta, inode->chunks->count);
 	} else if (inode->z) {
-		inode->layout = opts->legacy_index ? EROFS_LAYOUT_COMPRESSED_FULL
-						   : EROFS_LAYOUT_COMPRESSED_COMPACT;
+		inode->layout = opts->legacy_index || inode->z->full_index
+					? EROFS_LAYOUT_COMPRESSED_FULL : EROFS_LAYOUT_COMPRESSED_COMPACT;
 		inode->index_size = erofs_zindex_size(opts, meta, inode->size, inode->z);
 		inode->inline_size = inode->z->tail_size;	/* after the index */
 	} else if (tail && opts->inline_data && meta + tail <= blksz) {
@@ -262,6 +262,8 @@ static void plan_compression(const struct erofs_build_options *opts,
 			plan->nr_compressed++;
 			plan->compressed_input += inode->size;
 		}
+		if (!inode->same_data)
+			plan->zdedupe_blocks += zi->shared_blocks;
 		if (zi->tail_size)
 			plan->feature_incompat |= EROFS_INCOMPAT_ZTAILPACKING;
 		if (zi->pcluster_size > largest)

@@ -52,7 +52,8 @@ static uint32_t inode_u_field(const struct write_ctx *w, const struct erofs_inod
 		/* compressed files record their block count, chunked ones their format */
 		if (inode->chunks)
 			return erofs_chunk_format(w->opts, inode->chunks);
-		return inode->z ? inode->nr_blocks : inode->blkaddr;
+		/* (with -E dedupe, the blocks its extents use, its own or not) */
+		return inode->z ? inode->nr_blocks + inode->z->shared_blocks : inode->blkaddr;
 	}
 }
 

@@ -13,6 +13,7 @@
 #include "erofs/compress.h"
 #include "erofs/format.h"
 #include "erofs/ondisk.h"
+#include "erofs/tree.h"
 
 struct lcluster {
 	uint8_t type;
@@ -23,12 +24,17 @@ struct lcluster {
 	uint32_t head_pblk;	/* the pcluster this lcluster belongs to */
 };
 
+static bool full_index(const struct erofs_build_options *opts, const struct erofs_zinfo *zi)
+{
+	return opts->legacy_index || (zi && zi->full_index);
+}
+
 uint16_t erofs_zadvise(const struct erofs_build_options *opts, const struct erofs_zinfo *zi)
 {
 	uint32_t pcluster = zi && zi->pcluster_size ? zi->pcluster_size : opts->pcluster_size;
 	uint16_t advise = 0;
 
-	if (!opts->legacy_index && opts->compact_2b)
+	if (!full_index(opts, zi) && opts->compact_2b)
 		advise |= EROFS_ZADVISE_COMPACTED_2B;
 	/* compact indexes want both big-pcluster bits alike */
 	if (pcluster > 1u << opts->blkszbits)
@@ -79,7 +85,7 @@ uint32_t erofs_zindex_size(const struct erofs_build_options *opts, uint32_t meta
 
 	if (erofs_zinfo_whole_fragment(zi))	/* the header says it all */
 		return header_end - meta_size;
-	if (opts->legacy_index)	/* 8 reserved bytes, then 8 bytes an entry */
+	if (full_index(opts, zi))	/* 8 reserved bytes, then 8 bytes an entry */
 		return (uint32_t)(header_end + 8 + total * EROFS_LCLUSTER_INDEX_SIZE - meta_size);
 	s = compact_split(opts, meta_size, total);
 	return (uint32_t)(s.start + (s.initial_4b + 1) / 2 * 8 + s.packs_2b_entries * 2 +
@@ -135,7 +141,9 @@ static void encode_full(const struct erofs_build_options *opts, const struct ero
 			put_le16(out + 2, lc.clusterofs);
 			/* an inline tail has no block: its address is unused; a
 			 * fragment's holds the high half of its offset */
-			if (zi->extents[cursor].nblks)
+			if (zi->extents[cursor].nblks && zi->extents[cursor].owner)
+				put_le32(out + 4, zi->extents[cursor].owner->blkaddr + lc.pblk);
+			else if (zi->extents[cursor].nblks)
 				put_le32(out + 4, blkaddr + lc.pblk);
 			else if (zi->fragment)
 				put_le32(out + 4, (uint32_t)(zi->frag_off >> 32));
@@ -214,7 +222,7 @@ void erofs_zindex_encode(const struct erofs_build_options *opts, uint32_t meta_s
 	put_le16(out + header_at + 4, erofs_zadvise(opts, zi));
 	out[header_at + 6] = EROFS_COMPR_LZ4;
 	out[header_at + 7] = 0;
-	if (opts->legacy_index) {
+	if (full_index(opts, zi)) {
 		encode_full(opts, zi, total, blkaddr, p);
 		return;
 	}

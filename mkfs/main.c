@@ -78,7 +78,8 @@ static void usage(FILE *out)
 	      "                         ztailpacking (compressed tails inline, Linux 5.17+),\n"
 	      "                         fragments[=BYTES] (tails packed together in a hidden\n"
 	      "                         inode with BYTES pclusters, Linux 6.1+),\n"
-	      "                         all-fragments[=BYTES] (whole files packed there)\n"
+	      "                         all-fragments[=BYTES] (whole files packed there),\n"
+	      "                         dedupe (identical pclusters stored once)\n"
 	      " -L LABEL                volume label, at most 15 bytes\n"
 	      " -T SECONDS              fixed UNIX time for the image and every file\n"
 	      " -U UUID                 volume UUID, or 'clear' (all zero) or 'random'\n"
@@ -165,6 +166,8 @@ static int parse_extended(char *list, struct erofs_build_options *opts)
 			opts->inline_data = false;
 		else if (!strcmp(opt, "inline_data"))
 			opts->inline_data = true;
+		else if (!strcmp(opt, "dedupe"))
+			opts->dedupe = true;
 		else if (!strcmp(opt, "ztailpacking"))
 			opts->ztailpacking = true;
 		else if (!strcmp(opt, "fragments") || !strncmp(opt, "fragments=", 10) ||
@@ -467,6 +470,11 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts)
 			  opts->packed_pcluster_size, 1u << opts->blkszbits);
 		return -EINVAL;
 	}
+	if (opts->dedupe && opts->compressor == EROFS_COMPRESS_NONE) {
+		erofs_err("-E dedupe applies to compressed images (-z); uncompressed images "
+			  "share identical files always, and identical chunks with --chunksize");
+		return -EINVAL;
+	}
 	if (opts->fragments && opts->compressor == EROFS_COMPRESS_NONE) {
 		erofs_err("-E %s needs -z: fragments are compressed together",
 			  opts->all_fragments ? "all-fragments" : "fragments");
@@ -618,6 +626,12 @@ static void print_summary(const struct erofs_build_options *opts, const struct e
 	if (plan->nr_compressed)
 		printf("%s: %" PRIu32 " files compressed (%" PRIu64 " bytes of input)\n",
 		       opts->image, plan->nr_compressed, plan->compressed_input);
+	if (plan->zdedupe_blocks)
+		printf("%s: -E dedupe: %" PRIu32 " pcluster blocks used again instead of stored: "
+		       "%" PRIu64 " bytes saved (%.1f%% of the image)\n", opts->image,
+		       plan->zdedupe_blocks, (uint64_t)plan->zdedupe_blocks << plan->blkszbits,
+		       100.0 * (double)((uint64_t)plan->zdedupe_blocks << plan->blkszbits) /
+		       (double)(image_bytes + ((uint64_t)plan->zdedupe_blocks << plan->blkszbits)));
 	if (tree->packed)
 		printf("%s: %" PRIu32 " fragments in the packed inode (%" PRIu64 " bytes, %" PRIu32
 		       " blocks compressed); %" PRIu32 " identical ones stored once: %" PRIu64

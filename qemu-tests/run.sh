@@ -148,6 +148,29 @@ make_android_tree() {
 	find "$t" -exec touch -h -d '2009-01-01 00:00:00' {} +
 }
 
+# duplicates for the dedup layouts: whole copies across folders, a near copy
+# (one byte differs), files sharing a prefix, a run repeated inside a file,
+# and incompressible and compressible data of each kind
+make_dup_tree() {
+	local t=$1 i
+	mkdir -p "$t/a/b" "$t/c" "$t/d"
+	head -c 1000000 /dev/urandom > "$t/random"
+	for i in 1 2 3 4 5 6; do cp "$t/random" "$t/$([ $((i % 2)) = 0 ] && echo a/b || echo c)/copy-$i"; done
+	cp "$t/random" "$t/near"
+	printf 'X' | dd of="$t/near" bs=1 seek=500000 conv=notrunc status=none
+	head -c 8192 /dev/urandom > "$t/prefix.bin"
+	for i in $(seq 1 12); do { cat "$t/prefix.bin"; printf 'tail %02d' "$i"; } > "$t/d/prefix-$i"; done
+	find /usr/share/common-licenses -type f | sort | xargs cat > "$t/text"
+	cp "$t/text" "$t/a/text-copy"
+	{ cat "$t/text"; printf 'appended\n'; } > "$t/c/text-longer"
+	{ head -c 777 /dev/urandom; cat "$t/text" "$t/text"; } > "$t/d/text-shifted-twice"
+	head -c 65536 /dev/urandom > "$t/block.bin"
+	for i in 1 2 3 4 5 6 7 8; do cat "$t/block.bin"; done > "$t/repeated"
+	{ head -c 4096 /dev/zero; cat "$t/random"; } > "$t/d/random-after-4k"
+	chmod 0600 "$t/a/b/copy-2"
+	setfattr -n user.note -v differs "$t/c/copy-3"
+}
+
 prepare_tree() { # NAME -> sets TREE_DIR
 	local name=$1
 	case $name in
@@ -169,6 +192,9 @@ prepare_tree() { # NAME -> sets TREE_DIR
 	android)
 		TREE_DIR=$SCRATCH/trees/android
 		[ -d "$TREE_DIR" ] || make_android_tree "$TREE_DIR" ;;
+	dup)
+		TREE_DIR=$SCRATCH/trees/dup
+		[ -d "$TREE_DIR" ] || make_dup_tree "$TREE_DIR" ;;
 	*)
 		die "matrix: unknown tree '$name'" ;;
 	esac

@@ -84,6 +84,7 @@ struct erofs_build_options {
 	bool fragments;			/* -E fragments: tails into the packed inode */
 	bool all_fragments;		/* -E all-fragments: whole files into it */
 	uint32_t packed_pcluster_size;	/* the packed inode's pclusters; 0: -C */
+	bool dedupe;			/* -E dedupe: identical pclusters stored once */
 	unsigned int chunkbits;		/* --chunksize: log2 of the chunk size; 0 = off */
 	unsigned int workers;		/* compression threads */
 	struct erofs_compress_hint *hints;	/* first match wins */

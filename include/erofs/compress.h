@@ -17,11 +17,14 @@
 #include "erofs/build.h"
 
 struct erofs_tree;
+struct erofs_inode;
 
 /* One extent: logical bytes [lofs, next extent's lofs) from one pcluster. */
 struct erofs_zextent {
 	uint64_t lofs;
-	uint32_t pblk;		/* first block, counted from the file's first compressed block */
+	/* -E dedupe: the pcluster is another file's (NULL: this file's own) */
+	const struct erofs_inode *owner;
+	uint32_t pblk;		/* first block, counted from the owner's first compressed block */
 	uint16_t nblks;
 	bool raw;		/* stored uncompressed (a PLAIN lcluster head) */
 	uint16_t clen;		/* compressed bytes (raw: the extent's bytes in its block) */
@@ -42,6 +45,10 @@ struct erofs_zinfo {
 	 * extent, of no blocks, stands for them in the index */
 	bool fragment;
 	uint64_t frag_lofs, frag_off;
+	/* -E dedupe: some extent uses a pcluster out of order, which only
+	 * full indexes can address */
+	bool full_index;
+	uint32_t shared_blocks;	/* blocks its extents use that it did not store */
 };
 
 static inline bool erofs_zinfo_whole_fragment(const struct erofs_zinfo *zi)

@@ -39,6 +39,7 @@ struct erofs_plan {
 	uint64_t compressed_input;	/* their bytes before compression */
 	uint32_t dedup_files;		/* files sharing another file's blocks */
 	uint64_t dedup_bytes;		/* the blocks' bytes that sharing saved */
+	uint32_t zdedupe_blocks;	/* -E dedupe: pcluster blocks used again, not stored */
 	uint32_t nr_extended;		/* inodes that needed the 64-byte form */
 };
 
