@@ -114,22 +114,35 @@ int erofs_image_create(struct erofs_image_file *img, const char *final_path)
 	return 0;
 }
 
+/* A device cannot grow: it must hold the whole image. */
+static int check_device_size(struct erofs_image_file *img, uint64_t size)
+{
+	uint64_t dev_size = 0;
+	struct stat st;
+
+	if (!fstat(img->fd, &st) && S_ISBLK(st.st_mode) &&
+	    !ioctl(img->fd, BLKGETSIZE64, &dev_size) && dev_size < size) {
+		erofs_err("%s: the device holds %llu bytes, the image needs %llu",
+			  img->final_path, (unsigned long long)dev_size,
+			  (unsigned long long)size);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+int erofs_image_check_size(struct erofs_image_file *img, uint64_t size)
+{
+	int err = img->in_place ? check_device_size(img, size) : 0;
+
+	if (err)
+		img->untouched = true;
+	return err;
+}
+
 int erofs_image_resize(struct erofs_image_file *img, uint64_t size)
 {
-	if (img->in_place) {
-		uint64_t dev_size = 0;
-		struct stat st;
-
-		/* a device cannot grow: it must hold the whole image */
-		if (!fstat(img->fd, &st) && S_ISBLK(st.st_mode) &&
-		    !ioctl(img->fd, BLKGETSIZE64, &dev_size) && dev_size < size) {
-			erofs_err("%s: the device holds %llu bytes, the image needs %llu",
-				  img->final_path, (unsigned long long)dev_size,
-				  (unsigned long long)size);
-			return -ENOSPC;
-		}
-		return 0;
-	}
+	if (img->in_place)
+		return check_device_size(img, size);
 	if (ftruncate(img->fd, (off_t)size)) {
 		int err = errno;
 
@@ -171,7 +184,7 @@ void erofs_image_abort(struct erofs_image_file *img)
 	if (img->fd >= 0)
 		close(img->fd);
 	img->fd = -1;
-	if (img->in_place)
+	if (img->in_place && !img->untouched)
 		erofs_err("%s: the device now holds an incomplete image", img->final_path);
 	if (img->tmp_path)
 		unlink(img->tmp_path);

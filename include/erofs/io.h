@@ -20,6 +20,7 @@ struct erofs_image_file {
 	const char *final_path;	/* as the user named it, for messages */
 	char *target_path;	/* what the rename replaces */
 	bool in_place;		/* a device */
+	bool untouched;		/* a device refused before any write */
 };
 
 /* Whether the image goes to a device, whose folder is no place for scratch files. */
@@ -29,6 +30,12 @@ bool erofs_image_is_device(const char *path);
 int erofs_scratch_open(const char *image);
 
 int erofs_image_create(struct erofs_image_file *img, const char *final_path);
+/*
+ * Before any write: whether a device holds size bytes (a file always can).
+ * A device refused is left as it was: erofs_image_abort() does not call it
+ * incomplete.
+ */
+int erofs_image_check_size(struct erofs_image_file *img, uint64_t size);
 /* Sets the final size (blocks not written read as zeros). */
 int erofs_image_resize(struct erofs_image_file *img, uint64_t size);
 /* Closes and renames into place. */
