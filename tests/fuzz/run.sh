@@ -169,6 +169,10 @@ seed legacy-c16k big -z lz4hc -C 16384 -E legacy-compress
 seed ztail big -z lz4 -E ztailpacking
 seed ztail-c64k big -z lz4hc -C 65536 -E ztailpacking
 seed ztail-legacy base -z lz4hc -E ztailpacking,legacy-compress
+seed frag big -z lz4hc -E fragments
+seed frag-legacy base -z lz4 -E fragments,legacy-compress
+seed frag-ztail-c64k big -z lz4hc -C 65536 -E fragments,ztailpacking
+seed allfrag big -z lz4hc -E all-fragments
 say "$nseeds seed images in $seeds ($(du -sh "$seeds" | cut -f1))"
 [ "$seeds_only" -eq 1 ] && exit 0
 
