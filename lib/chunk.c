@@ -183,8 +183,12 @@ static int read_chunk(struct chunker *k, int fd, const struct erofs_inode *inode
 		if (n <= 0) {
 			int err = n ? errno : ENODATA;
 
-			erofs_err("%s/%s: %s", k->opts->source, inode->path,
-				  n ? strerror(err) : "file shrank during the build");
+			if (n)
+				erofs_err("%s/%s: cannot read: %s", k->opts->source, inode->path,
+					  strerror(err));
+			else
+				erofs_err("%s/%s: file shrank during the build", k->opts->source,
+					  inode->path);
 			return -err;
 		}
 		done += (uint32_t)n;
@@ -210,7 +214,8 @@ static int chunk_file(struct chunker *k, struct erofs_inode *inode)
 	fd = erofs_tree_open_file(k->tree, inode, &k->dirs);
 	if (fd < 0) {
 		err = errno;
-		erofs_err("%s/%s: cannot open: %s", k->opts->source, inode->path, strerror(err));
+		erofs_err("%s/%s: cannot open: %s", k->opts->source, inode->path,
+			  erofs_tree_open_error(err));
 		return -err;
 	}
 	for (uint32_t i = 0; i < ch->count && !err; i++) {

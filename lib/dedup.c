@@ -49,7 +49,8 @@ static int open_or_report(const struct erofs_build_options *opts,
 	if (fd < 0) {
 		int err = errno;
 
-		erofs_err("%s/%s: cannot open: %s", opts->source, inode->path, strerror(err));
+		erofs_err("%s/%s: cannot open: %s", opts->source, inode->path,
+			  erofs_tree_open_error(err));
 		return -err;
 	}
 	return fd;

@@ -225,7 +225,7 @@ int erofs_pread_all(int fd, void *buf, size_t len, uint64_t pos)
 			return -errno;
 		}
 		if (n == 0)
-			return -EIO;
+			return -ENODATA;	/* the file ends early: not an I/O error */
 		p += n;
 		len -= (size_t)n;
 		pos += (uint64_t)n;
@@ -346,11 +346,13 @@ int erofs_seq_copy(struct erofs_seq_writer *w, uint64_t pos, int src_fd, uint64_
 
 		if (!err || err == -ENODATA)
 			return err;
-		if (err != -EXDEV && err != -EINVAL && err != -ENOSYS && err != -EOPNOTSUPP) {
-			seq_fail(w, err);
-			return err;
-		}
-		/* go on with buffered copies from where the kernel stopped */
+		/*
+		 * Go on with buffered copies from where the kernel stopped:
+		 * whether it could not copy between these files (EXDEV,
+		 * EINVAL...) or failed to read or write, only the buffered
+		 * path can tell a source error (returned, for the caller to
+		 * name the file) from an image one (reported here).
+		 */
 		w->buf_pos = pos + done;
 	}
 
@@ -361,16 +363,20 @@ int erofs_seq_copy(struct erofs_seq_writer *w, uint64_t pos, int src_fd, uint64_
 
 		if (!dst)
 			break;
-		n = pread(src_fd, dst, chunk, (off_t)(src_pos + done));
-		if (n < 0) {
-			if (errno == EINTR) {
-				w->len -= chunk;
+		/* a short read is not the end: only 0 is, and -1 an error */
+		for (size_t got = 0; got < chunk; got += (size_t)n) {
+			n = pread(src_fd, dst + got, chunk - got, (off_t)(src_pos + done + got));
+			if (n < 0 && errno == EINTR) {
+				n = 0;
 				continue;
 			}
-			return -errno;
+			if (n <= 0) {
+				int err = n ? -errno : -ENODATA;
+
+				w->len -= chunk;	/* nothing of this span is kept */
+				return err;
+			}
 		}
-		if ((size_t)n < chunk)
-			return -ENODATA;
 		done += chunk;
 	}
 	return w->error;

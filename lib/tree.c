@@ -498,7 +498,7 @@ static int open_beneath(int dirfd, const char *path, bool directory)
 			memcpy(name, p, len);
 			name[len] = '\0';
 			fd = openat(at, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
-				    (slash || directory ? O_DIRECTORY : 0));
+				    (slash || directory ? O_DIRECTORY : O_NONBLOCK));
 		}
 		if (at != dirfd) {
 			int saved = errno;
@@ -513,6 +513,34 @@ static int open_beneath(int dirfd, const char *path, bool directory)
 	}
 }
 
+/*
+ * The scan saw a regular file; what is there now may be anything.  fd is
+ * what opening it gave, with O_NOFOLLOW (a symlink fails with ELOOP, as
+ * nothing is followed on the way) and O_NONBLOCK (a FIFO does not block);
+ * returns fd if it is still a regular file, else -1 with errno ESTALE.
+ */
+static int check_regular(int fd)
+{
+	struct stat st;
+	int err, flags;
+
+	if (fd < 0) {
+		if (errno == ELOOP || errno == ENXIO)	/* a symlink; a socket */
+			errno = ESTALE;
+		return -1;
+	}
+	err = fstat(fd, &st) ? errno : S_ISREG(st.st_mode) ? 0 : ESTALE;
+	if (err) {
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	/* blocking reads from here on (a regular file ignores it anyway) */
+	if ((flags = fcntl(fd, F_GETFL)) >= 0 && (flags & O_NONBLOCK))
+		fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+	return fd;
+}
+
 int erofs_tree_open_file(const struct erofs_tree *tree, const struct erofs_inode *inode,
 			 struct erofs_dir_cache *cache)
 {
@@ -520,16 +548,23 @@ int erofs_tree_open_file(const struct erofs_tree *tree, const struct erofs_inode
 	const char *name = strrchr(inode->path, '/');
 
 	if (!cache)
-		return open_beneath(tree->source_dirfd, inode->path, false);
+		return check_regular(open_beneath(tree->source_dirfd, inode->path, false));
 	if (cache->dir != dir) {
 		erofs_dir_cache_release(cache);
 		cache->fd = dir->path[0] ? open_beneath(tree->source_dirfd, dir->path, true)
 					 : dup(tree->source_dirfd);
 		if (cache->fd < 0)
-			return -1;
+			return check_regular(-1);	/* a symlink on the way: ESTALE */
 		cache->dir = dir;
 	}
-	return openat(cache->fd, name ? name + 1 : inode->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	return check_regular(openat(cache->fd, name ? name + 1 : inode->path,
+				    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+}
+
+const char *erofs_tree_open_error(int err)
+{
+	return err == ESTALE ? "replaced during the build: no longer a regular file"
+			     : strerror(err);
 }
 
 void erofs_dir_cache_release(struct erofs_dir_cache *cache)

@@ -43,7 +43,7 @@ int erofs_image_commit(struct erofs_image_file *img);
 /* Removes the temporary file; safe to call on any state. */
 void erofs_image_abort(struct erofs_image_file *img);
 
-/* pwrite()/pread() until done; a short read is reported as -EIO. */
+/* pwrite()/pread() until done; a file that ends early is -ENODATA. */
 int erofs_pwrite_all(int fd, const void *buf, size_t len, uint64_t pos);
 int erofs_pread_all(int fd, void *buf, size_t len, uint64_t pos);
 

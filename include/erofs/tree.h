@@ -91,8 +91,15 @@ struct erofs_dir_cache {
 	int fd;
 };
 
+/*
+ * Returns an fd, or -1 with errno set.  An entry that is no longer a regular
+ * file (replaced by a directory, a symlink, a FIFO... since the scan) is
+ * ESTALE; it is never followed, and a FIFO is not waited on.
+ */
 int erofs_tree_open_file(const struct erofs_tree *tree, const struct erofs_inode *inode,
 			 struct erofs_dir_cache *cache);
+/* The reason for "PATH: cannot open: REASON" after erofs_tree_open_file(). */
+const char *erofs_tree_open_error(int err);
 void erofs_dir_cache_release(struct erofs_dir_cache *cache);
 
 static inline bool erofs_inode_is_dir(const struct erofs_inode *inode)
