@@ -52,8 +52,8 @@
 #define INFLIGHT_PER_WORKER	4
 #define ESTIMATE_PIECE		(64u << 10)
 /* -E dedupe: content-defined cut points (see next_anchor()) */
-#define ANCHOR_MIN_GAP		(64u << 10)
-#define ANCHOR_MASK		((1ull << 17) - 1)
+#define ANCHOR_MIN_GAP		(128u << 10)
+#define ANCHOR_MASK		((1ull << 18) - 1)
 
 /* One segment of one file, compressed into memory by a worker. */
 struct work_item {
@@ -599,12 +599,10 @@ static int commit_fragment(const struct erofs_build_options *opts, struct erofs_
 	zi->fragment = true;
 	zi->frag_lofs = item->frag_at;
 	zi->frag_off = off;
-	/* compact indexes keep 32 bits of a tail's offset */
-	if (zi->frag_lofs && off > UINT32_MAX && !opts->legacy_index) {
-		erofs_err("%s/%s: the packed inode passed 4 GiB: tails beyond it need "
-			  "-E legacy-compress", opts->source, inode->path);
-		return -EFBIG;
-	}
+	/* compact indexes keep 32 bits of a tail's offset; a full index
+	 * keeps the high half in the tail's head */
+	if (zi->frag_lofs && off > UINT32_MAX)
+		zi->full_index = true;
 	/* the index marks where the fragment starts with an extent of no blocks */
 	{
 		struct erofs_zextent *bigger = realloc(zi->extents,
