@@ -9,6 +9,7 @@ packages=(
 	qemu-system-x86 busybox-static cpio xz-utils
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1
 	selinux-utils libcap2-bin
+	dmsetup e2fsprogs
 )
 missing=()
 for p in "${packages[@]}"; do

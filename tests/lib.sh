@@ -10,13 +10,13 @@ FSCK=${FSCK:-$top_builddir/fsck/fsck.erofs}
 MANIFEST=${MANIFEST:-$top_builddir/tools/erofs-manifest}
 GEN_TREE=$top_srcdir/tests/gen-tree.sh
 
-# one scratch folder per test, removed on success, kept on failure
+# one scratch folder per test, removed on success or skip (77), kept on failure
 test_name=$(basename "$0" .sh)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/erofs-forge-$test_name.XXXXXX")
 failures=0
 on_exit() {
 	local rc=$?
-	if [ "$rc" -eq 0 ] && [ "$failures" -eq 0 ]; then
+	if { [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ]; } && [ "$failures" -eq 0 ]; then
 		rm -rf "$WORK"
 	else
 		echo "$test_name: scratch files kept in $WORK" >&2
