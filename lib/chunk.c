@@ -14,6 +14,7 @@
 #include "erofs/io.h"
 #include "erofs/ondisk.h"
 #include "erofs/tree.h"
+#include "erofs/xattr.h"
 
 /* Chunks already in the spool, by content: open addressing on the hash. */
 struct chunk_entry {
@@ -196,6 +197,30 @@ static int read_chunk(struct chunker *k, int fd, const struct erofs_inode *inode
 	return 0;
 }
 
+/*
+ * Whether a file whose last chunk (len bytes) is new can stay a flat file
+ * instead: every earlier chunk was stored for it, in order, right before
+ * this one, and its tail surely fits inline beside the largest record the
+ * inode can have.  Its last chunk is then stored without the tail and kept
+ * out of the chunk index (its stored form is not the whole chunk).
+ */
+static bool stays_flat(const struct chunker *k, const struct erofs_inode *inode,
+		       const struct erofs_chunks *ch, uint32_t len)
+{
+	uint32_t tail = len & (k->blksz - 1), blocks_each = k->chunksize / k->blksz;
+
+	if (!k->opts->inline_data || !tail ||
+	    EROFS_EXTENDED_INODE_SIZE + erofs_xattr_ibody_max(inode->xattrs) + tail > k->blksz)
+		return false;
+	if (ch->count > 1 && ch->spool_block[0] == EROFS_NULL_ADDR)
+		return false;	/* a hole: only a chunk table can say so */
+	for (uint32_t i = 0; i + 1 < ch->count; i++)
+		if (ch->spool_block[i] != ch->spool_block[0] + i * blocks_each)
+			return false;
+	return ch->count == 1 ||
+	       (uint64_t)ch->spool_block[ch->count - 2] + blocks_each == k->spool_blocks;
+}
+
 static int chunk_file(struct chunker *k, struct erofs_inode *inode)
 {
 	struct erofs_chunks *ch = calloc(1, sizeof(*ch));
@@ -243,6 +268,18 @@ static int chunk_file(struct chunker *k, struct erofs_inode *inode)
 			k->stats->saved_bytes += (uint64_t)blocks * k->blksz;
 			continue;
 		}
+		if (i + 1 == ch->count && stays_flat(k, inode, ch, len)) {
+			/* only its whole blocks: the tail goes inline */
+			erofs_seq_write(&k->spool, k->spool_blocks << k->opts->blkszbits, k->buf,
+					len & ~(k->blksz - 1));
+			inode->in_chunk_area = true;
+			inode->chunk_area_block = ch->count > 1 ? ch->spool_block[0]
+								: (uint32_t)k->spool_blocks;
+			k->spool_blocks += len / k->blksz;
+			k->stats->flat++;
+			err = k->spool.error;
+			break;
+		}
 		if (k->spool_blocks + blocks > UINT32_MAX / 2) {
 			erofs_err("the chunk area grows past 2^31 blocks");
 			err = -EFBIG;
@@ -269,8 +306,12 @@ static int chunk_file(struct chunker *k, struct erofs_inode *inode)
 		err = -EAGAIN;
 	}
 	close(fd);
-	if (!err)
+	if (!err && inode->in_chunk_area) {
+		erofs_chunks_free(ch);
+		inode->chunks = NULL;
+	} else if (!err) {
 		merge_runs(k->opts, ch);
+	}
 	return err;
 }
 

@@ -217,6 +217,12 @@ static int assign_data_blocks(struct erofs_tree *tree, struct erofs_plan *plan,
 			inode->blkaddr = EROFS_NULL_ADDR;
 			continue;
 		}
+		if (inode->in_chunk_area) {	/* flat, its blocks in the chunk area */
+			inode->nr_blocks = (uint32_t)(bytes >> bits);
+			inode->blkaddr = inode->nr_blocks ? plan->chunk_blkaddr + inode->chunk_area_block
+							  : EROFS_NULL_ADDR;
+			continue;
+		}
 		/* a duplicate shares the blocks when it lays them out the same way */
 		if (orig && orig->layout == inode->layout &&
 		    orig->inline_size == inode->inline_size) {

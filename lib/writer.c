@@ -150,8 +150,9 @@ static int put_regular(struct write_ctx *w, const struct erofs_inode *inode, uin
 		erofs_err("%s/%s: cannot open: %s", src, inode->path, strerror(err));
 		return -err;
 	}
-	/* a duplicate's blocks are its original's: only its tail is its own */
-	if (in_blocks && !inode->same_data)
+	/* a duplicate's blocks are its original's, and a flat file's in the
+	 * chunk area are written with it: only the tail is its own */
+	if (in_blocks && !inode->same_data && !inode->in_chunk_area)
 		err = erofs_seq_copy(&w->data, block_pos(w, inode->blkaddr), fd, 0, in_blocks);
 	if (!err && inode->inline_size && tail_at)
 		err = erofs_pread_all(fd, tail_at, inode->inline_size, in_blocks);

@@ -694,8 +694,10 @@ int main(int argc, char **argv)
 		print_summary(&opts, &tree, &plan, &start);
 		if (opts.chunkbits)
 			printf("%s: %" PRIu64 " chunks: %" PRIu64 " stored once elsewhere, %" PRIu64
-			       " holes; %" PRIu64 " bytes saved\n", opts.image, chunk_stats.chunks,
-			       chunk_stats.shared, chunk_stats.null, chunk_stats.saved_bytes);
+			       " holes; %" PRIu64 " bytes saved; %" PRIu64 " files sharing nothing "
+			       "kept flat with inline tails\n", opts.image, chunk_stats.chunks,
+			       chunk_stats.shared, chunk_stats.null, chunk_stats.saved_bytes,
+			       chunk_stats.flat);
 	}
 	if (err == -ENOMEM)
 		erofs_err("out of memory");

@@ -26,6 +26,7 @@ struct erofs_chunks {
 struct erofs_chunk_stats {
 	uint64_t chunks, shared, null;	/* chunks seen, stored elsewhere already, holes */
 	uint64_t saved_bytes;		/* bytes that sharing and holes kept out */
+	uint64_t flat;			/* files kept flat in the chunk area (tail inline) */
 };
 
 int erofs_chunk_tree(const struct erofs_build_options *opts, struct erofs_tree *tree,

@@ -39,6 +39,11 @@ struct erofs_inode {
 	struct erofs_zinfo *z;		/* compressed regular files: their extents */
 	struct erofs_inode *same_data;	/* dedup: another file holds identical data */
 	struct erofs_chunks *chunks;	/* --chunksize: where each chunk is */
+	/* --chunksize, a file whose chunks are one run stored for it: kept
+	 * flat, its whole blocks in the chunk area from this block on, its
+	 * tail inline (no block rounded up, no chunk table) */
+	bool in_chunk_area;
+	uint32_t chunk_area_block;
 	uint32_t ibody_bound;		/* largest xattr ibody among the inodes sharing
 					 * this inode's data (an inline tail must fit all) */
 	struct erofs_dentry *children;	/* directories: sorted by name bytes */
