@@ -257,7 +257,8 @@ static int read_segment(const struct work_queue *q, struct work_item *item, uint
 	fd = erofs_tree_open_file(q->tree, item->inode, dirs);
 	if (fd < 0) {
 		err = errno;
-		erofs_err("%s/%s: cannot open: %s", src, item->inode->path, strerror(err));
+		erofs_err("%s/%s: cannot open: %s", src, item->inode->path,
+			  erofs_tree_open_error(err));
 		return -err;
 	}
 	while (done < len) {

@@ -147,7 +147,7 @@ static int put_regular(struct write_ctx *w, const struct erofs_inode *inode, uin
 	fd = erofs_tree_open_file(w->tree, inode, &w->dirs);
 	if (fd < 0) {
 		err = errno;
-		erofs_err("%s/%s: cannot open: %s", src, inode->path, strerror(err));
+		erofs_err("%s/%s: cannot open: %s", src, inode->path, erofs_tree_open_error(err));
 		return -err;
 	}
 	/* a duplicate's blocks are its original's, and a flat file's in the
@@ -156,7 +156,7 @@ static int put_regular(struct write_ctx *w, const struct erofs_inode *inode, uin
 		err = erofs_seq_copy(&w->data, block_pos(w, inode->blkaddr), fd, 0, in_blocks);
 	if (!err && inode->inline_size && tail_at)
 		err = erofs_pread_all(fd, tail_at, inode->inline_size, in_blocks);
-	if (err == -ENODATA || err == -EIO) {
+	if (err == -ENODATA) {	/* the file ended early; -EIO is a read error */
 		erofs_err("%s/%s: file shrank during the build", src, inode->path);
 	} else if (err) {
 		if (!w->data.error)
@@ -267,6 +267,9 @@ int erofs_write_image(const struct erofs_build_options *opts, const struct erofs
 
 	if ((err = erofs_image_create(&img, opts->image)))
 		return err;
+	/* a device too small is refused before anything is written to it */
+	if ((err = erofs_image_check_size(&img, image_size)))
+		goto out;
 	w.fd = img.fd;
 	erofs_progress_start(&w.progress, opts->show_progress, "writing", tree->data_bytes);
 	if ((err = erofs_seq_init(&w.data, img.fd, opts->image, WRITE_BUFFER_SIZE)))

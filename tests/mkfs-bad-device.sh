@@ -75,11 +75,7 @@ with open(sys.argv[1], "r+b") as f:
 		nothing_left "EIO/lz4hc" "$out"
 		expect_failure "EIO/chunks" "$eio" "$MKFS" --quiet --chunksize=4096 "$out/x.img" "$mnt"
 		nothing_left "EIO/chunks" "$out"
-		# EXPECTED GAP: lib/writer.c takes any -EIO from a read for a file
-		# that ended early and says "file shrank during the build"; with
-		# the change proposed in issue 7 (only -ENODATA means that), use
-		# "$eio" here.
-		expect_failure "EIO/plain" "$mnt/dir/big: (cannot read: Input/output error|file shrank)" \
+		expect_failure "EIO/plain" "$eio" \
 			"$MKFS" --quiet "$out/x.img" "$mnt"
 		nothing_left "EIO/plain" "$out"
 	else
@@ -108,15 +104,11 @@ if attach "$WORK/small.dev"; then
 			"$small: .*(No space left on device|holds [0-9]+ bytes, the image needs)" \
 			env TMPDIR="$tmp" "$MKFS" --quiet $options "$small" "$src"
 		nothing_left "small device/$label (temporary folder)" "$tmp"
-		# EXPECTED GAP: lib/writer.c writes the data before it checks the
-		# device size (erofs_image_resize() comes last), so a device too
-		# small is overwritten up to its end before the error.  With the
-		# change proposed in issue 7 (the size check first), enable:
-		# if cmp -s "$small" "$WORK/small.before"; then
-		# 	pass "small device/$label: left as it was"
-		# else
-		# 	fail "small device/$label: written although the image cannot fit"
-		# fi
+		if cmp -s "$small" "$WORK/small.before"; then
+			pass "small device/$label: left as it was"
+		else
+			fail "small device/$label: written although the image cannot fit"
+		fi
 		cp "$WORK/small.before" "$small"
 	done
 fi

@@ -74,21 +74,14 @@ grew="file changed size during the build"
 shrank="(file shrank|file changed size) during the build"
 gone="cannot open: No such file or directory"
 replaced="cannot open: replaced during the build: no longer a regular file"
-# what callers that do not use erofs_tree_open_error() print: the file is
-# named and the open refused, with strerror(ESTALE)
-replaced_weak="cannot open: (Stale file handle|replaced during the build)"
-
-# mode label, options, and the message a replaced file gives there: the
-# plain writer (lib/writer.c) and the compressor (lib/compress.c, which also
-# fills the packed inode of -E all-fragments) do not use
-# erofs_tree_open_error() yet (see below), the chunker does
-for mode in "plain||$replaced_weak" "lz4hc|-zlz4hc|$replaced_weak" \
-	"fragments|-zlz4hc -Eall-fragments|$replaced_weak" "chunks|--chunksize=4096|$replaced"; do
-	IFS='|' read -r label options replaced_here <<<"$mode"
+# mode label and options: the plain writer, the compressor (which also
+# fills the packed inode of -E all-fragments) and the chunker each open the
+# file again and must name the change
+for mode in "plain|" "lz4hc|-zlz4hc" "fragments|-zlz4hc -Eall-fragments" "chunks|--chunksize=4096"; do
+	IFS='|' read -r label options <<<"$mode"
+	replaced_here=$replaced
 	for victim in victim tiny; do
 		v="$src/dir/$victim"
-		# tiny is stored inline, not chunked: the writer reads it
-		[ "$victim" = victim ] || replaced_here=$replaced_weak
 		# shellcheck disable=SC2086 # options is a list
 		{
 		mutated "$label/$victim grows" "$v: $grew" "$victim" grow 1 $options
@@ -100,10 +93,6 @@ for mode in "plain||$replaced_weak" "lz4hc|-zlz4hc|$replaced_weak" \
 		}
 	done
 done
-# EXPECTED GAP: with the lib/writer.c and lib/compress.c changes proposed in
-# issue 7 (their open errors through erofs_tree_open_error()), the plain,
-# lz4hc and fragments cases above give the full reason too; then use
-# $replaced for them (and for tiny in every mode).
 
 # incompressible: compressed first, then stored plain, so read twice; the
 # change comes between the compressor's read and the writer's
