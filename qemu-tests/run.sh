@@ -164,6 +164,8 @@ make_dup_tree() {
 	cp "$t/text" "$t/a/text-copy"
 	{ cat "$t/text"; printf 'appended\n'; } > "$t/c/text-longer"
 	{ head -c 777 /dev/urandom; cat "$t/text" "$t/text"; } > "$t/d/text-shifted-twice"
+	# shared pclusters at the same offset within a page (G7's setting)
+	{ head -c 8192 /dev/urandom; cat "$t/text" "$t/text"; } > "$t/d/text-shifted-8k"
 	head -c 65536 /dev/urandom > "$t/block.bin"
 	for i in 1 2 3 4 5 6 7 8; do cat "$t/block.bin"; done > "$t/repeated"
 	{ head -c 4096 /dev/zero; cat "$t/random"; } > "$t/d/random-after-4k"
