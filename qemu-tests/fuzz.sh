@@ -435,7 +435,7 @@ report() {
 		echo "largest page-cache growth of one walk: $(sed -n 's/.* cache_kb=\(-\{0,1\}[0-9]*\) .*/\1/p' "$r" | sort -n | tail -n 1) kB; lowest MemAvailable: $(sed -n 's/.* avail_kb=\([0-9]*\) .*/\1/p' "$r" | sort -n | head -n 1) kB"
 		echo "slowest image: $(sed -n 's/^\([0-9]*\) .* ms=\([0-9]*\) .*/\2 ms (image \1)/p' "$r" | sort -n | tail -n 1)"
 		sed -n 's/.* msg=//p' "$r" | sed -E 's/\(device [^)]*\): //; s/0x[0-9a-f]+/N/g; s/-?[0-9]+/N/g' > "$SCRATCH/msgs"
-		echo "distinct kernel erofs messages (first error per image, numbers masked): $(sort -u "$SCRATCH/msgs" | grep -c . || true)"
+		echo "distinct kernel erofs messages (per image its first error, else its first message; numbers masked): $(sort -u "$SCRATCH/msgs" | grep -c . || true)"
 		sort "$SCRATCH/msgs" | uniq -c | sort -rn | head -n 15 | sed 's/^/    /'
 		if [ ${#FAILURES[@]} -eq 0 ]; then
 			echo "findings: none"
