@@ -201,7 +201,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fz_pop_dir(&f);
 		if (fz_verbose)
 			fprintf(stderr, "fuzz: %zu inodes, %lu problem(s), extraction: %lu error(s), %lu warning(s)\n",
-				f.tabcount, f.problems, x.errors, x.warnings);
+				f.nids.count, f.problems, x.errors, x.warnings);
 		erofs_extract_close(&x);
 	}
 	fz_free(&f);

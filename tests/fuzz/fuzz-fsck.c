@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer harness: fsck.erofs itself.  fsck/main.c is compiled into this
- * file with its main() renamed, and each input is checked by running
+ * file with its main() renamed (lib/check.c, the check it runs, is linked),
+ * and each input is checked by running
  *     fsck.erofs -d 9 /proc/self/fd/N
  * on a memfd that holds the image (the superblock checksum resealed as in
  * fuzz-walk.h).  This covers what fuzz-reader.c re-creates with library
@@ -31,18 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned int flags;
 	uint8_t *img = fz_image(data, size, &flags);
 	char path[64], *argv[5];
-	int fd = memfd_create("fuzz-image", MFD_CLOEXEC), ret;
-	size_t done = 0;
+	int fd = fz_memfd(img, size), ret;
 
-	if (fd < 0)
-		abort();
-	while (done < size) {
-		ssize_t n = write(fd, img + done, size - done);
-
-		if (n <= 0)
-			abort();
-		done += (size_t)n;
-	}
 	free(img);
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	argv[0] = (char *)"fsck.erofs";

@@ -43,12 +43,12 @@ static void fz_check_image(const uint8_t *img, size_t size, unsigned int flags,
 	}
 	if (fz_verbose)
 		fprintf(stderr, "fuzz: %s: %zu inodes, %llu bytes read, %lu problem(s); last: %s\n",
-			flags & FZ_USE_FD ? "fd" : "memory", f.tabcount,
+			flags & FZ_USE_FD ? "fd" : "memory", f.nids.count,
 			(unsigned long long)(FZ_DATA_BUDGET - f.data_left),
 			f.problems, erofs_reader_error(&f.r));
 	res->digest = f.sink;
 	res->problems = f.problems;
-	res->inodes = f.tabcount;
+	res->inodes = f.nids.count;
 	fz_free(&f);
 	if (fd >= 0)
 		close(fd);

@@ -9,7 +9,8 @@
  *   - every inode reachable from the root, each nid loaded once, each
  *     directory entered once (a second reference is a loop or a directory
  *     hard link and is not followed), entries collected and then visited
- *     depth-first over an explicit stack, as fsck/main.c does;
+ *     depth-first over an explicit stack, as lib/check.c does (its nid
+ *     table and path join are the ones used here);
  *   - xattrs (shared and inline) of every inode, ACL values parsed;
  *   - symlink targets;
  *   - file and directory data: every extent mapped (erofs_map_blocks),
@@ -67,6 +68,7 @@
 
 /* each harness uses a part of this file */
 #pragma GCC diagnostic ignored "-Wunused-function"
+#include "erofs/check.h"
 #include "erofs/dir.h"
 #include "erofs/extract.h"
 #include "erofs/ondisk.h"
@@ -85,14 +87,6 @@
 #define FZ_FRAGMENT_COST	(12ull << 20)
 
 /* ---- state ---- */
-
-struct fz_node {
-	uint64_t nid;
-	bool used, bad, extracted;
-	uint16_t mode;
-	uint32_t nlink, refs;
-	char *first_path;
-};
 
 struct fz_dent {
 	uint64_t nid;
@@ -113,8 +107,7 @@ struct fz_frame {
 struct fz {
 	struct erofs_reader r;
 	struct erofs_extractor *x;	/* NULL: check only */
-	struct fz_node *tab;
-	size_t tabcap, tabcount;
+	struct erofs_nidtab nids;	/* each nid reached, as fsck's */
 	struct fz_frame *stack;
 	size_t depth, stackcap;
 	uint64_t data_left, maps_left, dents_left;
@@ -202,68 +195,28 @@ static void fz_escape(struct fz *f, const void *s, size_t len)
 	}
 }
 
-/* ---- nid table (open addressing, as fsck's) ---- */
+/* ---- nid table and paths: fsck's own (lib/check.c) ---- */
 
-static size_t fz_hash(uint64_t nid, size_t cap)
+static struct erofs_check_node *fz_find(struct fz *f, uint64_t nid)
 {
-	nid ^= nid >> 33;
-	nid *= 0xff51afd7ed558ccdULL;
-	nid ^= nid >> 33;
-	return (size_t)nid & (cap - 1);
+	return erofs_nidtab_find(&f->nids, nid);
 }
 
-static struct fz_node *fz_find(struct fz *f, uint64_t nid)
+static struct erofs_check_node *fz_add(struct fz *f, uint64_t nid)
 {
-	size_t i;
+	struct erofs_check_node *ni = erofs_nidtab_add(&f->nids, nid);
 
-	if (!f->tabcap)
-		return NULL;
-	for (i = fz_hash(nid, f->tabcap); f->tab[i].used; i = (i + 1) & (f->tabcap - 1))
-		if (f->tab[i].nid == nid)
-			return &f->tab[i];
-	return NULL;
-}
-
-static struct fz_node *fz_add(struct fz *f, uint64_t nid)
-{
-	size_t i, j;
-
-	if ((f->tabcount + 1) * 2 > f->tabcap) {
-		struct fz_node *old = f->tab;
-		size_t oldcap = f->tabcap;
-
-		f->tabcap = oldcap ? oldcap * 2 : 64;
-		f->tab = calloc(f->tabcap, sizeof(*f->tab));
-		if (!f->tab)
-			abort();
-		for (j = 0; j < oldcap; j++) {
-			if (!old[j].used)
-				continue;
-			for (i = fz_hash(old[j].nid, f->tabcap); f->tab[i].used;
-			     i = (i + 1) & (f->tabcap - 1))
-				;
-			f->tab[i] = old[j];
-		}
-		free(old);
-	}
-	for (i = fz_hash(nid, f->tabcap); f->tab[i].used; i = (i + 1) & (f->tabcap - 1))
-		;
-	memset(&f->tab[i], 0, sizeof(f->tab[i]));
-	f->tab[i].used = true;
-	f->tab[i].nid = nid;
-	f->tabcount++;
-	return &f->tab[i];
+	if (!ni)
+		abort();
+	return ni;
 }
 
 static char *fz_join(const char *dir, const char *name)
 {
-	size_t dl = strlen(dir), nl = strlen(name);
-	char *p = fz_alloc(dl + nl + 2);
+	char *p = erofs_path_join(dir, name);
 
-	memcpy(p, dir, dl);
-	if (!dl || p[dl - 1] != '/')
-		p[dl++] = '/';
-	memcpy(p + dl, name, nl + 1);
+	if (!p)
+		abort();
 	return p;
 }
 
@@ -316,7 +269,7 @@ static void fz_check_map(struct fz *f, const struct erofs_rd_inode *vi, uint64_t
 	}
 }
 
-/* fsck's scan_data(): every extent mapped; compressed extents decoded and
+/* lib/check.c's scan_data(): every extent mapped; compressed extents decoded and
  * mapped ones read while the budget lasts. */
 static int fz_scan(struct fz *f, const struct erofs_rd_inode *vi)
 {
@@ -477,23 +430,6 @@ static bool fz_extract_budget(struct fz *f, const struct erofs_rd_inode *vi)
 
 /* ---- xattrs ---- */
 
-static bool fz_acl_ok(const uint8_t *v, unsigned int size)
-{
-	unsigned int i;
-
-	if (size < 4 || (size - 4) % 8 || get_le32(v) != 2)
-		return false;
-	for (i = 4; i < size; i += 8) {
-		switch (get_le16(v + i)) {
-		case 0x01: case 0x02: case 0x04: case 0x08: case 0x10: case 0x20:
-			break;
-		default:
-			return false;
-		}
-	}
-	return true;
-}
-
 static int fz_xattr(void *arg, const struct erofs_rd_xattr *x)
 {
 	struct fz *f = arg;
@@ -508,7 +444,7 @@ static int fz_xattr(void *arg, const struct erofs_rd_xattr *x)
 		fz_fold(f, v[0] + v[x->value_size - 1]);
 	if ((x->index == EROFS_XATTR_INDEX_POSIX_ACL_ACCESS ||
 	     x->index == EROFS_XATTR_INDEX_POSIX_ACL_DEFAULT) &&
-	    !fz_acl_ok(v, x->value_size))
+	    !erofs_acl_value_ok(v, x->value_size))
 		f->problems++;
 	fz_escape(f, x->name, x->name_len);
 	return 0;
@@ -602,7 +538,7 @@ static void fz_visit(struct fz *f, const struct fz_dent *d)
 {
 	struct fz_frame *parent = &f->stack[f->depth - 1];
 	char *path = fz_join(parent->path, d->name);
-	struct fz_node *ni = fz_find(f, d->nid);
+	struct erofs_check_node *ni = fz_find(f, d->nid);
 	struct erofs_rd_inode vi;
 	int pfd = parent->dirfd, err;
 
@@ -682,7 +618,7 @@ out:
 	free(path);
 }
 
-/* The packed inode, as fsck's check_packed(): not a file of the tree. */
+/* The packed inode, as lib/check.c's check_packed(): not a file of the tree. */
 static void fz_packed(struct fz *f)
 {
 	const struct erofs_rd_inode *pk = NULL;
@@ -709,7 +645,7 @@ static void fz_walk(struct fz *f, struct erofs_extractor *x)
 {
 	uint64_t root = f->r.sb.root_nid;
 	struct erofs_rd_inode vi;
-	struct fz_node *ni;
+	struct erofs_check_node *ni;
 	size_t i;
 	int err, fd = -1;
 
@@ -752,9 +688,9 @@ static void fz_walk(struct fz *f, struct erofs_extractor *x)
 		}
 		fz_pop_dir(f);
 	}
-	/* link counts, as fsck's final checks */
-	for (i = 0; i < f->tabcap; i++) {
-		struct fz_node *n = &f->tab[i];
+	/* link counts, as lib/check.c's final checks */
+	for (i = 0; i < f->nids.cap; i++) {
+		struct erofs_check_node *n = &f->nids.tab[i];
 
 		if (n->used && !n->bad && !S_ISDIR(n->mode) && n->refs != n->nlink)
 			f->problems++;
@@ -787,6 +723,24 @@ static uint8_t *fz_image(const uint8_t *data, size_t size, unsigned int *flags)
 	return img;
 }
 
+/* A memfd holding the image, as fsck.erofs would be given one. */
+static int fz_memfd(const uint8_t *img, size_t size)
+{
+	int fd = memfd_create("fuzz-image", MFD_CLOEXEC);
+	size_t done = 0;
+
+	if (fd < 0)
+		abort();
+	while (done < size) {
+		ssize_t n = write(fd, img + done, size - done);
+
+		if (n <= 0)
+			abort();
+		done += (size_t)n;
+	}
+	return fd;
+}
+
 /* Opens the image from memory or, with FZ_USE_FD, through a memfd
  * (returned in *fdp for the caller to close). */
 static int fz_open(struct fz *f, const uint8_t *img, size_t size, unsigned int flags,
@@ -794,20 +748,8 @@ static int fz_open(struct fz *f, const uint8_t *img, size_t size, unsigned int f
 {
 	*fdp = -1;
 	if (flags & FZ_USE_FD) {
-		int fd = memfd_create("fuzz-image", MFD_CLOEXEC);
-		size_t done = 0;
-
-		if (fd < 0)
-			abort();
-		while (done < size) {
-			ssize_t n = write(fd, img + done, size - done);
-
-			if (n <= 0)
-				abort();
-			done += (size_t)n;
-		}
-		*fdp = fd;
-		return erofs_reader_open_fd(&f->r, fd, size);
+		*fdp = fz_memfd(img, size);
+		return erofs_reader_open_fd(&f->r, *fdp, size);
 	}
 	return erofs_reader_open_mem(&f->r, img, size);
 }
@@ -821,13 +763,9 @@ static void fz_init(struct fz *f)
 
 static void fz_free(struct fz *f)
 {
-	size_t i;
-
 	while (f->depth)
 		fz_pop_dir(f);
-	for (i = 0; i < f->tabcap; i++)
-		free(f->tab[i].first_path);
-	free(f->tab);
+	erofs_nidtab_free(&f->nids);
 	free(f->stack);
 	free(f->buf);
 	free(f->whole);
