@@ -152,3 +152,61 @@ compare_trees() {
 		head -20 "$WORK/$label.diff" >&2
 	fi
 }
+
+fsck_and_extract() { # STATS_RE LABEL IMAGE SRC: check (-p must show STATS_RE), extraction matches SRC
+	local re=$1 label=$2 img=$3 src=$4 out=$WORK/$2.out
+	if "$FSCK" -p "$img" >"$WORK/$label.fsck.log" 2>&1 &&
+	   grep -qE "$re" "$WORK/$label.fsck.log"; then
+		pass "$label: fsck finds no errors ($(grep -E "$re" "$WORK/$label.fsck.log" | sed 's/^ *//'))"
+	else
+		fail "$label: fsck: $(head -3 "$WORK/$label.fsck.log")"
+	fi
+	rm -rf "$out"
+	if "$FSCK" --extract="$out" "$img" >"$WORK/$label.x.log" 2>&1; then
+		compare_trees "$label" "$src" "$out"
+	else
+		fail "$label: extraction: $(head -3 "$WORK/$label.x.log")"
+	fi
+	rm -rf "$out"
+}
+
+# ---- random damage sweeps: fsck must never crash or hang ----
+sweep_start() { # SEED: counters reset, valgrind found (VG)
+	VG=
+	command -v valgrind >/dev/null && VG="valgrind -q --error-exitcode=99"
+	RANDOM=$1
+	crashes=0 hangs=0 clean=0 bad=0 vgerrs=0
+}
+
+sweep_check() { # I VG_EVERY X_EVERY TIMEOUT: fsck the damaged $IMG and count how it ended
+	local i=$1 rc
+	if [ $((i % $2)) -eq 0 ] && [ -n "$VG" ]; then
+		$VG "$FSCK" --extract="$WORK/sweep-x" --overwrite "$IMG" >/dev/null 2>&1
+		rc=$?
+		[ "$rc" -eq 99 ] && { vgerrs=$((vgerrs + 1)); cp "$IMG" "$WORK/vg-$i.img"; }
+		rm -rf "$WORK/sweep-x"
+		return
+	fi
+	if [ $((i % $3)) -eq 0 ]; then
+		timeout "$4" "$FSCK" --extract="$WORK/sweep-x" --overwrite "$IMG" >/dev/null 2>&1
+		rc=$?
+		rm -rf "$WORK/sweep-x"
+	else
+		timeout "$4" "$FSCK" "$IMG" >/dev/null 2>&1
+		rc=$?
+	fi
+	case $rc in
+	0) clean=$((clean + 1)) ;;
+	1) bad=$((bad + 1)) ;;
+	124) hangs=$((hangs + 1)); cp "$IMG" "$WORK/hang-$i.img" ;;
+	*) crashes=$((crashes + 1)); cp "$IMG" "$WORK/crash-$i.img" ;;
+	esac
+}
+
+sweep_verdict() {
+	if [ "$crashes" -eq 0 ] && [ "$hangs" -eq 0 ] && [ "$vgerrs" -eq 0 ]; then
+		pass "random damage: $bad rejected, $clean clean, no crash, hang or memory error"
+	else
+		fail "random damage: $crashes crashes, $hangs hangs, $vgerrs valgrind errors (images kept in $WORK)"
+	fi
+}

@@ -48,20 +48,7 @@ ln "$MIXED/m01" "$MIXED/sub/hardlink"
 setfattr -n user.mixed -v yes "$MIXED/m02"
 
 fsck_ok() { # LABEL IMAGE SRC: check, -p shows compressed files, extraction matches
-	local label=$1 img=$2 src=$3 out=$WORK/$1.out
-	if "$FSCK" -p "$img" >"$WORK/$label.fsck.log" 2>&1 &&
-	   grep -qE 'compressed files: +[1-9]' "$WORK/$label.fsck.log"; then
-		pass "$label: fsck finds no errors ($(grep -E 'compressed files' "$WORK/$label.fsck.log" | sed 's/^ *//'))"
-	else
-		fail "$label: fsck: $(head -3 "$WORK/$label.fsck.log")"
-	fi
-	rm -rf "$out"
-	if "$FSCK" --extract="$out" "$img" >"$WORK/$label.x.log" 2>&1; then
-		compare_trees "$label" "$src" "$out"
-	else
-		fail "$label: extraction: $(head -3 "$WORK/$label.x.log")"
-	fi
-	rm -rf "$out"
+	fsck_and_extract 'compressed files: +[1-9]' "$@"
 }
 
 deb_reads() { # LABEL IMAGE SRC: Debian's fsck.erofs extracts the same tree

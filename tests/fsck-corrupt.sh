@@ -245,11 +245,8 @@ fi
 IMG=$BASE
 
 # ---- the sweep: random damage must never crash or hang ----
-VG=
-command -v valgrind >/dev/null && VG="valgrind -q --error-exitcode=99"
-RANDOM=4242
+sweep_start 4242
 size=$(stat -c %s "$BASE")
-crashes=0 hangs=0 clean=0 bad=0 vgerrs=0
 for i in $(seq 1 400); do
 	IMG=$WORK/sweep.img
 	cp "$BASE" "$IMG"
@@ -265,31 +262,7 @@ for i in $(seq 1 400); do
 		wr "$off" 1 $((RANDOM % 256))
 	done
 	[ $((i % 17)) -eq 0 ] && truncate -s $(((RANDOM * 32768 + RANDOM) % size)) "$IMG"
-	if [ $((i % 40)) -eq 0 ] && [ -n "$VG" ]; then
-		$VG "$FSCK" --extract="$WORK/sweep-x" --overwrite "$IMG" >/dev/null 2>&1
-		rc=$?
-		[ "$rc" -eq 99 ] && { vgerrs=$((vgerrs + 1)); cp "$IMG" "$WORK/vg-$i.img"; }
-		rm -rf "$WORK/sweep-x"
-		continue
-	fi
-	if [ $((i % 5)) -eq 0 ]; then
-		timeout 20 "$FSCK" --extract="$WORK/sweep-x" --overwrite "$IMG" >/dev/null 2>&1
-		rc=$?
-		rm -rf "$WORK/sweep-x"
-	else
-		timeout 20 "$FSCK" "$IMG" >/dev/null 2>&1
-		rc=$?
-	fi
-	case $rc in
-	0) clean=$((clean + 1)) ;;
-	1) bad=$((bad + 1)) ;;
-	124) hangs=$((hangs + 1)); cp "$IMG" "$WORK/hang-$i.img" ;;
-	*) crashes=$((crashes + 1)); cp "$IMG" "$WORK/crash-$i.img" ;;
-	esac
+	sweep_check "$i" 40 5 20
 done
-if [ "$crashes" -eq 0 ] && [ "$hangs" -eq 0 ] && [ "$vgerrs" -eq 0 ]; then
-	pass "random damage: $bad rejected, $clean clean, no crash, hang or memory error"
-else
-	fail "random damage: $crashes crashes, $hangs hangs, $vgerrs valgrind errors (images kept in $WORK)"
-fi
+sweep_verdict
 finish

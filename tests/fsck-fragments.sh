@@ -53,20 +53,7 @@ ln "$SRC/f01" "$SRC/d/hardlink"
 setfattr -n user.frag -v yes "$SRC/f02"
 
 fsck_ok() { # LABEL IMAGE SRC: check, -p counts fragment files, extraction matches
-	local label=$1 img=$2 src=$3 out=$WORK/$1.out
-	if "$FSCK" -p "$img" >"$WORK/$label.fsck.log" 2>&1 &&
-	   grep -qE 'fragments: +[1-9][0-9]* files' "$WORK/$label.fsck.log"; then
-		pass "$label: fsck finds no errors ($(grep -E 'fragments:' "$WORK/$label.fsck.log" | sed 's/^ *//'))"
-	else
-		fail "$label: fsck: $(head -3 "$WORK/$label.fsck.log")"
-	fi
-	rm -rf "$out"
-	if "$FSCK" --extract="$out" "$img" >"$WORK/$label.x.log" 2>&1; then
-		compare_trees "$label" "$src" "$out"
-	else
-		fail "$label: extraction: $(head -3 "$WORK/$label.x.log")"
-	fi
-	rm -rf "$out"
+	fsck_and_extract 'fragments: +[1-9][0-9]* files' "$@"
 }
 
 configs=("-z lz4hc -E fragments" "-z lz4hc -E all-fragments"

@@ -249,10 +249,7 @@ else
 fi
 
 # ---- random damage: index and compressed data ----
-VG=
-command -v valgrind >/dev/null && VG="valgrind -q --error-exitcode=99"
-RANDOM=777
-crashes=0 hangs=0 clean=0 bad=0 vgerrs=0
+sweep_start 777
 for base in "$BIG" "$CMP" "$ONE" "$ZT"; do
 	IMG=$base
 	zinode "$(nid_path /mixed)"
@@ -271,32 +268,8 @@ for base in "$BIG" "$CMP" "$ONE" "$ZT"; do
 			wr "$off" 1 $((RANDOM % 256))
 		done
 		[ $((i % 25)) -eq 0 ] && truncate -s $(((RANDOM * 32768 + RANDOM) % size)) "$IMG"
-		if [ $((i % 30)) -eq 0 ] && [ -n "$VG" ]; then
-			$VG "$FSCK" --extract="$WORK/sweep-x" --overwrite "$IMG" >/dev/null 2>&1
-			rc=$?
-			[ "$rc" -eq 99 ] && { vgerrs=$((vgerrs + 1)); cp "$IMG" "$WORK/vg-$i.img"; }
-			rm -rf "$WORK/sweep-x"
-			continue
-		fi
-		if [ $((i % 3)) -eq 0 ]; then
-			timeout 30 "$FSCK" --extract="$WORK/sweep-x" --overwrite "$IMG" >/dev/null 2>&1
-			rc=$?
-			rm -rf "$WORK/sweep-x"
-		else
-			timeout 30 "$FSCK" "$IMG" >/dev/null 2>&1
-			rc=$?
-		fi
-		case $rc in
-		0) clean=$((clean + 1)) ;;
-		1) bad=$((bad + 1)) ;;
-		124) hangs=$((hangs + 1)); cp "$IMG" "$WORK/hang-$i.img" ;;
-		*) crashes=$((crashes + 1)); cp "$IMG" "$WORK/crash-$i.img" ;;
-		esac
+		sweep_check "$i" 30 3 30
 	done
 done
-if [ "$crashes" -eq 0 ] && [ "$hangs" -eq 0 ] && [ "$vgerrs" -eq 0 ]; then
-	pass "random damage: $bad rejected, $clean clean, no crash, hang or memory error"
-else
-	fail "random damage: $crashes crashes, $hangs hangs, $vgerrs valgrind errors (images kept in $WORK)"
-fi
+sweep_verdict
 finish
