@@ -47,6 +47,9 @@ CACHE_LIMIT_KB=$((64 * 1024))	# page-cache growth allowed for one walk
 AVAIL_MIN_KB=$((128 * 1024))	# MemAvailable the guest must keep
 
 msg() { echo "fuzz.sh: $*" >&2; }
+# the first N lines of stdin; unlike head it reads all of it, so the writer
+# never dies of SIGPIPE (which pipefail and set -e would turn into an exit)
+first() { awk -v n="$1" 'NR <= n'; }
 die() { msg "error: $*"; exit 2; }
 
 usage() {
@@ -290,7 +293,7 @@ extract_image() { # DISK LINE FILE
 
 # the kernel's account of a crash: the oops/panic lines of a serial log
 crash_lines() {
-	grep -aE "$OOPS_RE|Kernel panic|RIP:|watchdog:" "$1" | tr -d '\r' | head -n 12
+	{ grep -aE "$OOPS_RE|Kernel panic|RIP:|watchdog:" "$1" || true; } | tr -d '\r' | first 12
 }
 
 # keep_failure KIND NUMBER IMAGE SERIAL-LOG: crashes/KIND-NUMBER.{img,txt}
@@ -303,7 +306,9 @@ keep_failure() {
 		echo "rebuild: fuzz-mutate -s $SEED -x $number -o IMG SEEDS (the images in seeds/, in the order of seeds.list)"
 		echo "edits: $(grep -m1 "^$number " "$OUT"/mutations/* 2>/dev/null | cut -d' ' -f2- || true)"
 		echo "--- kernel (serial console from the image's RUN marker) ---"
-		[ -f "$log" ] && tr -d '\r' < "$log" | sed -n "/^forge: RUN [0-9]* $number\$/,\$p" | head -n 200
+		if [ -f "$log" ]; then
+			tr -d '\r' < "$log" | sed -n "/^forge: RUN [0-9]* $number\$/,\$p" | first 200
+		fi
 	} > "$base.txt"
 	FAILURES+=("$kind $number")
 	msg "FAILURE: $kind on image $number (kept: $base.img)"
@@ -317,7 +322,7 @@ replay_one() {
 	fuzz_boot "$disk" 0 "$log" $((60 + KILL_S + HANG_S))
 	REPLAY_END=$BOOT_END
 	if [ "$BOOT_END" = done ]; then
-		REPLAY_END="done: $(grep -a '^forge: END' "$log" | tr -d '\r' | cut -d' ' -f5- | cut -c1-200)"
+		REPLAY_END="done: $({ grep -a '^forge: END' "$log" || true; } | tr -d '\r' | cut -d' ' -f5- | cut -c1-200)"
 	fi
 }
 
@@ -372,7 +377,7 @@ run_batch() {
 		line=$(running_line "$log")
 		if [ "$line" -lt 0 ]; then
 			FAILURES+=("boot-$BOOT_END batch-$b")
-			msg "FAILURE: guest $BOOT_END outside any image (log: $log): $(grep -a '^forge: FATAL' "$log" | tr -d '\r' | head -n 1 || true)"
+			msg "FAILURE: guest $BOOT_END outside any image (log: $log): $(grep -a '^forge: FATAL' "$log" | tr -d '\r' | first 1 || true)"
 			[ "$BOOT_END" = fatal ] || crash_lines "$log" >&2
 			return
 		fi
@@ -432,11 +437,11 @@ report() {
 			END { printf "EUCLEAN %d, EOPNOTSUPP %d, EIO %d, other %d", t["euclean"], t["eopnotsupp"], t["eio"], t["other"] }' "$r")"
 		echo "other errnos of the walks: $(sed -n 's/.* errnos=\([^ ]*\) .*/\1/p' "$r" | tr ',' '\n' | grep -v '^-$' |
 			awk -F: '{ t[$1] += $2 } END { for (k in t) printf "%s %d\n", k, t[k] }' | sort | tr '\n' ',' | sed 's/,$//; s/,/, /g')"
-		echo "largest page-cache growth of one walk: $(sed -n 's/.* cache_kb=\(-\{0,1\}[0-9]*\) .*/\1/p' "$r" | sort -n | tail -n 1) kB; lowest MemAvailable: $(sed -n 's/.* avail_kb=\([0-9]*\) .*/\1/p' "$r" | sort -n | head -n 1) kB"
+		echo "largest page-cache growth of one walk: $(sed -n 's/.* cache_kb=\(-\{0,1\}[0-9]*\) .*/\1/p' "$r" | sort -n | tail -n 1) kB; lowest MemAvailable: $(sed -n 's/.* avail_kb=\([0-9]*\) .*/\1/p' "$r" | sort -n | first 1) kB"
 		echo "slowest image: $(sed -n 's/^\([0-9]*\) .* ms=\([0-9]*\) .*/\2 ms (image \1)/p' "$r" | sort -n | tail -n 1)"
 		sed -n 's/.* msg=//p' "$r" | sed -E 's/\(device [^)]*\): //; s/0x[0-9a-f]+/N/g; s/-?[0-9]+/N/g' > "$SCRATCH/msgs"
 		echo "distinct kernel erofs messages (per image its first error, else its first message; numbers masked): $(sort -u "$SCRATCH/msgs" | grep -c . || true)"
-		sort "$SCRATCH/msgs" | uniq -c | sort -rn | head -n 15 | sed 's/^/    /'
+		sort "$SCRATCH/msgs" | uniq -c | sort -rn | first 15 | sed 's/^/    /'
 		if [ ${#FAILURES[@]} -eq 0 ]; then
 			echo "findings: none"
 		else
