@@ -41,7 +41,7 @@ QEMU=${QEMU:-qemu-system-x86_64}
 FUZZ_NICE=${FUZZ_NICE:-10}
 FUZZ_KEEP_LOGS=${FUZZ_KEEP_LOGS:-0}
 
-IMAGES=10000 SEED=1 MODE=ours BATCH=1000 OUTDIR= WALK_S=8 KILL_S=20 HANG_S=90
+IMAGES=10000 SEED=1 MODE=ours BATCH=1000 OUTDIR='' WALK_S=8 KILL_S=20 HANG_S=90
 CAP=$((4 * 1024 * 1024)) RESEAL=95 REPLAY_CRASHES=1 REPLAY=0
 CACHE_LIMIT_KB=$((64 * 1024))	# page-cache growth allowed for one walk
 AVAIL_MIN_KB=$((128 * 1024))	# MemAvailable the guest must keep
@@ -262,7 +262,7 @@ fuzz_boot() {
 	QEMU_PID=
 	BOOT_SECONDS=$((SECONDS - t0))
 	if grep -aq '^forge: BATCHDONE' "$log"; then
-		BOOT_END=done
+		BOOT_END='done'
 	elif grep -aq '^forge: FATAL' "$log"; then
 		BOOT_END=fatal
 	elif [ -z "$BOOT_END" ]; then
@@ -321,7 +321,7 @@ replay_one() {
 	"$SCRATCH/bin/fuzz-mutate" -P -o "$disk" "$img"
 	fuzz_boot "$disk" 0 "$log" $((60 + KILL_S + HANG_S))
 	REPLAY_END=$BOOT_END
-	if [ "$BOOT_END" = done ]; then
+	if [ "$BOOT_END" = 'done' ]; then
 		REPLAY_END="done: $({ grep -a '^forge: END' "$log" || true; } | tr -d '\r' | cut -d' ' -f5- | cut -c1-200)"
 	fi
 }
@@ -365,7 +365,7 @@ run_batch() {
 		: > "$SCRATCH/soft"
 		soft_findings "$log" "$disk"
 		while read -r kind number; do FAILURES+=("$kind $number"); done < "$SCRATCH/soft"
-		if [ "$BOOT_END" = done ]; then
+		if [ "$BOOT_END" = 'done' ]; then
 			if ! grep -aq '^forge: MODCYCLE rmmod=0 insmod=0' "$log"; then
 				FAILURES+=("modcycle batch-$b")
 				msg "FAILURE: module reload after batch $b: $(grep -a '^forge: MODCYCLE' "$log" | tr -d '\r' || echo 'no MODCYCLE line')"

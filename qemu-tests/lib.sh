@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034,SC2154 # variables shared with the callers
 # qemu-tests/lib.sh: what run.sh and fuzz.sh share (sourced; bash): the
 # guest kernel and module setup, the initramfs, and starting QEMU.
 #
