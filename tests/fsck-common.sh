@@ -210,3 +210,25 @@ sweep_verdict() {
 		fail "random damage: $crashes crashes, $hangs hangs, $vgerrs valgrind errors (images kept in $WORK)"
 	fi
 }
+
+mkfs_or_fail() { # LABEL IMAGE SRC OPTIONS...: our mkfs.erofs --quiet, a failure reported
+	local label=$1 img=$2 src=$3
+	shift 3
+	"$OUR_MKFS" --quiet "$@" "$img" "$src" >"$WORK/$label.mkfs.log" 2>&1 && return 0
+	fail "$label: mkfs: $(tail -1 "$WORK/$label.mkfs.log")"
+	return 1
+}
+
+fsck_failed_as() { # LABEL PASS_MSG RC LOG WORDS...: fsck must have exited 1, printing every word
+	local label=$1 msg=$2 rc=$3 log=$4 w ok=1
+	shift 4
+	[ "$rc" -eq 1 ] || ok=0
+	for w in "$@"; do
+		grep -qF -- "$w" "$log" || ok=0
+	done
+	if [ "$ok" -eq 1 ]; then
+		pass "$msg"
+	else
+		fail "$label: rc $rc, wanted 1 and '$*': $(head -3 "$log")"
+	fi
+}

@@ -76,10 +76,7 @@ for config in "${configs[@]}"; do
 		label=$t${config// /}
 		img=$WORK/$label.img
 		# shellcheck disable=SC2086 # config is a list of options
-		if ! "$OUR_MKFS" --quiet $config "$img" "$src" >"$WORK/$label.mkfs.log" 2>&1; then
-			fail "$label: mkfs: $(tail -1 "$WORK/$label.mkfs.log")"
-			continue
-		fi
+		mkfs_or_fail "$label" "$img" "$src" $config || continue
 		fsck_ok "$label" "$img" "$src"
 		rm -f "$img"
 	done
