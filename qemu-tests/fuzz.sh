@@ -201,6 +201,10 @@ make_seeds() {
 	if mkfs_has_extended all-fragments; then
 		seed all-fragments -z lz4hc -E all-fragments
 	fi
+	if mkfs_has_extended dedupe; then
+		seed dedupe -z lz4hc -E dedupe
+		seed dedupe-fragments -z lz4 -C 16384 -E dedupe,fragments
+	fi
 	# hostile seeds from the regression cases (kmod/patches), small ones
 	crafted g1p g1p big-pcluster-legacy text
 	crafted g2 g2 plain text
