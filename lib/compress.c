@@ -205,15 +205,18 @@ static uint32_t estimate_compressed(struct compressor *c, const uint8_t *src, ui
 	return (uint32_t)total;
 }
 
-/* Whether the rest of a file would fit one pcluster, judged by fast LZ4. */
-static bool rest_fits_quickly(struct compressor *c, const uint8_t *src, uint64_t left, int cap)
+/*
+ * Fast LZ4's size for the rest of a file (left bytes) if all of it fits in
+ * cap bytes, else 0: a cheap guess at what lz4hc will do with it.
+ */
+static int fast_rest_size(struct compressor *c, const uint8_t *src, uint64_t left, int cap)
 {
-	int src_len = (int)left;
+	int src_len = (int)left, out;
 
 	if (left > EXTENT_INPUT_MAX)
-		return false;
-	return LZ4_compress_destSize((const char *)src, (char *)c->pcluster, &src_len, cap) > 0 &&
-	       (uint64_t)src_len == left;
+		return 0;
+	out = LZ4_compress_destSize((const char *)src, (char *)c->pcluster, &src_len, cap);
+	return out > 0 && (uint64_t)src_len == left ? out : 0;
 }
 
 static int add_extent(struct erofs_zinfo *zi, uint32_t *cap, uint64_t lofs, uint16_t nblks,
@@ -326,24 +329,14 @@ static int take_fragment(struct compressor *c, struct work_item *item, uint64_t 
  * only when lz4hc saves a whole block more than guessed does the caller
  * compress again.  Returns the output cap for the first try.
  */
-static int ztail_first_cap(struct compressor *c, const struct erofs_algorithm *alg,
-			   const struct work_item *item, uint64_t pos, bool rest_offered)
+static int ztail_first_cap(struct compressor *c, const uint8_t *src, uint64_t left, int cap)
 {
-	const uint64_t left = item->end - item->start - pos;
-	int cap = (int)item->pcluster_size, fast_len = (int)left, fast_out;
-	uint64_t fast_blocks;
-
-	if (!c->opts->ztailpacking || !item->last || (c->opts->fragments && !item->packed) ||
-	    alg->kind != EROFS_COMPRESS_LZ4HC || !rest_offered || left > EXTENT_INPUT_MAX)
-		return cap;
-	fast_out = LZ4_compress_destSize((const char *)c->input + pos, (char *)c->pcluster,
-					 &fast_len, cap);
 	/* lz4hc's output is seldom above 92% of fast LZ4's (measured on
 	 * source and documentation trees: same image sizes, fewer retries) */
-	fast_blocks = blocks_for((uint64_t)fast_out * 92 / 100, c->blksz);
-	if (fast_out <= 0 || (uint64_t)fast_len != left || fast_blocks < 2)
-		return cap;
-	return (int)((fast_blocks - 1) * c->blksz);
+	uint64_t guess = blocks_for((uint64_t)fast_rest_size(c, src, left, cap) * 92 / 100,
+				    c->blksz);
+
+	return guess < 2 ? cap : (int)((guess - 1) * c->blksz);
 }
 
 /* Compresses one segment into item->blocks and item->z. */
@@ -395,11 +388,15 @@ static int compress_segment(struct compressor *c, const struct work_queue *q,
 		 * where fast LZ4 does not.
 		 */
 		if (fragment_tail && (left <= item->pcluster_size ||
-				      (alg->kind == EROFS_COMPRESS_LZ4HC && rest_fits_quickly(c, c->input + pos, left,
-									(int)item->pcluster_size))))
+				      (alg->kind == EROFS_COMPRESS_LZ4HC &&
+				       fast_rest_size(c, c->input + pos, left, (int)item->pcluster_size))))
 			return take_fragment(c, item, pos);
 		out_len = compress_pcluster(c, alg, c->input + pos, &src_len,
-					    ztail_first_cap(c, alg, item, pos, (uint64_t)src_len == left));
+					    ztail && alg->kind == EROFS_COMPRESS_LZ4HC &&
+					    (uint64_t)src_len == left
+						? ztail_first_cap(c, c->input + pos, left,
+								  (int)item->pcluster_size)
+						: (int)item->pcluster_size);
 		if (fragment_tail && (uint64_t)src_len == left)
 			return take_fragment(c, item, pos);
 		nblks = blocks_for((uint64_t)out_len, blksz);
