@@ -689,20 +689,23 @@ static const struct erofs_zdedupe_entry *find_stored(const struct work_queue *q,
 }
 
 /*
- * -E dedupe: stores the item's pclusters that are new and points the
- * others at the copy already stored (in this file or an earlier one).
+ * Appends the item's extents to its file and its pclusters to the spool.
+ * With -E dedupe (not for the packed inode), a pcluster already stored (in
+ * this file or an earlier one) is pointed at instead of stored again.
  */
-static int commit_dedupe(const struct work_queue *q, struct erofs_inode *inode,
-			 struct work_item *item, struct erofs_seq_writer *spool, uint64_t *spool_end,
-			 uint8_t *scratch)
+static int commit_extents(const struct work_queue *q, struct erofs_inode *inode,
+			  struct work_item *item, struct erofs_seq_writer *spool,
+			  uint64_t *spool_end, uint8_t *scratch)
 {
 	const struct erofs_build_options *opts = q->opts;
 	const unsigned int bits = opts->blkszbits;
+	const bool dedupe = q->dedupe && !item->packed;
 	struct erofs_zinfo *zi = inode->z;
 	const uint32_t n = item->z.nr_extents;
 	struct erofs_zextent *bigger;
 	int err;
 
+	/* (one more for a fragment's extent) */
 	bigger = realloc(zi->extents, (zi->nr_extents + n + 1) * sizeof(*bigger));
 	if (!bigger)
 		return -ENOMEM;
@@ -717,7 +720,7 @@ static int commit_dedupe(const struct work_queue *q, struct erofs_inode *inode,
 		};
 		const struct erofs_zdedupe_entry *stored = NULL;
 
-		if (e.nblks) {
+		if (dedupe && e.nblks) {
 			key.hash = XXH3_128bits(bytes, (size_t)e.nblks << bits);
 			if (reference_fits(opts, &key, e.lofs, item->last && i + 1 == n && !item->frag))
 				stored = find_stored(q, &key, bytes, spool, scratch);
@@ -738,7 +741,7 @@ static int commit_dedupe(const struct work_queue *q, struct erofs_inode *inode,
 				erofs_seq_write(spool, *spool_end, bytes, (size_t)e.nblks << bits);
 				*spool_end += (uint64_t)e.nblks << bits;
 				zi->nr_blocks += e.nblks;
-				if ((err = erofs_zdedupe_add(q->dedupe, &entry)))
+				if (dedupe && (err = erofs_zdedupe_add(q->dedupe, &entry)))
 					return err;
 			}
 		}
@@ -754,8 +757,6 @@ static int commit_item(const struct work_queue *q, struct work_item *item,
 	const struct erofs_build_options *opts = q->opts;
 	struct erofs_inode *inode = item->inode;
 	struct erofs_zinfo *zi = inode->z;
-	struct erofs_zextent *bigger;
-	uint64_t bytes;
 	int err;
 
 	if (!zi) {
@@ -768,24 +769,8 @@ static int commit_item(const struct work_queue *q, struct work_item *item,
 	if (item->last && !item->frag && opts->ztailpacking && item->z.nr_extents &&
 	    (err = pack_tail(opts, inode, item)))
 		return err;
-	if (q->dedupe && !item->packed) {
-		if ((err = commit_dedupe(q, inode, item, spool, spool_end, scratch)))
-			return err;
-	} else {
-		bytes = (uint64_t)item->z.nr_blocks << opts->blkszbits;
-		erofs_seq_write(spool, *spool_end, item->blocks, bytes);
-		*spool_end += bytes;
-		bigger = realloc(zi->extents,
-				 (zi->nr_extents + item->z.nr_extents + 1) * sizeof(*bigger));
-		if (!bigger)
-			return -ENOMEM;
-		zi->extents = bigger;
-		for (uint32_t i = 0; i < item->z.nr_extents; i++) {
-			bigger[zi->nr_extents] = item->z.extents[i];
-			bigger[zi->nr_extents++].pblk += zi->nr_blocks;
-		}
-		zi->nr_blocks += item->z.nr_blocks;
-	}
+	if ((err = commit_extents(q, inode, item, spool, spool_end, scratch)))
+		return err;
 	/* the packed inode itself is always kept compressed: its readers
 	 * expect it so, and it seldom fails to gain */
 	if (item->last && !item->packed &&
