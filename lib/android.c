@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The Android image step (see include/erofs/android.h): fs_config and
- * SELinux labels applied to the scanned tree.  The two xattrs it writes,
+ * SELinux labels applied to each inode as the scan finds it.  The two xattrs it writes,
  * security.capability and security.selinux, replace any the host had, and
  * each inode's set stays sorted by name as xattr.c expects.
  */
@@ -149,12 +149,12 @@ char *erofs_android_device_path(const char *mp, const char *path)
 	return key;
 }
 
-static const char *shown(const struct erofs_inode *inode)
+static const char *shown(const char *path)
 {
-	return inode->path[0] ? inode->path : "/";
+	return path[0] ? path : "/";
 }
 
-struct android_ctx {
+struct erofs_android {
 	const struct erofs_build_options *opts;
 	char *mp;
 	struct erofs_fsconfig *fc;
@@ -163,11 +163,11 @@ struct android_ctx {
 	uint64_t missing;		/* paths the canned file lacks */
 };
 
-static int apply_fsconfig(struct android_ctx *c, struct erofs_inode *inode)
+static int apply_fsconfig(struct erofs_android *c, struct erofs_inode *inode, const char *path)
 {
 	const struct erofs_build_options *opts = c->opts;
 	struct erofs_fsconfig_result res;
-	char *key = fsconfig_key(c->mp, erofs_fsconfig_is_canned(c->fc), inode->path);
+	char *key = fsconfig_key(c->mp, erofs_fsconfig_is_canned(c->fc), path);
 	int err;
 
 	if (!key)
@@ -176,7 +176,7 @@ static int apply_fsconfig(struct android_ctx *c, struct erofs_inode *inode)
 	if (err == -ENOENT) {
 		if (c->missing++ < MAX_MISSING_SHOWN)
 			erofs_err("%s: failed to find '%s' in the canned fs_config %s",
-				  shown(inode), key, erofs_fsconfig_source(c->fc));
+				  shown(path), key, erofs_fsconfig_source(c->fc));
 		free(key);
 		return 0;	/* reported together once the tree is done */
 	}
@@ -190,14 +190,14 @@ static int apply_fsconfig(struct android_ctx *c, struct erofs_inode *inode)
 	return c->xattrs ? set_capabilities(inode, res.capabilities) : 0;
 }
 
-static int apply_selabel(struct android_ctx *c, struct erofs_inode *inode)
+static int apply_selabel(struct erofs_android *c, struct erofs_inode *inode, const char *path)
 {
-	char *key = erofs_android_device_path(c->mp, inode->path), *label = NULL;
+	char *key = erofs_android_device_path(c->mp, path), *label = NULL;
 	int err;
 
 	if (!key)
 		return -ENOMEM;
-	err = erofs_selabel_lookup(c->se, key, inode->mode, shown(inode), &label);
+	err = erofs_selabel_lookup(c->se, key, inode->mode, shown(path), &label);
 	free(key);
 	if (err)
 		return err;
@@ -205,53 +205,75 @@ static int apply_selabel(struct android_ctx *c, struct erofs_inode *inode)
 	if (label) {
 		err = xattr_add_security(&inode->xattrs, XATTR_NAME_SELINUX, label, strlen(label));
 		if (err == -E2BIG)
-			erofs_err("%s: SELinux label of %zu bytes is too long", shown(inode),
+			erofs_err("%s: SELinux label of %zu bytes is too long", shown(path),
 				  strlen(label));
 		free(label);
 	}
 	return err;
 }
 
-int erofs_android_apply(const struct erofs_build_options *opts, struct erofs_tree *tree)
+int erofs_android_begin(const struct erofs_build_options *opts, struct erofs_android **out)
 {
-	struct android_ctx c = { .opts = opts, .xattrs = opts->xattr_tolerance >= 0 };
+	struct erofs_android *c;
 	int err;
 
+	*out = NULL;
 	if (!opts->fs_config_file && !opts->product_out && !opts->file_contexts)
 		return 0;
-	if ((err = erofs_android_mount_point(opts, &c.mp)))
-		goto out;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	*out = c;
+	c->opts = opts;
+	c->xattrs = opts->xattr_tolerance >= 0;
+	if ((err = erofs_android_mount_point(opts, &c->mp)))
+		return err;
 	if (opts->fs_config_file)
-		err = erofs_fsconfig_load_canned(opts->fs_config_file, &c.fc);
+		err = erofs_fsconfig_load_canned(opts->fs_config_file, &c->fc);
 	else if (opts->product_out)
-		err = erofs_fsconfig_load_rules(opts->product_out, &c.fc);
-	if (!err && opts->file_contexts && c.xattrs)
-		err = erofs_selabel_open(opts->file_contexts, &c.se);
+		err = erofs_fsconfig_load_rules(opts->product_out, &c->fc);
+	if (!err && opts->file_contexts && c->xattrs)
+		err = erofs_selabel_open(opts->file_contexts, &c->se);
 	if (err)
-		goto out;
-	if (!c.xattrs && (opts->file_contexts || c.fc))
+		return err;
+	if (!c->xattrs && (opts->file_contexts || c->fc))
 		erofs_warn("-x %d: extended attributes are off, so no SELinux labels and no "
 			   "capabilities are stored", opts->xattr_tolerance);
+	return 0;
+}
 
-	for (uint32_t i = 0; !err && i < tree->nr_inodes; i++) {
-		if (c.fc)
-			err = apply_fsconfig(&c, tree->inodes[i]);
-		if (!err && c.se)
-			err = apply_selabel(&c, tree->inodes[i]);
-	}
-	if (!err && c.missing) {
-		if (c.missing > MAX_MISSING_SHOWN)
-			erofs_err("... and %llu more paths missing",
-				  (unsigned long long)(c.missing - MAX_MISSING_SHOWN));
-		erofs_err("%s: the canned fs_config must list every file and directory of the "
-			  "tree", erofs_fsconfig_source(c.fc));
-		err = -ENOENT;
-	}
-out:
+int erofs_android_inode(struct erofs_android *c, struct erofs_inode *inode, const char *path)
+{
+	int err = 0;
+
+	if (!c)
+		return 0;
+	if (c->fc)
+		err = apply_fsconfig(c, inode, path);
+	if (!err && c->se)
+		err = apply_selabel(c, inode, path);
 	if (err == -ENOMEM)
 		erofs_err("out of memory applying fs_config and SELinux labels");
-	erofs_selabel_close(c.se);
-	erofs_fsconfig_free(c.fc);
-	free(c.mp);
+	return err;
+}
+
+int erofs_android_end(struct erofs_android *c, bool complete)
+{
+	int err = 0;
+
+	if (!c)
+		return 0;
+	if (complete && c->missing) {
+		if (c->missing > MAX_MISSING_SHOWN)
+			erofs_err("... and %llu more paths missing",
+				  (unsigned long long)(c->missing - MAX_MISSING_SHOWN));
+		erofs_err("%s: the canned fs_config must list every file and directory of the "
+			  "tree", erofs_fsconfig_source(c->fc));
+		err = -ENOENT;
+	}
+	erofs_selabel_close(c->se);
+	erofs_fsconfig_free(c->fc);
+	free(c->mp);
+	free(c);
 	return err;
 }

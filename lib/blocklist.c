@@ -49,7 +49,7 @@ static bool has_blocks(const struct erofs_inode *inode)
 {
 	if (inode->chunks) {
 		for (uint32_t i = 0; i < inode->chunks->count; i++)
-			if (inode->chunks->spool_block[i] != EROFS_NULL_ADDR)
+			if (inode->chunks->blkaddr[i] != EROFS_NULL_ADDR)
 				return true;
 		return false;
 	}
@@ -72,12 +72,11 @@ static void write_ranges(const struct erofs_plan *plan, const struct erofs_inode
 		uint64_t pos = (uint64_t)i << ch->chunkbits;
 		uint64_t len = inode->size - pos;
 
-		if (ch->spool_block[i] == EROFS_NULL_ADDR)
+		if (ch->blkaddr[i] == EROFS_NULL_ADDR)
 			continue;	/* a hole: no block */
 		if (len > 1ull << ch->chunkbits)
 			len = 1ull << ch->chunkbits;
-		range_add(r, (uint64_t)plan->chunk_blkaddr + ch->spool_block[i],
-			  (len + (1u << bits) - 1) >> bits);
+		range_add(r, ch->blkaddr[i], (len + (1u << bits) - 1) >> bits);
 	}
 }
 
@@ -121,11 +120,14 @@ int erofs_blocklist_write(const struct erofs_build_options *opts, const struct e
 	for (uint32_t i = 0; i < tree->nr_inodes; i++) {
 		const struct erofs_inode *inode = tree->inodes[i];
 		struct ranges r = { .f = f };
-		char *name;
+		char *name, *path;
 
 		if (!S_ISREG(inode->mode) || !has_blocks(inode))
 			continue;
-		if (!(name = erofs_android_device_path(mp, inode->path))) {
+		path = erofs_inode_path(inode);
+		name = path ? erofs_android_device_path(mp, path) : NULL;
+		free(path);
+		if (!name) {
 			err = -ENOMEM;
 			goto out;
 		}

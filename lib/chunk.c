@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Chunk-based files with chunk dedup and holes (see include/erofs/chunk.h). */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -11,30 +10,23 @@
 #include "erofs/chunk.h"
 #include "erofs/diag.h"
 #include "erofs/format.h"
+#include "erofs/image.h"
 #include "erofs/io.h"
 #include "erofs/ondisk.h"
-#include "erofs/tree.h"
-#include "erofs/xattr.h"
+#include "erofs/plain.h"
+#include "erofs/tails.h"
 
-/* Chunks already in the spool, by content: open addressing on the hash. */
+/* Chunks stored so far, by content: open addressing on the hash. */
 struct chunk_entry {
 	XXH128_hash_t hash;
 	uint32_t len;
-	uint32_t spool_block;	/* EROFS_NULL_ADDR: empty slot */
+	uint32_t blkaddr;	/* EROFS_NULL_ADDR: empty slot */
 };
 
-struct chunker {
-	const struct erofs_build_options *opts;
-	const struct erofs_tree *tree;
-	uint32_t blksz, chunksize;
-	uint8_t *buf, *other;		/* a chunk, and one read back for comparison */
+struct erofs_chunk_index {
 	struct chunk_entry *table;
 	size_t mask, used;
-	struct erofs_seq_writer spool;
-	int spool_fd;
-	uint64_t spool_blocks;
-	struct erofs_chunk_stats *stats;
-	struct erofs_dir_cache dirs;
+	uint32_t next_chunk;	/* of the file being committed */
 };
 
 uint16_t erofs_chunk_format(const struct erofs_build_options *opts,
@@ -49,13 +41,13 @@ static bool mergeable(const struct erofs_chunks *ch, unsigned int shift, uint32_
 	uint32_t group = 1u << shift;
 
 	for (uint32_t g = 0; g < ch->count; g += group) {
-		uint32_t first = ch->spool_block[g];
+		uint32_t first = ch->blkaddr[g];
 
 		for (uint32_t j = g + 1; j < g + group && j < ch->count; j++) {
 			uint32_t want = first == EROFS_NULL_ADDR ? EROFS_NULL_ADDR
 								 : first + (j - g) * blocks_each;
 
-			if (ch->spool_block[j] != want)
+			if (ch->blkaddr[j] != want)
 				return false;
 		}
 	}
@@ -78,7 +70,7 @@ static void merge_runs(const struct erofs_build_options *opts, struct erofs_chun
 	if (!shift)
 		return;
 	for (uint32_t i = 0; i << shift < ch->count; i++)
-		ch->spool_block[i] = ch->spool_block[i << shift];
+		ch->blkaddr[i] = ch->blkaddr[i << shift];
 	ch->count = (ch->count + (1u << shift) - 1) >> shift;
 	ch->chunkbits = (uint8_t)(opts->chunkbits + shift);
 }
@@ -89,29 +81,95 @@ uint32_t erofs_chunk_table_size(uint32_t meta_size, uint32_t count)
 }
 
 void erofs_chunk_table_encode(const struct erofs_chunks *chunks, uint32_t meta_size,
-			      uint32_t area_blkaddr, uint8_t *out)
+			      uint8_t *out)
 {
 	uint32_t pad = ((meta_size + 3) & ~3u) - meta_size;
 
 	memset(out, 0, pad);
 	for (uint32_t i = 0; i < chunks->count; i++)
-		put_le32(out + pad + 4 * i, chunks->spool_block[i] == EROFS_NULL_ADDR ?
-			 EROFS_NULL_ADDR : area_blkaddr + chunks->spool_block[i]);
+		put_le32(out + pad + 4 * i, chunks->blkaddr[i]);
 }
 
-void erofs_chunks_free(struct erofs_chunks *chunks)
+uint64_t erofs_chunk_piece_size(const struct erofs_build_options *opts)
 {
-	if (chunks)
-		free(chunks->spool_block);
-	free(chunks);
+	uint64_t chunksize = 1ull << opts->chunkbits;
+
+	return chunksize >= EROFS_SEGMENT_SIZE ? chunksize
+					       : EROFS_SEGMENT_SIZE / chunksize * chunksize;
 }
 
-static size_t slot_of(const struct chunker *k, XXH128_hash_t h)
+/* Reads the piece's chunks, skipping holes, and hashes those that hold data. */
+int erofs_chunk_work(const struct erofs_work_ctx *ctx, struct erofs_work *w,
+		     struct erofs_dir_cache *dirs)
+{
+	const struct erofs_build_options *opts = ctx->opts;
+	const uint64_t chunksize = 1ull << opts->chunkbits;
+	struct stat st;
+	int err = 0;
+
+	w->fd = erofs_tree_open_or_report(opts, ctx->tree, w->inode, dirs);
+	if (w->fd < 0) {
+		err = w->fd;
+		w->fd = -1;
+		return err;
+	}
+	w->nr_chunks = (uint32_t)((w->end - w->start + chunksize - 1) / chunksize);
+	/* (a block of slack: the file's last chunk is padded in place) */
+	w->data = malloc(w->end - w->start + (1u << opts->blkszbits));
+	w->chunks = calloc(w->nr_chunks, sizeof(*w->chunks));
+	if (!w->data || !w->chunks) {
+		erofs_err("out of memory while chunking");
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < w->nr_chunks && !err; i++) {
+		uint64_t off = w->start + i * chunksize;
+		size_t len = (size_t)(w->end - off < chunksize ? w->end - off : chunksize);
+		uint8_t *buf = w->data + i * chunksize;
+		off_t data = lseek(w->fd, (off_t)off, SEEK_DATA);
+
+		/* a hole: no need to read it */
+		if ((data < 0 && errno == ENXIO) || (data >= 0 && (uint64_t)data >= off + len)) {
+			w->chunks[i].null = true;
+			continue;
+		}
+		if ((err = erofs_pread_all(w->fd, buf, len, off)))
+			break;
+		if (erofs_is_zero(buf, len))
+			w->chunks[i].null = true;
+		else
+			w->chunks[i].hash = XXH3_128bits(buf, len);
+	}
+	if (!err && w->last && (fstat(w->fd, &st) || (uint64_t)st.st_size != w->inode->size))
+		err = -EAGAIN;
+	if (err)
+		erofs_report_source_error(opts, w->inode, err);
+	return err;
+}
+
+int erofs_chunk_begin(struct erofs_commit *cc)
+{
+	struct erofs_chunk_index *k = calloc(1, sizeof(*k));
+
+	if (!k)
+		return -ENOMEM;
+	cc->chunk_index = k;
+	return 0;
+}
+
+void erofs_chunk_end(struct erofs_commit *cc)
+{
+	if (cc->chunk_index)
+		free(cc->chunk_index->table);
+	free(cc->chunk_index);
+	cc->chunk_index = NULL;
+}
+
+static size_t slot_of(const struct erofs_chunk_index *k, XXH128_hash_t h)
 {
 	return (size_t)h.low64 & k->mask;
 }
 
-static int table_grow(struct chunker *k)
+static int table_grow(struct erofs_chunk_index *k)
 {
 	size_t mask = k->table ? k->mask * 2 + 1 : 4095;
 	struct chunk_entry *bigger = malloc((mask + 1) * sizeof(*bigger));
@@ -119,14 +177,14 @@ static int table_grow(struct chunker *k)
 	if (!bigger)
 		return -ENOMEM;
 	for (size_t i = 0; i <= mask; i++)
-		bigger[i].spool_block = EROFS_NULL_ADDR;
+		bigger[i].blkaddr = EROFS_NULL_ADDR;
 	for (size_t i = 0; k->table && i <= k->mask; i++) {
 		size_t s;
 
-		if (k->table[i].spool_block == EROFS_NULL_ADDR)
+		if (k->table[i].blkaddr == EROFS_NULL_ADDR)
 			continue;
-		for (s = (size_t)k->table[i].hash.low64 & mask;
-		     bigger[s].spool_block != EROFS_NULL_ADDR; s = (s + 1) & mask)
+		for (s = (size_t)k->table[i].hash.low64 & mask; bigger[s].blkaddr != EROFS_NULL_ADDR;
+		     s = (s + 1) & mask)
 			;
 		bigger[s] = k->table[i];
 	}
@@ -136,63 +194,74 @@ static int table_grow(struct chunker *k)
 	return 0;
 }
 
-/* Finds an identical stored chunk; returns its spool block or EROFS_NULL_ADDR. */
-static int find_same(struct chunker *k, XXH128_hash_t h, uint32_t len, uint32_t *found)
+static int table_add(struct erofs_chunk_index *k, XXH128_hash_t h, uint32_t len, uint32_t blkaddr)
 {
+	size_t s;
+	int err;
+
+	if ((k->used + 1) * 2 > k->mask && (err = table_grow(k)))
+		return err;
+	for (s = slot_of(k, h); k->table[s].blkaddr != EROFS_NULL_ADDR; s = (s + 1) & k->mask)
+		;
+	k->table[s] = (struct chunk_entry){ h, len, blkaddr };
+	k->used++;
+	return 0;
+}
+
+/* New chunks of the piece being committed, closed up at the buffer's start. */
+struct pending {
+	uint8_t *buf;
+	uint32_t first_blk, nr_blocks;
+};
+
+#define COMPARE_PIECE	(1u << 20)	/* what cc->scratch holds */
+
+/* Whether the chunk stored at blkaddr holds these bytes. */
+static int same_as_stored(struct erofs_commit *cc, uint32_t blkaddr, const uint8_t *bytes,
+			  uint32_t len, const struct pending *pending, bool *same)
+{
+	const unsigned int bits = cc->opts->blkszbits;
+
+	*same = false;
+	if (blkaddr >= pending->first_blk && blkaddr < pending->first_blk + pending->nr_blocks) {
+		*same = !memcmp(pending->buf + ((size_t)(blkaddr - pending->first_blk) << bits),
+				bytes, len);
+		return 0;
+	}
+	for (uint32_t off = 0; off < len; off += COMPARE_PIECE) {
+		uint32_t n = len - off < COMPARE_PIECE ? len - off : COMPARE_PIECE;
+		int err = erofs_image_pread(cc->img, cc->scratch, n, ((uint64_t)blkaddr << bits) + off);
+
+		if (err)
+			return err;
+		if (memcmp(cc->scratch, bytes + off, n))
+			return 0;
+	}
+	*same = true;
+	return 0;
+}
+
+/* An identical stored chunk (hash, then bytes); EROFS_NULL_ADDR: none. */
+static int find_same(struct erofs_commit *cc, XXH128_hash_t h, const uint8_t *bytes,
+		     uint32_t len, const struct pending *pending, uint32_t *found)
+{
+	struct erofs_chunk_index *k = cc->chunk_index;
+
 	*found = EROFS_NULL_ADDR;
-	for (size_t s = slot_of(k, h); k->table[s].spool_block != EROFS_NULL_ADDR;
+	for (size_t s = slot_of(k, h); k->table && k->table[s].blkaddr != EROFS_NULL_ADDR;
 	     s = (s + 1) & k->mask) {
 		const struct chunk_entry *e = &k->table[s];
+		bool same;
 		int err;
 
 		if (e->len != len || !XXH128_isEqual(e->hash, h))
 			continue;
-		/* confirm byte by byte against the spooled copy */
-		if ((err = erofs_seq_flush(&k->spool)))
+		if ((err = same_as_stored(cc, e->blkaddr, bytes, len, pending, &same)))
 			return err;
-		if ((err = erofs_pread_all(k->spool_fd, k->other, len,
-					   (uint64_t)e->spool_block << k->opts->blkszbits)))
-			return err;
-		if (!memcmp(k->other, k->buf, len)) {
-			*found = e->spool_block;
+		if (same) {
+			*found = e->blkaddr;
 			return 0;
 		}
-	}
-	return 0;
-}
-
-static bool all_zero(const uint8_t *p, size_t len)
-{
-	return !len || (!p[0] && !memcmp(p, p + 1, len - 1));
-}
-
-/* Reads one chunk, or tells it lies in a hole without reading it. */
-static int read_chunk(struct chunker *k, int fd, const struct erofs_inode *inode,
-		      uint64_t off, uint32_t len, bool *hole)
-{
-	off_t data = lseek(fd, (off_t)off, SEEK_DATA);
-	uint32_t done = 0;
-
-	*hole = (data < 0 && errno == ENXIO) || (data >= 0 && (uint64_t)data >= off + len);
-	if (*hole)
-		return 0;
-	while (done < len) {
-		ssize_t n = pread(fd, k->buf + done, len - done, (off_t)(off + done));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			int err = n ? errno : ENODATA;
-
-			if (n)
-				erofs_err("%s/%s: cannot read: %s", k->opts->source, inode->path,
-					  strerror(err));
-			else
-				erofs_err("%s/%s: file shrank during the build", k->opts->source,
-					  inode->path);
-			return -err;
-		}
-		done += (uint32_t)n;
 	}
 	return 0;
 }
@@ -200,160 +269,131 @@ static int read_chunk(struct chunker *k, int fd, const struct erofs_inode *inode
 /*
  * Whether a file whose last chunk (len bytes) is new can stay a flat file
  * instead: every earlier chunk was stored for it, in order, right before
- * this one, and its tail surely fits inline beside the largest record the
- * inode can have.  Its last chunk is then stored without the tail and kept
- * out of the chunk index (its stored form is not the whole chunk).
+ * where this one goes, and its tail surely fits inline.  Its last chunk is
+ * then stored without the tail and kept out of the index (its stored form
+ * is not the whole chunk).
  */
-static bool stays_flat(const struct chunker *k, const struct erofs_inode *inode,
-		       const struct erofs_chunks *ch, uint32_t len)
+static bool stays_flat(const struct erofs_commit *cc, const struct erofs_inode *inode,
+		       const struct erofs_chunks *ch, uint32_t next_blk)
 {
-	uint32_t tail = len & (k->blksz - 1), blocks_each = k->chunksize / k->blksz;
+	uint32_t blocks_each = 1u << (cc->opts->chunkbits - cc->opts->blkszbits);
 
-	if (!k->opts->inline_data || !tail ||
-	    EROFS_EXTENDED_INODE_SIZE + erofs_xattr_ibody_max(inode->xattrs) + tail > k->blksz)
+	if (!erofs_plain_tail_inline(cc->opts, inode))
 		return false;
-	if (ch->count > 1 && ch->spool_block[0] == EROFS_NULL_ADDR)
+	if (ch->count > 1 && ch->blkaddr[0] == EROFS_NULL_ADDR)
 		return false;	/* a hole: only a chunk table can say so */
 	for (uint32_t i = 0; i + 1 < ch->count; i++)
-		if (ch->spool_block[i] != ch->spool_block[0] + i * blocks_each)
+		if (ch->blkaddr[i] != ch->blkaddr[0] + i * blocks_each)
 			return false;
-	return ch->count == 1 ||
-	       (uint64_t)ch->spool_block[ch->count - 2] + blocks_each == k->spool_blocks;
+	return ch->count == 1 || (uint64_t)ch->blkaddr[ch->count - 2] + blocks_each == next_blk;
 }
 
-static int chunk_file(struct chunker *k, struct erofs_inode *inode)
+static int begin_file(struct erofs_commit *cc, struct erofs_inode *inode)
 {
+	const unsigned int chunkbits = cc->opts->chunkbits;
 	struct erofs_chunks *ch = calloc(1, sizeof(*ch));
-	uint64_t size = inode->size;
-	struct stat st;
-	int fd, err = 0;
 
 	if (!ch)
 		return -ENOMEM;
 	inode->chunks = ch;
-	ch->chunkbits = (uint8_t)k->opts->chunkbits;
-	ch->count = (uint32_t)((size + k->chunksize - 1) / k->chunksize);
-	ch->spool_block = malloc(ch->count * sizeof(*ch->spool_block));
-	if (!ch->spool_block)
-		return -ENOMEM;
-	fd = erofs_tree_open_file(k->tree, inode, &k->dirs);
-	if (fd < 0) {
-		err = errno;
-		erofs_err("%s/%s: cannot open: %s", k->opts->source, inode->path,
-			  erofs_tree_open_error(err));
-		return -err;
-	}
-	for (uint32_t i = 0; i < ch->count && !err; i++) {
-		uint64_t off = (uint64_t)i * k->chunksize;
-		uint32_t len = size - off < k->chunksize ? (uint32_t)(size - off) : k->chunksize;
-		uint32_t blocks = (len + k->blksz - 1) / k->blksz, found;
-		XXH128_hash_t h;
-		bool hole;
+	ch->chunkbits = (uint8_t)chunkbits;
+	ch->count = (uint32_t)((inode->size + (1ull << chunkbits) - 1) >> chunkbits);
+	ch->blkaddr = malloc(ch->count * sizeof(*ch->blkaddr));
+	cc->chunk_index->next_chunk = 0;
+	inode->blkaddr = EROFS_NULL_ADDR;
+	return ch->blkaddr ? 0 : -ENOMEM;
+}
 
-		k->stats->chunks++;
-		if ((err = read_chunk(k, fd, inode, off, len, &hole)))
-			break;
-		if (hole || all_zero(k->buf, len)) {
-			ch->spool_block[i] = EROFS_NULL_ADDR;	/* reads back as zeros */
-			k->stats->null++;
-			k->stats->saved_bytes += (uint64_t)blocks * k->blksz;
-			continue;
-		}
-		h = XXH3_128bits(k->buf, len);
-		if ((err = find_same(k, h, len, &found)))
-			break;
-		if (found != EROFS_NULL_ADDR) {
-			ch->spool_block[i] = found;
-			k->stats->shared++;
-			k->stats->saved_bytes += (uint64_t)blocks * k->blksz;
-			continue;
-		}
-		if (i + 1 == ch->count && stays_flat(k, inode, ch, len)) {
-			/* only its whole blocks: the tail goes inline */
-			erofs_seq_write(&k->spool, k->spool_blocks << k->opts->blkszbits, k->buf,
-					len & ~(k->blksz - 1));
-			inode->in_chunk_area = true;
-			inode->chunk_area_block = ch->count > 1 ? ch->spool_block[0]
-								: (uint32_t)k->spool_blocks;
-			k->spool_blocks += len / k->blksz;
-			k->stats->flat++;
-			err = k->spool.error;
-			break;
-		}
-		if (k->spool_blocks + blocks > UINT32_MAX / 2) {
-			erofs_err("the chunk area grows past 2^31 blocks");
-			err = -EFBIG;
-			break;
-		}
-		ch->spool_block[i] = (uint32_t)k->spool_blocks;
-		erofs_seq_write(&k->spool, k->spool_blocks << k->opts->blkszbits, k->buf, len);
-		k->spool_blocks += blocks;
-		if (k->used * 2 >= k->mask && (err = table_grow(k)))
-			break;
-		{
-			size_t s = slot_of(k, h);
+/* A flat file after all: its blocks from where its first chunk went, its tail inline. */
+static int make_flat(struct erofs_commit *cc, struct erofs_inode *inode, uint32_t first_blk,
+		     const uint8_t *tail, uint32_t tail_len)
+{
+	struct erofs_chunks *ch = inode->chunks;
+	int err = erofs_tails_add(cc->tails, tail, tail_len, &inode->tail_pos);
 
-			while (k->table[s].spool_block != EROFS_NULL_ADDR)
-				s = (s + 1) & k->mask;
-			k->table[s] = (struct chunk_entry){ h, len, ch->spool_block[i] };
-			k->used++;
-		}
-		err = k->spool.error;
-	}
-	if (!err && (fstat(fd, &st) || (uint64_t)st.st_size != size)) {
-		erofs_err("%s/%s: file changed size during the build", k->opts->source,
-			  inode->path);
-		err = -EAGAIN;
-	}
-	close(fd);
-	if (!err && inode->in_chunk_area) {
-		erofs_chunks_free(ch);
-		inode->chunks = NULL;
-	} else if (!err) {
-		merge_runs(k->opts, ch);
-	}
+	inode->tail_inline = (uint16_t)tail_len;
+	inode->nr_blocks = (uint32_t)(inode->size >> cc->opts->blkszbits);
+	inode->blkaddr = inode->nr_blocks ? (ch->count > 1 ? ch->blkaddr[0] : first_blk)
+					  : EROFS_NULL_ADDR;
+	free(ch->blkaddr);
+	free(ch);
+	inode->chunks = NULL;
+	cc->stats->flat_chunk_files++;
 	return err;
 }
 
-int erofs_chunk_tree(const struct erofs_build_options *opts, struct erofs_tree *tree,
-		     struct erofs_spool *spool, struct erofs_chunk_stats *stats)
+int erofs_chunk_commit(struct erofs_commit *cc, struct erofs_work *w)
 {
-	struct chunker k = {
-		.opts = opts, .tree = tree, .blksz = 1u << opts->blkszbits,
-		.chunksize = 1u << opts->chunkbits, .stats = stats, .dirs = { .fd = -1 },
-	};
+	const struct erofs_build_options *opts = cc->opts;
+	const unsigned int bits = opts->blkszbits;
+	const uint32_t blksz = 1u << bits;
+	const uint64_t chunksize = 1ull << opts->chunkbits;
+	struct erofs_chunk_index *k = cc->chunk_index;
+	struct erofs_inode *inode = w->inode;
+	struct pending pending = { .buf = w->data, .first_blk = cc->img->next_blk };
+	const uint8_t *flat_tail = NULL;
+	uint32_t flat_tail_len = 0, flat_first_blk = 0, blk;
+	struct erofs_chunks *ch;
 	int err;
 
-	memset(stats, 0, sizeof(*stats));
-	if (!opts->chunkbits)
-		return 0;
-	if ((err = erofs_spool_open(opts, spool)))
+	if (w->first && (err = begin_file(cc, inode)))
 		return err;
-	k.spool_fd = spool->fd;
-	k.buf = malloc(k.chunksize);
-	k.other = malloc(k.chunksize);
-	err = k.buf && k.other ? table_grow(&k) : -ENOMEM;
-	if (!err)
-		err = erofs_seq_init(&k.spool, spool->fd, "temporary spool", 1u << 20);
-	for (uint32_t i = 0; i < tree->nr_inodes && !err; i++) {
-		struct erofs_inode *inode = tree->inodes[i];
+	ch = inode->chunks;
+	for (uint32_t i = 0; i < w->nr_chunks; i++) {
+		uint32_t idx = k->next_chunk++;
+		uint64_t off = w->start + i * chunksize;
+		uint32_t len = (uint32_t)(w->end - off < chunksize ? w->end - off : chunksize);
+		uint32_t blocks = (len + blksz - 1) / blksz, found;
+		const uint8_t *bytes = w->data + i * chunksize;
+		uint8_t *to = pending.buf + ((size_t)pending.nr_blocks << bits);
 
-		/* files within one block keep their inline tails */
-		if (S_ISREG(inode->mode) && inode->size > k.blksz)
-			err = chunk_file(&k, inode);
+		cc->stats->chunks++;
+		if (w->chunks[i].null) {
+			ch->blkaddr[idx] = EROFS_NULL_ADDR;	/* reads back as zeros */
+			cc->stats->null_chunks++;
+			cc->stats->chunk_saved_bytes += (uint64_t)blocks << bits;
+			continue;
+		}
+		if ((err = find_same(cc, w->chunks[i].hash, bytes, len, &pending, &found)))
+			return err;
+		if (found != EROFS_NULL_ADDR) {
+			ch->blkaddr[idx] = found;
+			cc->stats->shared_chunks++;
+			cc->stats->chunk_saved_bytes += (uint64_t)blocks << bits;
+			continue;
+		}
+		if (idx + 1 == ch->count &&
+		    stays_flat(cc, inode, ch, pending.first_blk + pending.nr_blocks)) {
+			/* only its whole blocks: the tail goes inline */
+			flat_first_blk = pending.first_blk + pending.nr_blocks;
+			flat_tail_len = len & (blksz - 1);
+			memmove(to, bytes, len);
+			flat_tail = to + (len - flat_tail_len);
+			pending.nr_blocks += len >> bits;
+			break;
+		}
+		if ((uint64_t)pending.first_blk + pending.nr_blocks + blocks > UINT32_MAX / 2) {
+			erofs_err("the image grows past 2^31 blocks of chunks");
+			return -EFBIG;
+		}
+		ch->blkaddr[idx] = pending.first_blk + pending.nr_blocks;
+		memmove(to, bytes, len);
+		memset(to + len, 0, ((size_t)blocks << bits) - len);
+		pending.nr_blocks += blocks;
+		if ((err = table_add(k, w->chunks[i].hash, len, ch->blkaddr[idx])))
+			return err;
 	}
-	if (!err)
-		err = erofs_seq_flush(&k.spool);
-	/* the last chunk may end inside its last block */
-	if (!err && ftruncate(spool->fd, (off_t)(k.spool_blocks << opts->blkszbits)))
-		err = -errno;
-	spool->size = k.spool_blocks << opts->blkszbits;
-	erofs_seq_release(&k.spool);
-	erofs_dir_cache_release(&k.dirs);
-	free(k.table);
-	free(k.buf);
-	free(k.other);
-	if (err == -ENOMEM)
-		erofs_err("out of memory while chunking");
-	return err;
+	if (pending.nr_blocks) {
+		if ((err = erofs_image_alloc(cc->img, pending.nr_blocks, &blk)))
+			return err;
+		cc->stats->bytes_written += (uint64_t)pending.nr_blocks << bits;
+		if ((err = erofs_image_pwrite(cc->img, pending.buf, (size_t)pending.nr_blocks << bits,
+					      (uint64_t)blk << bits)))
+			return err;
+	}
+	if (flat_tail)
+		return make_flat(cc, inode, flat_first_blk, flat_tail, flat_tail_len);
+	if (w->last)
+		merge_runs(opts, ch);
+	return 0;
 }

@@ -1,178 +1,333 @@
 // SPDX-License-Identifier: MIT
 /* Whole-file deduplication (see include/erofs/dedup.h). */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "erofs/dedup.h"
 #include "erofs/diag.h"
+#include "erofs/format.h"
+#include "erofs/image.h"
+#include "erofs/io.h"
+#include "erofs/tails.h"
 #include "erofs/tree.h"
 
-#define HASH_BUFFER (1u << 20)
+#define COMPARE_PIECE	(1u << 20)
 
-struct candidate {
-	struct erofs_inode *inode;
-	uint32_t order;		/* position in plan order: the first one keeps the data */
+/* A stored file, chained by size. */
+struct stored {
+	uint64_t size;
 	XXH128_hash_t hash;
+	struct erofs_inode *inode;
+	uint32_t next;		/* index + 1 of the next one in its bucket; 0: none */
+	bool hashed;
 };
 
-static int by_size_then_order(const void *a, const void *b)
-{
-	const struct candidate *x = a, *y = b;
+/* A whole file a worker hashed: the lowest seq that had these bytes. */
+struct hint {
+	uint64_t size;
+	XXH128_hash_t hash;
+	uint64_t seq_plus1;	/* 0: empty slot */
+};
 
-	if (x->inode->size != y->inode->size)
-		return x->inode->size < y->inode->size ? -1 : 1;
-	return x->order < y->order ? -1 : x->order > y->order;
+struct erofs_dedup {
+	struct stored *stored;
+	uint32_t nr_stored, cap_stored;
+	uint32_t *heads;	/* by size: index + 1 of the newest stored file */
+	uint32_t heads_mask;
+
+	pthread_mutex_t hint_lock;
+	struct hint *hints;
+	uint32_t hints_mask, nr_hints;
+};
+
+static uint32_t size_slot(uint64_t size, uint32_t mask)
+{
+	uint64_t h = size * 0x9E3779B97F4A7C15ull;
+
+	return (uint32_t)(h >> 32) & mask;
 }
 
-static int by_size_hash_order(const void *a, const void *b)
+int erofs_dedup_init(struct erofs_dedup **out)
 {
-	const struct candidate *x = a, *y = b;
+	struct erofs_dedup *d = calloc(1, sizeof(*d));
 
-	if (x->inode->size != y->inode->size)
-		return x->inode->size < y->inode->size ? -1 : 1;
-	if (x->hash.high64 != y->hash.high64)
-		return x->hash.high64 < y->hash.high64 ? -1 : 1;
-	if (x->hash.low64 != y->hash.low64)
-		return x->hash.low64 < y->hash.low64 ? -1 : 1;
-	return x->order < y->order ? -1 : x->order > y->order;
-}
-
-static int open_or_report(const struct erofs_build_options *opts,
-			  const struct erofs_tree *tree, const struct erofs_inode *inode)
-{
-	int fd = erofs_tree_open_file(tree, inode, NULL);
-
-	if (fd < 0) {
-		int err = errno;
-
-		erofs_err("%s/%s: cannot open: %s", opts->source, inode->path,
-			  erofs_tree_open_error(err));
-		return -err;
-	}
-	return fd;
-}
-
-static int hash_file(const struct erofs_build_options *opts, const struct erofs_tree *tree,
-		     struct candidate *c, uint8_t *buf)
-{
-	XXH3_state_t *state = XXH3_createState();
-	uint64_t done = 0;
-	int fd, err = 0;
-
-	if (!state)
+	if (!d)
 		return -ENOMEM;
-	fd = open_or_report(opts, tree, c->inode);
-	if (fd < 0) {
-		XXH3_freeState(state);
-		return fd;
+	d->heads_mask = 4095;
+	d->heads = calloc(d->heads_mask + 1, sizeof(*d->heads));
+	d->hints_mask = 4095;
+	d->hints = calloc(d->hints_mask + 1, sizeof(*d->hints));
+	pthread_mutex_init(&d->hint_lock, NULL);
+	*out = d;
+	if (!d->heads || !d->hints) {
+		erofs_dedup_free(d);
+		return -ENOMEM;
 	}
-	XXH3_128bits_reset(state);
-	while (done < c->inode->size) {
-		ssize_t n = pread(fd, buf, HASH_BUFFER, (off_t)done);
+	return 0;
+}
 
-		if (n <= 0) {
-			err = n ? errno : ENODATA;
-			erofs_err("%s/%s: cannot read: %s", opts->source, c->inode->path,
-				  n ? strerror(err) : "file shrank during the build");
+void erofs_dedup_free(struct erofs_dedup *d)
+{
+	if (!d)
+		return;
+	pthread_mutex_destroy(&d->hint_lock);
+	free(d->stored);
+	free(d->heads);
+	free(d->hints);
+	free(d);
+}
+
+static bool same_file_key(const struct hint *h, uint64_t size, XXH128_hash_t hash)
+{
+	return h->size == size && XXH128_isEqual(h->hash, hash);
+}
+
+static int grow_hints(struct erofs_dedup *d)
+{
+	uint32_t mask = d->hints_mask * 2 + 1;
+	struct hint *bigger = calloc(mask + 1, sizeof(*bigger));
+
+	if (!bigger)
+		return -ENOMEM;
+	for (uint32_t i = 0; i <= d->hints_mask; i++) {
+		uint32_t s;
+
+		if (!d->hints[i].seq_plus1)
+			continue;
+		for (s = (uint32_t)d->hints[i].hash.low64 & mask; bigger[s].seq_plus1;
+		     s = (s + 1) & mask)
+			;
+		bigger[s] = d->hints[i];
+	}
+	free(d->hints);
+	d->hints = bigger;
+	d->hints_mask = mask;
+	return 0;
+}
+
+bool erofs_dedup_hint(struct erofs_dedup *d, uint64_t size, XXH128_hash_t hash, uint64_t seq)
+{
+	bool earlier = false;
+	uint32_t s;
+
+	pthread_mutex_lock(&d->hint_lock);
+	if ((d->nr_hints + 1) * 2 > d->hints_mask && grow_hints(d)) {
+		pthread_mutex_unlock(&d->hint_lock);
+		return false;	/* only a hint: going without is fine */
+	}
+	for (s = (uint32_t)hash.low64 & d->hints_mask; d->hints[s].seq_plus1;
+	     s = (s + 1) & d->hints_mask)
+		if (same_file_key(&d->hints[s], size, hash))
 			break;
-		}
-		XXH3_128bits_update(state, buf, (size_t)n);
-		done += (uint64_t)n;
+	if (!d->hints[s].seq_plus1) {
+		d->hints[s] = (struct hint){ .size = size, .hash = hash, .seq_plus1 = seq + 1 };
+		d->nr_hints++;
+	} else if (d->hints[s].seq_plus1 <= seq) {
+		earlier = true;
+	} else {
+		d->hints[s].seq_plus1 = seq + 1;	/* a later one got here first */
 	}
-	c->hash = XXH3_128bits_digest(state);
-	XXH3_freeState(state);
-	close(fd);
-	return -err;
+	pthread_mutex_unlock(&d->hint_lock);
+	return earlier;
 }
 
-/* A hash match is confirmed byte by byte before data is shared. */
-static int same_bytes(const struct erofs_build_options *opts, const struct erofs_tree *tree,
-		      const struct erofs_inode *a, const struct erofs_inode *b, uint8_t *buf)
+void erofs_dedup_hash_begin(struct erofs_commit *cc)
 {
-	int fa = open_or_report(opts, tree, a), fb;
-	uint64_t done = 0;
-	int result = 1;
-
-	if (fa < 0)
-		return fa;
-	fb = open_or_report(opts, tree, b);
-	if (fb < 0) {
-		close(fa);
-		return fb;
-	}
-	while (result == 1 && done < a->size) {
-		size_t half = HASH_BUFFER / 2;
-		size_t want = a->size - done < half ? (size_t)(a->size - done) : half;
-		ssize_t na = pread(fa, buf, want, (off_t)done);
-		ssize_t nb = pread(fb, buf + half, want, (off_t)done);
-
-		if (na != (ssize_t)want || nb != (ssize_t)want)
-			result = 0;	/* changed under us: do not share; the writer reports it */
-		else if (memcmp(buf, buf + half, want))
-			result = 0;
-		done += want;
-	}
-	close(fa);
-	close(fb);
-	return result;
+	if (!cc->dedup)
+		return;
+	cc->nr_segments = 0;
+	cc->file_hashed = true;
+	XXH3_128bits_reset(cc->file_hash);
 }
 
-int erofs_dedup_files(const struct erofs_build_options *opts, struct erofs_tree *tree,
-		      struct erofs_dedup_stats *stats)
+void erofs_dedup_hash_segment(struct erofs_commit *cc, const struct erofs_work *w)
 {
-	struct candidate *all;
-	uint32_t n = 0, kept = 0;
-	uint8_t *buf;
+	XXH128_canonical_t c;
+
+	if (!cc->dedup)
+		return;
+	if (!w->hashed) {
+		cc->file_hashed = false;
+		return;
+	}
+	if (!cc->nr_segments++)
+		cc->first_hash = w->hash;
+	XXH128_canonicalFromHash(&c, w->hash);
+	XXH3_128bits_update(cc->file_hash, &c, sizeof(c));
+}
+
+bool erofs_dedup_hash_end(struct erofs_commit *cc, XXH128_hash_t *hash)
+{
+	if (!cc->dedup || !cc->file_hashed || !cc->nr_segments)
+		return false;
+	/* one segment: its own hash, so a small file needs no second pass */
+	*hash = cc->nr_segments == 1 ? cc->first_hash : XXH3_128bits_digest(cc->file_hash);
+	return true;
+}
+
+/*
+ * Reads bytes of a file stored plain: its blocks from the image, its tail
+ * from the tail store when it went inline.
+ */
+static int read_stored_plain(struct erofs_commit *cc, const struct erofs_inode *inode,
+			     uint8_t *buf, size_t len, uint64_t off)
+{
+	const unsigned int bits = cc->opts->blkszbits;
+	uint64_t in_blocks = inode->size - inode->tail_inline;
+	size_t from_blocks = off < in_blocks ? (size_t)(in_blocks - off < len ? in_blocks - off : len)
+					     : 0;
 	int err = 0;
 
-	memset(stats, 0, sizeof(*stats));
-	all = malloc((tree->nr_inodes ? tree->nr_inodes : 1) * sizeof(*all));
-	buf = malloc(HASH_BUFFER);
-	if (!all || !buf) {
-		free(all);
-		free(buf);
-		return -ENOMEM;
+	if (from_blocks)
+		err = erofs_image_pread(cc->img, buf, from_blocks,
+					((uint64_t)inode->blkaddr << bits) + off);
+	if (!err && from_blocks < len)
+		err = erofs_tails_read(cc->tails, buf + from_blocks, len - from_blocks,
+				       inode->tail_pos + (off + from_blocks - in_blocks));
+	return err;
+}
+
+/* The hash of a plain file's stored bytes, segment by segment as workers hash. */
+static int hash_stored_plain(struct erofs_commit *cc, struct stored *s)
+{
+	XXH3_state_t *state = XXH3_createState();
+	XXH3_state_t *seg = XXH3_createState();
+	uint32_t segments = 0;
+	XXH128_hash_t first = { 0, 0 };
+	int err = state && seg ? 0 : -ENOMEM;
+
+	if (!err)
+		XXH3_128bits_reset(state);
+	for (uint64_t start = 0; !err && start < s->size; start += EROFS_SEGMENT_SIZE) {
+		uint64_t end = s->size - start > EROFS_SEGMENT_SIZE ? start + EROFS_SEGMENT_SIZE
+								   : s->size;
+		XXH128_canonical_t c;
+		XXH128_hash_t h;
+
+		XXH3_128bits_reset(seg);
+		for (uint64_t pos = start; !err && pos < end; pos += COMPARE_PIECE) {
+			size_t n = end - pos < COMPARE_PIECE ? (size_t)(end - pos) : COMPARE_PIECE;
+
+			err = read_stored_plain(cc, s->inode, cc->scratch, n, pos);
+			if (!err)
+				XXH3_128bits_update(seg, cc->scratch, n);
+		}
+		h = XXH3_128bits_digest(seg);
+		if (!segments++)
+			first = h;
+		XXH128_canonicalFromHash(&c, h);
+		XXH3_128bits_update(state, &c, sizeof(c));
 	}
-	/* a file within one block has no block to share: its data is inline */
-	for (uint32_t i = 0; i < tree->nr_inodes; i++)
-		if (S_ISREG(tree->inodes[i]->mode) &&
-		    tree->inodes[i]->size > 1u << opts->blkszbits)
-			all[n++] = (struct candidate){ .inode = tree->inodes[i], .order = i };
+	if (!err) {
+		s->hash = segments == 1 ? first : XXH3_128bits_digest(state);
+		s->hashed = true;
+	}
+	XXH3_freeState(state);
+	XXH3_freeState(seg);
+	return err;
+}
 
-	/* only files that share their size with another one are read */
-	qsort(all, n, sizeof(*all), by_size_then_order);
-	for (uint32_t i = 0; i < n && !err; i++) {
-		bool alone = (i == 0 || all[i - 1].inode->size != all[i].inode->size) &&
-			     (i + 1 == n || all[i + 1].inode->size != all[i].inode->size);
+/* Whether orig's stored bytes equal what fd holds: the hash is not trusted alone. */
+static int same_bytes(struct erofs_commit *cc, const struct erofs_inode *orig, int fd)
+{
+	int orig_fd = -1, result = 1, err = 0;
 
-		if (alone)
+	/* a compressed original is read from its source */
+	if (orig->z && (orig_fd = erofs_tree_open_or_report(cc->opts, cc->tree, orig, NULL)) < 0)
+		return orig_fd;
+	for (uint64_t pos = 0; result == 1 && pos < orig->size; pos += COMPARE_PIECE) {
+		size_t n = orig->size - pos < COMPARE_PIECE ? (size_t)(orig->size - pos)
+							    : COMPARE_PIECE;
+
+		/* a file that changes under us is not shared: its commit names it */
+		if (erofs_pread_all(fd, cc->scratch2, n, pos))
+			result = 0;
+		else if (orig_fd >= 0)
+			result = !erofs_pread_all(orig_fd, cc->scratch, n, pos) &&
+				 !memcmp(cc->scratch, cc->scratch2, n);
+		else if ((err = read_stored_plain(cc, orig, cc->scratch, n, pos)))
+			break;
+		else
+			result = !memcmp(cc->scratch, cc->scratch2, n);
+	}
+	if (orig_fd >= 0)
+		close(orig_fd);
+	return err ? err : result;
+}
+
+int erofs_dedup_find(struct erofs_commit *cc, const struct erofs_inode *inode,
+		     XXH128_hash_t hash, int fd, struct erofs_inode **orig)
+{
+	struct erofs_dedup *d = cc->dedup;
+	int err;
+
+	*orig = NULL;
+	for (uint32_t i = d->heads[size_slot(inode->size, d->heads_mask)]; i;
+	     i = d->stored[i - 1].next) {
+		struct stored *s = &d->stored[i - 1];
+
+		if (s->size != inode->size)
 			continue;
-		err = hash_file(opts, tree, &all[i], buf);
-		all[kept++] = all[i];
-	}
-	qsort(all, kept, sizeof(*all), by_size_hash_order);
-	for (uint32_t start = 0, end; start < kept && !err; start = end) {
-		for (end = start + 1; end < kept && all[end].inode->size == all[start].inode->size &&
-				      XXH128_isEqual(all[end].hash, all[start].hash); end++) {
-			/* all[start] comes first in plan order within the run */
-			int same = same_bytes(opts, tree, all[start].inode, all[end].inode, buf);
-
-			if (same < 0) {
-				err = same;
-				break;
-			}
-			if (same) {
-				all[end].inode->same_data = all[start].inode;
-				stats->files++;
-				stats->bytes += all[end].inode->size;
-			}
+		if (!s->hashed && (err = hash_stored_plain(cc, s)))
+			return err;
+		if (!XXH128_isEqual(s->hash, hash))
+			continue;
+		err = same_bytes(cc, s->inode, fd);
+		if (err < 0)
+			return err;
+		if (err) {
+			*orig = s->inode;
+			return 0;
 		}
 	}
-	free(all);
-	free(buf);
-	return err;
+	return 0;
+}
+
+static int grow_stored(struct erofs_dedup *d)
+{
+	uint32_t cap = d->cap_stored ? d->cap_stored * 2 : 1024;
+	struct stored *bigger = realloc(d->stored, cap * sizeof(*bigger));
+
+	if (!bigger)
+		return -ENOMEM;
+	d->stored = bigger;
+	d->cap_stored = cap;
+	if (cap > d->heads_mask + 1) {	/* rechain by size into a larger table */
+		uint32_t mask = d->heads_mask * 2 + 1;
+		uint32_t *heads = calloc(mask + 1, sizeof(*heads));
+
+		if (!heads)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < d->nr_stored; i++) {
+			uint32_t slot = size_slot(d->stored[i].size, mask);
+
+			d->stored[i].next = heads[slot];
+			heads[slot] = i + 1;
+		}
+		free(d->heads);
+		d->heads = heads;
+		d->heads_mask = mask;
+	}
+	return 0;
+}
+
+int erofs_dedup_record(struct erofs_commit *cc, struct erofs_inode *inode, bool hashed,
+		       XXH128_hash_t hash)
+{
+	struct erofs_dedup *d = cc->dedup;
+	uint32_t slot;
+	int err;
+
+	if (d->nr_stored == d->cap_stored && (err = grow_stored(d)))
+		return err;
+	slot = size_slot(inode->size, d->heads_mask);
+	d->stored[d->nr_stored] = (struct stored){
+		.size = inode->size, .hash = hash, .inode = inode, .next = d->heads[slot],
+		.hashed = hashed,
+	};
+	d->heads[slot] = ++d->nr_stored;
+	return 0;
 }

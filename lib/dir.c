@@ -12,7 +12,7 @@
 #include "erofs/dir.h"
 #include "erofs/format.h"
 #include "erofs/ondisk.h"
-#include "erofs/tree.h"
+#include "erofs/inode.h"
 
 struct dir_entry {
 	const char *name;

@@ -124,3 +124,9 @@ read_failed:
 	erofs_err("temporary packed-inode file: read failed: %s", strerror(-err));
 	return err;
 }
+
+void erofs_packed_truncate(struct erofs_packed *p, uint64_t size)
+{
+	if (size < p->size)
+		p->size = size;
+}

@@ -1,17 +1,16 @@
 // SPDX-License-Identifier: MIT
-/* Planning the image layout (see include/erofs/layout.h). */
+/* Planning the metadata (see include/erofs/layout.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "erofs/chunk.h"
-#include "erofs/compress.h"
 #include "erofs/diag.h"
 #include "erofs/dir.h"
 #include "erofs/format.h"
 #include "erofs/layout.h"
-#include "erofs/tree.h"
+#include "erofs/zindex.h"
 
 struct mtime_key {
 	int64_t sec;
@@ -77,11 +76,6 @@ static bool needs_extended(const struct erofs_build_options *opts,
 	return opts->inode_form == EROFS_FORM_EXTENDED || !mtime_fits ||
 	       inode->size > UINT32_MAX || inode->uid > UINT16_MAX ||
 	       inode->gid > UINT16_MAX || inode->nlink > UINT16_MAX;
-}
-
-static bool has_data(const struct erofs_inode *inode)
-{
-	return S_ISREG(inode->mode) || S_ISDIR(inode->mode) || S_ISLNK(inode->mode);
 }
 
 /*
@@ -161,18 +155,22 @@ static int allocator_take(struct meta_allocator *a, uint32_t bytes, uint64_t *po
 	return allocator_keep(a, *pos + bytes);
 }
 
+uint32_t erofs_super_end(bool lz4_config)
+{
+	return EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE + (lz4_config ? 2 + EROFS_COMPR_CFG_LZ4_SIZE : 0);
+}
+
 /*
- * Chooses FLAT_INLINE, when the tail fits in one block with the inode, or
- * FLAT_PLAIN, and places the inode.
+ * The inode's layout and the bytes its record takes after the core and
+ * xattrs.  Regular files were laid out as their data committed; a
+ * directory or symlink keeps its tail inline when the record then fits in
+ * one block.
  */
-static int place_inode(const struct erofs_build_options *opts, struct erofs_plan *plan,
-		       struct meta_allocator *alloc, struct erofs_inode *inode)
+static void choose_layout(const struct erofs_build_options *opts, struct erofs_plan *plan,
+			  struct erofs_inode *inode)
 {
 	const uint32_t blksz = 1u << plan->blkszbits;
 	uint32_t meta = erofs_inode_core_size(inode->version) + inode->xattr_size;
-	uint32_t tail = has_data(inode) ? (uint32_t)(inode->size & (blksz - 1)) : 0;
-	uint64_t at;
-	int err;
 
 	inode->layout = EROFS_LAYOUT_FLAT_PLAIN;
 	inode->inline_size = 0;
@@ -185,66 +183,82 @@ static int place_inode(const struct erofs_build_options *opts, struct erofs_plan
 					? EROFS_LAYOUT_COMPRESSED_FULL : EROFS_LAYOUT_COMPRESSED_COMPACT;
 		inode->index_size = erofs_zindex_size(opts, meta, inode->size, inode->z);
 		inode->inline_size = inode->z->tail_size;	/* after the index */
-	} else if (tail && opts->inline_data && meta + tail <= blksz) {
-		inode->layout = EROFS_LAYOUT_FLAT_INLINE;
-		inode->inline_size = tail;
-		plan->inline_bytes += tail;
+	} else if (S_ISREG(inode->mode)) {
+		inode->inline_size = inode->tail_inline;
+	} else if (S_ISDIR(inode->mode) || S_ISLNK(inode->mode)) {
+		uint32_t tail = (uint32_t)(inode->size & (blksz - 1));
+
+		if (tail && opts->inline_data && meta + tail <= blksz)
+			inode->inline_size = tail;
 	}
-	err = allocator_take(alloc, (meta + inode->inline_size + inode->index_size +
-				     EROFS_SLOT_SIZE - 1) & ~(EROFS_SLOT_SIZE - 1), &at);
-	inode->nid = (at - ((uint64_t)plan->meta_blkaddr << plan->blkszbits)) >> EROFS_SLOT_BITS;
+	if (inode->inline_size && !inode->z)
+		inode->layout = EROFS_LAYOUT_FLAT_INLINE;
+	plan->inline_bytes += inode->inline_size;
+}
+
+static uint32_t record_bytes(const struct erofs_inode *inode)
+{
+	return (erofs_inode_core_size(inode->version) + inode->xattr_size + inode->inline_size +
+		inode->index_size + EROFS_SLOT_SIZE - 1) & ~(EROFS_SLOT_SIZE - 1);
+}
+
+/*
+ * Places the records, the root first so that its nid stays small: beside
+ * the superblock (whose block is used from sb_end on) when
+ * root_beside_super and it fits there, else at the start of the area.  The
+ * area starts at meta_start, after the shared xattrs.
+ */
+static int place_records(struct erofs_tree *tree, struct erofs_plan *plan, uint32_t sb_end,
+			 uint64_t meta_start, bool root_beside_super)
+{
+	const uint64_t blksz = 1ull << plan->blkszbits;
+	uint64_t base = (uint64_t)plan->meta_blkaddr << plan->blkszbits;
+	struct meta_allocator alloc;
+	int err;
+
+	if ((err = allocator_init(&alloc, plan->blkszbits)))
+		return err;
+	alloc.fresh = (meta_start + blksz - 1) & ~(blksz - 1);
+	if (root_beside_super)	/* records start on a slot */
+		err = allocator_keep(&alloc, (sb_end + EROFS_SLOT_SIZE - 1) & ~(EROFS_SLOT_SIZE - 1));
+	for (uint32_t i = 0; i < tree->nr_inodes + !!tree->packed && !err; i++) {
+		struct erofs_inode *inode = i < tree->nr_inodes ? tree->inodes[i] : tree->packed;
+		uint64_t at;
+
+		/* the rest of the block the shared xattrs end in, once the root has its place */
+		if (i == 1 && !root_beside_super && (err = allocator_keep(&alloc, meta_start)))
+			break;
+		if ((err = allocator_take(&alloc, record_bytes(inode), &at)))
+			break;
+		inode->nid = (at - base) >> EROFS_SLOT_BITS;
+		if (i == 0 && root_beside_super && (err = allocator_keep(&alloc, meta_start)))
+			break;
+	}
+	plan->nr_blocks = (uint32_t)(alloc.fresh >> plan->blkszbits);
+	allocator_free(&alloc);
 	return err;
 }
 
-static int assign_data_blocks(struct erofs_tree *tree, struct erofs_plan *plan,
-			      uint64_t chunk_area_bytes)
+/* Blocks for directories and symlinks whose data does not all fit inline. */
+static int place_dir_blocks(struct erofs_tree *tree, struct erofs_plan *plan, uint32_t *next)
 {
 	const unsigned int bits = plan->blkszbits;
-	uint64_t next = plan->data_blkaddr;
 
-	/* the chunk area (every unique chunk) comes first */
-	plan->chunk_blkaddr = (uint32_t)next;
-	plan->chunk_blocks = (uint32_t)(chunk_area_bytes >> bits);
-	next += plan->chunk_blocks;
+	for (uint32_t i = 0; i < tree->nr_inodes; i++) {
+		struct erofs_inode *inode = tree->inodes[i];
+		uint64_t bytes;
 
-	for (uint32_t i = 0; i < tree->nr_inodes + !!tree->packed; i++) {
-		struct erofs_inode *inode = i < tree->nr_inodes ? tree->inodes[i] : tree->packed;
-		uint64_t bytes = has_data(inode) ? inode->size - inode->inline_size : 0;
-		const struct erofs_inode *orig = inode->same_data;
-
-		if (inode->chunks) {
-			inode->nr_blocks = 0;	/* its chunks are in the chunk area */
-			inode->blkaddr = EROFS_NULL_ADDR;
+		if (!S_ISDIR(inode->mode) && !S_ISLNK(inode->mode))
 			continue;
-		}
-		if (inode->in_chunk_area) {	/* flat, its blocks in the chunk area */
-			inode->nr_blocks = (uint32_t)(bytes >> bits);
-			inode->blkaddr = inode->nr_blocks ? plan->chunk_blkaddr + inode->chunk_area_block
-							  : EROFS_NULL_ADDR;
-			continue;
-		}
-		/* a duplicate shares the blocks when it lays them out the same way */
-		if (orig && orig->layout == inode->layout &&
-		    orig->inline_size == inode->inline_size) {
-			inode->nr_blocks = orig->nr_blocks;
-			inode->blkaddr = orig->blkaddr;
-			plan->dedup_files++;
-			plan->dedup_bytes += (uint64_t)orig->nr_blocks << bits;
-			continue;
-		}
-		inode->same_data = NULL;
-
-		inode->nr_blocks = inode->z ? inode->z->nr_blocks
-					    : (uint32_t)((bytes + (1u << bits) - 1) >> bits);
-		inode->blkaddr = inode->nr_blocks ? (uint32_t)next : EROFS_NULL_ADDR;
-		next += inode->nr_blocks;
-		if (next > UINT32_MAX) {
-			erofs_err("the image needs more than 2^32 blocks of %u bytes",
-				  1u << bits);
+		bytes = inode->size - inode->inline_size;
+		inode->nr_blocks = (uint32_t)((bytes + (1u << bits) - 1) >> bits);
+		inode->blkaddr = inode->nr_blocks ? *next : EROFS_NULL_ADDR;
+		if ((uint64_t)*next + inode->nr_blocks > UINT32_MAX) {
+			erofs_err("the image needs more than 2^32 blocks of %u bytes", 1u << bits);
 			return -EFBIG;
 		}
+		*next += inode->nr_blocks;
 	}
-	plan->nr_blocks = (uint32_t)next;
 	return 0;
 }
 
@@ -253,29 +267,26 @@ static int assign_data_blocks(struct erofs_tree *tree, struct erofs_plan *plan,
  * pcluster) always; big pclusters need the config records, whose LZ4 record
  * tells the kernel the largest pcluster.
  */
-static void plan_compression(const struct erofs_build_options *opts,
-			     const struct erofs_tree *tree, struct erofs_plan *plan)
+static void plan_features(const struct erofs_build_options *opts, const struct erofs_tree *tree,
+			  struct erofs_plan *plan)
 {
-	uint32_t largest = 0;
+	uint32_t largest = 0, compressed = 0;
 
 	for (uint32_t i = 0; i < tree->nr_inodes + !!tree->packed; i++) {
 		const struct erofs_inode *inode = i < tree->nr_inodes ? tree->inodes[i] : tree->packed;
 		const struct erofs_zinfo *zi = inode->z;
 
+		if (inode->chunks)
+			plan->feature_incompat |= EROFS_INCOMPAT_CHUNKED_FILE;
 		if (!zi)
 			continue;
-		if (inode != tree->packed) {
-			plan->nr_compressed++;
-			plan->compressed_input += inode->size;
-		}
-		if (!inode->same_data)
-			plan->zdedupe_blocks += zi->shared_blocks;
+		compressed++;
 		if (zi->tail_size)
 			plan->feature_incompat |= EROFS_INCOMPAT_ZTAILPACKING;
 		if (zi->pcluster_size > largest)
 			largest = zi->pcluster_size;
 	}
-	if (!plan->nr_compressed)
+	if (!compressed)
 		return;
 	plan->feature_incompat |= EROFS_INCOMPAT_ZERO_PADDING;
 	/* the packed inode holds fragments; Linux 6.1 reads it (as "EXPERIMENTAL") */
@@ -290,50 +301,34 @@ static void plan_compression(const struct erofs_build_options *opts,
 }
 
 int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *tree,
-		     uint64_t chunk_area_bytes, struct erofs_plan *plan)
+		     uint32_t data_end, struct erofs_plan *plan)
 {
-	const uint32_t blksz = 1u << opts->blkszbits;
-	struct meta_allocator alloc;
-	uint64_t first_inode;
+	const unsigned int bits = opts->blkszbits;
+	struct erofs_inode *too_big = NULL;
+	uint32_t next = data_end, sb_end, sb_block_end;
+	uint64_t meta_start;
 	int err;
 
 	memset(plan, 0, sizeof(*plan));
-	plan->blkszbits = opts->blkszbits;
-	if ((err = choose_epoch(opts, tree, plan)))
+	plan->blkszbits = bits;
+	plan->data_end = data_end;
+	if ((err = erofs_tree_list(tree)) || (err = choose_epoch(opts, tree, plan)))
 		return err;
-
-	plan_compression(opts, tree, plan);
-	/* the shared xattr area follows the superblock (and its config
-	 * record); xattr_blkaddr stays 0 */
-	plan->shared_pos = EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE +
-			   (plan->lz4_config ? 2 + EROFS_COMPR_CFG_LZ4_SIZE : 0);
-	err = erofs_xattr_plan(opts, tree, (uint32_t)(plan->shared_pos / 4), &plan->shared);
-	if (err)
-		return err;
-	first_inode = (plan->shared_pos + plan->shared.size + EROFS_SLOT_SIZE - 1) &
-		      ~(uint64_t)(EROFS_SLOT_SIZE - 1);
-	/* the root nid is 16 bits wide: move nid 0 up if the area is that large */
-	if (first_inode >> EROFS_SLOT_BITS > UINT16_MAX)
-		plan->meta_blkaddr = (uint32_t)(first_inode >> opts->blkszbits);
+	plan_features(opts, tree, plan);
+	sb_end = erofs_super_end(plan->lz4_config);
+	sb_block_end = (sb_end + (1u << bits) - 1) & ~((1u << bits) - 1);
 
 	for (uint32_t i = 0; i < tree->nr_inodes; i++) {
 		struct erofs_inode *inode = tree->inodes[i];
 
 		inode->ino = i + 1;
 		if (erofs_inode_is_dir(inode))
-			inode->size = erofs_dir_data_size(inode, opts->blkszbits);
+			inode->size = erofs_dir_data_size(inode, bits);
 		inode->version = needs_extended(opts, plan, inode) ? EROFS_INODE_EXTENDED
 								    : EROFS_INODE_COMPACT;
 		plan->nr_extended += inode->version == EROFS_INODE_EXTENDED;
 	}
-
-	if ((err = allocator_init(&alloc, opts->blkszbits)))
-		return err;
-	alloc.fresh = (first_inode + blksz - 1) & ~(uint64_t)(blksz - 1);
-	err = allocator_keep(&alloc, first_inode);
-	for (uint32_t i = 0; i < tree->nr_inodes && !err; i++)
-		err = place_inode(opts, plan, &alloc, tree->inodes[i]);
-	if (tree->packed && !err) {
+	if (tree->packed) {
 		struct erofs_inode *packed = tree->packed;
 
 		packed->ino = tree->nr_inodes + 1;
@@ -341,22 +336,56 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 		packed->mtime_nsec = plan->epoch_nsec;
 		packed->version = needs_extended(opts, plan, packed) ? EROFS_INODE_EXTENDED
 								      : EROFS_INODE_COMPACT;
-		err = place_inode(opts, plan, &alloc, packed);
 	}
-	plan->meta_end = alloc.fresh;
-	allocator_free(&alloc);
+
+	/*
+	 * The shared xattrs go beside the superblock when they fit there (ids
+	 * count from block 0), else they start the metadata area, after the
+	 * directories' blocks.  Their size does not depend on where they go.
+	 */
+	err = erofs_xattr_plan(opts, tree, 0, &plan->shared, &too_big);
+	if (!err && plan->shared.count && sb_end + plan->shared.size <= sb_block_end) {
+		erofs_xattr_table_free(&plan->shared);
+		err = erofs_xattr_plan(opts, tree, sb_end / 4, &plan->shared, &too_big);
+		plan->shared_pos = sb_end;
+		sb_end += plan->shared.size;
+	}
+	if (err == -E2BIG) {
+		const char *path = erofs_shown_path(too_big);
+
+		erofs_err("%s: xattrs need more bytes than an inode can hold", path[0] ? path : "/");
+		erofs_shown_path_free(path);
+	}
 	if (err)
 		return err;
+	for (uint32_t i = 0; i < tree->nr_inodes + !!tree->packed; i++)
+		choose_layout(opts, plan, i < tree->nr_inodes ? tree->inodes[i] : tree->packed);
+	if ((err = place_dir_blocks(tree, plan, &next)))
+		return err;
+	meta_start = (uint64_t)next << bits;
+	if (plan->shared.count && !plan->shared_pos) {
+		plan->xattr_blkaddr = next;
+		plan->shared_pos = meta_start;
+		meta_start += (plan->shared.size + EROFS_SLOT_SIZE - 1) & ~(EROFS_SLOT_SIZE - 1);
+	}
+
+	/* nid 0 at block 0, the rest of the superblock's block holding records... */
+	plan->meta_blkaddr = 0;
+	if ((err = place_records(tree, plan, sb_end, meta_start, true)))
+		return err;
+	/* ...unless the root ended up too far for the superblock's 16 bits:
+	 * then nid 0 is where the area starts */
+	if (tree->root->nid > UINT16_MAX) {
+		plan->meta_blkaddr = (uint32_t)(meta_start >> bits);
+		if ((err = place_records(tree, plan, sb_end, meta_start, false)))
+			return err;
+	}
 	if (tree->root->nid > UINT16_MAX) {
 		erofs_err("internal error: root nid %llu does not fit the superblock",
 			  (unsigned long long)tree->root->nid);
 		return -EFBIG;
 	}
-	plan->data_blkaddr = (uint32_t)(plan->meta_end >> opts->blkszbits);
-	for (uint32_t i = 0; i < tree->nr_inodes; i++)
-		if (tree->inodes[i]->chunks)
-			plan->feature_incompat |= EROFS_INCOMPAT_CHUNKED_FILE;
-	return assign_data_blocks(tree, plan, chunk_area_bytes);
+	return 0;
 }
 
 void erofs_plan_free(struct erofs_plan *plan)

@@ -1,43 +1,69 @@
 // SPDX-License-Identifier: MIT
+/* The build's progress line (see include/erofs/progress.h). */
 #include <stdio.h>
 
 #include "erofs/progress.h"
 
-void erofs_progress_start(struct erofs_progress *p, bool enabled, const char *stage,
-			  uint64_t total_bytes)
+static double seconds_between(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+void erofs_progress_start(struct erofs_progress *p, bool enabled)
 {
 	p->enabled = enabled;
-	p->stage = stage;
-	p->total_bytes = total_bytes;
-	p->last.tv_sec = 0;
-	p->last.tv_nsec = 0;
+	p->drawn = false;
+	clock_gettime(CLOCK_MONOTONIC, &p->start);
+	p->last = p->start;
 }
 
-static void draw(const struct erofs_progress *p, uint64_t done_bytes, uint64_t items,
-		 const char *end)
+static void draw(struct erofs_progress *p, const struct erofs_progress_state *s,
+		 const struct timespec *now, const char *end)
 {
-	double pct = p->total_bytes ? 100.0 * (double)done_bytes / (double)p->total_bytes : 100.0;
+	double elapsed = seconds_between(&p->start, now);
+	double rate = elapsed > 0 ? (double)s->bytes_read / elapsed : 0;
+	char eta[32] = "";
 
-	fprintf(stderr, "\r%s: %5.1f%% of %.1f MiB, %llu done%s", p->stage, pct,
-		p->total_bytes / 1048576.0, (unsigned long long)items, end);
+	if (s->phase) {
+		fprintf(stderr, "\r\033[Kmkfs.erofs: %s, %llu files, %.1f MiB written%s",
+			s->phase, (unsigned long long)s->files_total, s->bytes_written / 1048576.0,
+			end);
+		p->drawn = true;
+		return;
+	}
+	if (s->totals_known && rate > 0 && s->bytes_total >= s->bytes_read) {
+		unsigned long left = (unsigned long)((double)(s->bytes_total - s->bytes_read) / rate);
+
+		snprintf(eta, sizeof(eta), ", ETA %lu:%02lu", left / 60, left % 60);
+	}
+	fprintf(stderr, "\r\033[Kmkfs.erofs: %llu/%llu%s files, %.1f/%.1f%s MiB read, "
+		"%.1f MiB written, %.1f MiB/s%s%s",
+		(unsigned long long)s->files_done, (unsigned long long)s->files_total,
+		s->totals_known ? "" : "+", s->bytes_read / 1048576.0, s->bytes_total / 1048576.0,
+		s->totals_known ? "" : "+", s->bytes_written / 1048576.0, rate / 1048576.0, eta,
+		end);
+	p->drawn = true;
 }
 
-void erofs_progress_update(struct erofs_progress *p, uint64_t done_bytes, uint64_t items)
+void erofs_progress_update(struct erofs_progress *p, const struct erofs_progress_state *s)
 {
 	struct timespec now;
 
 	if (!p->enabled)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	if ((now.tv_sec - p->last.tv_sec) * 1000000000L + (now.tv_nsec - p->last.tv_nsec) <
-	    100000000L)
+	if (seconds_between(&p->last, &now) < 0.1)
 		return;
 	p->last = now;
-	draw(p, done_bytes, items, "");
+	draw(p, s, &now, "");
 }
 
-void erofs_progress_finish(struct erofs_progress *p, uint64_t items)
+void erofs_progress_finish(struct erofs_progress *p, const struct erofs_progress_state *s)
 {
-	if (p->enabled)
-		draw(p, p->total_bytes, items, "\n");
+	struct timespec now;
+
+	if (!p->enabled || !p->drawn)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	draw(p, s, &now, "\n");
 }

@@ -1,11 +1,5 @@
 // SPDX-License-Identifier: MIT
-/*
- * Writing the image the planner laid out.  One pass over the inodes in plan
- * order writes each inode record (core, xattrs, inline tail) in place and
- * feeds the data blocks, which ascend, through a sequential writer; each
- * source file is opened once.  The superblock and its checksum come last, because the
- * checksum covers the metadata that shares block 0.
- */
+/* Writing the metadata (see include/erofs/writer.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,15 +8,14 @@
 #include <unistd.h>
 
 #include "erofs/chunk.h"
-#include "erofs/compress.h"
 #include "erofs/diag.h"
 #include "erofs/dir.h"
 #include "erofs/format.h"
 #include "erofs/io.h"
 #include "erofs/ondisk.h"
-#include "erofs/progress.h"
 #include "erofs/writer.h"
 #include "erofs/xattr.h"
+#include "erofs/zindex.h"
 
 #define WRITE_BUFFER_SIZE (1u << 20)
 
@@ -30,13 +23,13 @@ struct write_ctx {
 	const struct erofs_build_options *opts;
 	const struct erofs_tree *tree;
 	const struct erofs_plan *plan;
-	int fd, spool_fd;
+	struct erofs_image *img;
+	struct erofs_tails *tails;
 	uint8_t *record;		/* one inode record being built */
 	size_t record_cap;
-	struct erofs_seq_writer data;
-	struct erofs_dir_cache dirs;
-	uint64_t bytes_done;
-	struct erofs_progress progress;
+	uint8_t *bytes;			/* a directory's data, encoded */
+	size_t bytes_cap;
+	struct erofs_seq_writer out;	/* everything from the end of the file data on */
 };
 
 static uint32_t inode_u_field(const struct write_ctx *w, const struct erofs_inode *inode)
@@ -63,7 +56,7 @@ static size_t record_size(const struct erofs_inode *inode)
 	       inode->index_size;
 }
 
-/* Builds the inode core and its xattrs; returns where the inline tail goes. */
+/* Builds the inode core, xattrs and index; returns where the inline tail goes. */
 static uint8_t *build_record(struct write_ctx *w, const struct erofs_inode *inode)
 {
 	const unsigned int core = erofs_inode_core_size(inode->version);
@@ -96,108 +89,161 @@ static uint8_t *build_record(struct write_ctx *w, const struct erofs_inode *inod
 		erofs_xattr_ibody_encode(inode, p + core);
 	if (inode->chunks)
 		erofs_chunk_table_encode(inode->chunks, core + inode->xattr_size,
-					 w->plan->chunk_blkaddr, p + core + inode->xattr_size);
-	if (inode->z) {
+					 p + core + inode->xattr_size);
+	if (inode->z)
 		erofs_zindex_encode(w->opts, core + inode->xattr_size, inode->size, inode->z,
 				    inode->blkaddr, p + core + inode->xattr_size);
-		if (inode->z->tail_size)
-			memcpy(p + core + inode->xattr_size + inode->index_size, inode->z->tail,
-			       inode->z->tail_size);
-	}
-	return p + core + inode->xattr_size;
+	/* the inline tail, if any, follows the index */
+	return p + core + inode->xattr_size + inode->index_size;
 }
 
-static uint64_t block_pos(const struct write_ctx *w, uint32_t blkaddr)
+static int grow(uint8_t **buf, size_t *cap, size_t need)
 {
-	return (uint64_t)blkaddr << w->plan->blkszbits;
+	uint8_t *bigger;
+
+	if (need <= *cap)
+		return 0;
+	bigger = realloc(*buf, need);
+	if (!bigger)
+		return -ENOMEM;
+	*buf = bigger;
+	*cap = need;
+	return 0;
 }
 
-/* Data held in memory (directories, symlinks): blocks, then the tail. */
-static void put_bytes(struct write_ctx *w, const struct erofs_inode *inode,
-		      uint8_t *tail_at, const uint8_t *bytes)
+/*
+ * A directory's or symlink's data: the blocks (written in block order, as
+ * planned) and the tail, copied to tail_at when it is inline.
+ */
+static int put_bytes(struct write_ctx *w, const struct erofs_inode *inode, uint8_t *tail_at,
+		     const uint8_t *bytes)
 {
 	uint64_t in_blocks = inode->size - inode->inline_size;
 
-	if (in_blocks)
-		erofs_seq_write(&w->data, block_pos(w, inode->blkaddr), bytes, in_blocks);
 	if (inode->inline_size && tail_at)
 		memcpy(tail_at, bytes + in_blocks, inode->inline_size);
+	if (in_blocks)
+		erofs_seq_write(&w->out, (uint64_t)inode->blkaddr << w->plan->blkszbits, bytes,
+				in_blocks);
+	return w->out.error;
 }
 
-static int put_regular(struct write_ctx *w, const struct erofs_inode *inode, uint8_t *tail_at)
+static int dir_bytes(struct write_ctx *w, const struct erofs_inode *inode, const uint8_t **out)
 {
-	const char *src = w->opts->source;
-	uint64_t in_blocks = inode->size - inode->inline_size;
-	struct stat st;
-	int fd, err = 0;
+	if (grow(&w->bytes, &w->bytes_cap, inode->size ? inode->size : 1))
+		return -ENOMEM;
+	erofs_dir_encode(inode, w->plan->blkszbits, w->bytes);
+	*out = w->bytes;
+	return 0;
+}
 
-	if (!inode->size || inode->chunks)
-		return 0;	/* chunks are written with the chunk area */
-	if (inode->z) {
-		if (inode->same_data)
-			return 0;	/* its pclusters and tail are its original's */
-		err = erofs_seq_copy(&w->data, block_pos(w, inode->blkaddr), w->spool_fd,
-				     inode->z->spool_pos, block_pos(w, inode->nr_blocks));
-		if (err && !w->data.error)
-			erofs_err("temporary spool: read failed: %s", strerror(-err));
-		if (inode != w->tree->packed)	/* progress counts the tree's bytes */
-			w->bytes_done += inode->size;
+/* The blocks of directories and long symlinks, in block order. */
+static int put_dir_blocks(struct write_ctx *w)
+{
+	for (uint32_t i = 0; i < w->tree->nr_inodes; i++) {
+		const struct erofs_inode *inode = w->tree->inodes[i];
+		const uint8_t *bytes;
+		int err;
+
+		if (!inode->nr_blocks || (!S_ISDIR(inode->mode) && !S_ISLNK(inode->mode)))
+			continue;
+		if (S_ISLNK(inode->mode))
+			bytes = (const uint8_t *)inode->symlink;
+		else if ((err = dir_bytes(w, inode, &bytes)))
+			return err;
+		if ((err = put_bytes(w, inode, NULL, bytes)))
+			return err;
+	}
+	return 0;
+}
+
+/* One inode record, with its inline tail. */
+static int put_record(struct write_ctx *w, const struct erofs_inode *inode)
+{
+	uint8_t *tail_at;
+	const uint8_t *bytes;
+	uint64_t pos = erofs_inode_pos(w->plan, inode->nid);
+	size_t size = record_size(inode);
+	int err = 0;
+
+	if (grow(&w->record, &w->record_cap, size))
+		return -ENOMEM;
+	tail_at = build_record(w, inode);
+	if (inode->inline_size) {
+		switch (inode->mode & S_IFMT) {
+		case S_IFREG:	/* plain tails and inline pclusters wait in the tail store */
+			err = erofs_tails_read(w->tails, tail_at, inode->inline_size, inode->tail_pos);
+			break;
+		case S_IFLNK:
+			memcpy(tail_at, inode->symlink + (inode->size - inode->inline_size),
+			       inode->inline_size);
+			break;
+		case S_IFDIR:
+			if (!(err = dir_bytes(w, inode, &bytes)))
+				memcpy(tail_at, bytes + (inode->size - inode->inline_size),
+				       inode->inline_size);
+			break;
+		}
+	}
+	if (err)
+		return err;
+	/* records beside the superblock lie before the data: written on their own */
+	if (pos < (uint64_t)w->plan->data_end << w->plan->blkszbits) {
+		err = erofs_image_pwrite(w->img, w->record, size, pos);
 		return err;
 	}
-	fd = erofs_tree_open_file(w->tree, inode, &w->dirs);
-	if (fd < 0) {
-		err = errno;
-		erofs_err("%s/%s: cannot open: %s", src, inode->path, erofs_tree_open_error(err));
-		return -err;
+	erofs_seq_write(&w->out, pos, w->record, size);
+	return w->out.error;
+}
+
+/* The shared xattr area: beside the superblock, or where the metadata area starts. */
+static int put_shared_xattrs(struct write_ctx *w)
+{
+	const struct erofs_plan *plan = w->plan;
+	uint8_t *area;
+	int err;
+
+	if (plan->shared_pos >= (uint64_t)plan->data_end << plan->blkszbits) {
+		area = erofs_seq_reserve(&w->out, plan->shared_pos, plan->shared.size);
+		if (area)
+			erofs_xattr_table_encode(&plan->shared, area);
+		return w->out.error;
 	}
-	/* a duplicate's blocks are its original's, and a flat file's in the
-	 * chunk area are written with it: only the tail is its own */
-	if (in_blocks && !inode->same_data && !inode->in_chunk_area)
-		err = erofs_seq_copy(&w->data, block_pos(w, inode->blkaddr), fd, 0, in_blocks);
-	if (!err && inode->inline_size && tail_at)
-		err = erofs_pread_all(fd, tail_at, inode->inline_size, in_blocks);
-	if (err == -ENODATA) {	/* the file ended early; -EIO is a read error */
-		erofs_err("%s/%s: file shrank during the build", src, inode->path);
-	} else if (err) {
-		if (!w->data.error)
-			erofs_err("%s/%s: cannot read: %s", src, inode->path, strerror(-err));
-	} else if (fstat(fd, &st) || (uint64_t)st.st_size != inode->size) {
-		erofs_err("%s/%s: file changed size during the build", src, inode->path);
-		err = -EAGAIN;
-	}
-	close(fd);
-	w->bytes_done += inode->size;
+	area = calloc(1, plan->shared.size);
+	if (!area)
+		return -ENOMEM;
+	erofs_xattr_table_encode(&plan->shared, area);
+	err = erofs_image_pwrite(w->img, area, plan->shared.size, plan->shared_pos);
+	free(area);
 	return err;
 }
 
-static int put_inode_and_data(struct write_ctx *w, const struct erofs_inode *inode)
+static int compare_nids(const void *a, const void *b)
 {
-	uint8_t *tail_at = build_record(w, inode);
+	const struct erofs_inode *x = *(const struct erofs_inode *const *)a;
+	const struct erofs_inode *y = *(const struct erofs_inode *const *)b;
+
+	return x->nid < y->nid ? -1 : x->nid > y->nid;
+}
+
+/* Every record in position order, so the output stays sequential. */
+static int put_records(struct write_ctx *w)
+{
+	const struct erofs_tree *tree = w->tree;
+	uint32_t n = tree->nr_inodes + !!tree->packed;
+	const struct erofs_inode **order = malloc(n * sizeof(*order));
 	int err = 0;
 
-	if (!tail_at)
+	if (!order)
 		return -ENOMEM;
-	switch (inode->mode & S_IFMT) {
-	case S_IFREG:
-		err = put_regular(w, inode, tail_at);
-		break;
-	case S_IFLNK:
-		put_bytes(w, inode, tail_at, (const uint8_t *)inode->symlink);
-		break;
-	case S_IFDIR: {
-		uint8_t *bytes = malloc(inode->size);
-
-		if (!bytes)
-			return -ENOMEM;
-		erofs_dir_encode(inode, w->plan->blkszbits, bytes);
-		put_bytes(w, inode, tail_at, bytes);
-		free(bytes);
-		break;
-	}
-	}
-	if (!err && (err = erofs_pwrite_all(w->fd, w->record, record_size(inode),
-					    erofs_inode_pos(w->plan, inode->nid))))
-		erofs_err("%s: write failed: %s", w->opts->image, strerror(-err));
+	for (uint32_t i = 0; i < tree->nr_inodes; i++)
+		order[i] = tree->inodes[i];
+	if (tree->packed)
+		order[n - 1] = tree->packed;
+	qsort(order, n, sizeof(*order), compare_nids);
+	for (uint32_t i = 0; i < n && !err; i++)
+		err = put_record(w, order[i]);
+	free(order);
 	return err;
 }
 
@@ -215,7 +261,7 @@ static int put_superblock(struct write_ctx *w, int fd)
 		.build_time_nsec = plan->epoch_nsec,
 		.blocks = plan->nr_blocks,
 		.meta_blkaddr = plan->meta_blkaddr,
-		.xattr_blkaddr = 0,
+		.xattr_blkaddr = plan->xattr_blkaddr,
 		.feature_incompat = plan->feature_incompat,
 		.u1 = plan->sb_u1,
 		.packed_nid = w->tree->packed ? w->tree->packed->nid : 0,
@@ -256,74 +302,33 @@ static int put_superblock(struct write_ctx *w, int fd)
 	return err;
 }
 
-int erofs_write_image(const struct erofs_build_options *opts, const struct erofs_tree *tree,
-		      const struct erofs_plan *plan, int spool_fd)
+int erofs_write_metadata(const struct erofs_build_options *opts, const struct erofs_tree *tree,
+			 const struct erofs_plan *plan, struct erofs_image *img,
+			 struct erofs_tails *tails)
 {
-	struct write_ctx w = { .opts = opts, .tree = tree, .plan = plan, .spool_fd = spool_fd,
-			       .dirs = { .fd = -1 } };
-	struct erofs_image_file img;
-	uint64_t image_size = (uint64_t)plan->nr_blocks << plan->blkszbits;
+	struct write_ctx w = { .opts = opts, .tree = tree, .plan = plan, .img = img,
+			       .tails = tails };
 	int err;
 
-	if ((err = erofs_image_create(&img, opts->image)))
+	if ((err = erofs_seq_init(&w.out, img->fd, opts->image, WRITE_BUFFER_SIZE)))
 		return err;
-	/* a device too small is refused before anything is written to it */
-	if ((err = erofs_image_check_size(&img, image_size)))
-		goto out;
-	w.fd = img.fd;
-	erofs_progress_start(&w.progress, opts->show_progress, "writing", tree->data_bytes);
-	if ((err = erofs_seq_init(&w.data, img.fd, opts->image, WRITE_BUFFER_SIZE)))
-		goto out;
-	w.data.buf_pos = block_pos(&w, plan->data_blkaddr);
-	if (plan->chunk_blocks) {
-		err = erofs_seq_copy(&w.data, block_pos(&w, plan->chunk_blkaddr), spool_fd, 0,
-				     block_pos(&w, plan->chunk_blocks));
-		if (err) {
-			if (!w.data.error)
-				erofs_err("temporary spool: read failed: %s", strerror(-err));
-			goto out;
-		}
-	}
-
-	if (plan->shared.count) {
-		uint8_t *area = calloc(1, plan->shared.size);
-
-		if (!area) {
-			err = -ENOMEM;
-			goto out;
-		}
-		erofs_xattr_table_encode(&plan->shared, area);
-		err = erofs_pwrite_all(img.fd, area, plan->shared.size, plan->shared_pos);
-		free(area);
-		if (err) {
-			erofs_err("%s: write failed: %s", opts->image, strerror(-err));
-			goto out;
-		}
-	}
-	for (uint32_t i = 0; i < tree->nr_inodes && !err; i++) {
-		err = put_inode_and_data(&w, tree->inodes[i]);
-		if (!err)
-			err = w.data.error;
-		erofs_progress_update(&w.progress, w.bytes_done, i + 1);
-	}
-	/* the packed inode's blocks come last, as planned */
-	if (!err && tree->packed && !(err = put_inode_and_data(&w, tree->packed)))
-		err = w.data.error;
+	w.out.buf_pos = (uint64_t)plan->data_end << plan->blkszbits;
+	err = put_dir_blocks(&w);
+	if (!err && plan->shared.count)
+		err = put_shared_xattrs(&w);
 	if (!err)
-		err = erofs_seq_flush(&w.data);
+		err = put_records(&w);
 	if (!err)
-		err = erofs_image_resize(&img, image_size);
-	/* the superblock lies inside the first metadata block: write it after */
-	if (!err && (err = put_superblock(&w, img.fd)))
+		err = erofs_seq_flush(&w.out);
+	if (!err)
+		err = erofs_image_resize(img, (uint64_t)plan->nr_blocks << plan->blkszbits);
+	/* the superblock lies inside the first metadata block: written last */
+	if (!err && (err = put_superblock(&w, img->fd)))
 		erofs_err("%s: write failed: %s", opts->image, strerror(-err));
-	if (!err)
-		erofs_progress_finish(&w.progress, tree->nr_inodes);
-out:
+	if (err == -ENOMEM)
+		erofs_err("out of memory writing the metadata");
 	free(w.record);
-	erofs_dir_cache_release(&w.dirs);
-	erofs_seq_release(&w.data);
-	if (!err)
-		return erofs_image_commit(&img);
-	erofs_image_abort(&img);
+	free(w.bytes);
+	erofs_seq_release(&w.out);
 	return err;
 }

@@ -13,7 +13,7 @@
 #include "erofs/diag.h"
 #include "erofs/format.h"
 #include "erofs/ondisk.h"
-#include "erofs/tree.h"
+#include "erofs/inode.h"
 #include "erofs/xattr.h"
 
 static const struct {
@@ -238,7 +238,8 @@ uint32_t erofs_xattr_ibody_max(const struct erofs_xattr_set *set)
 }
 
 int erofs_xattr_plan(const struct erofs_build_options *opts, struct erofs_tree *tree,
-		     uint32_t first_id, struct erofs_xattr_table *table)
+		     uint32_t first_id, struct erofs_xattr_table *table,
+		     struct erofs_inode **too_big)
 {
 	const struct erofs_xattr **all;
 	size_t total = 0, n = 0;
@@ -295,8 +296,7 @@ int erofs_xattr_plan(const struct erofs_build_options *opts, struct erofs_tree *
 			}
 		}
 		if (size - EROFS_XATTR_IBODY_HEADER_SIZE > 4u * 0xFFFEu) {
-			erofs_err("%s: xattrs need %u bytes, more than an inode can hold",
-				  inode->path[0] ? inode->path : "/", size);
+			*too_big = inode;
 			return -E2BIG;
 		}
 		inode->xattr_size = size;

@@ -8,7 +8,8 @@
 
 void erofs_zdedupe_free(struct erofs_zdedupe *d)
 {
-	free(d->slots);
+	free(d->entries);
+	free(d->heads);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -18,40 +19,48 @@ static bool same_key(const struct erofs_zdedupe_key *a, const struct erofs_zdedu
 	       a->nblks == b->nblks && a->raw == b->raw;
 }
 
-static uint32_t home_slot(const struct erofs_zdedupe *d, const struct erofs_zdedupe_key *key)
+static uint32_t bucket(const struct erofs_zdedupe_key *key, uint32_t mask)
 {
-	return (uint32_t)key->hash.low64 & (d->nr_slots - 1);
+	return (uint32_t)key->hash.low64 & mask;
 }
 
+/* Doubles the entries and, with them, the buckets, chaining every entry again. */
 static int grow(struct erofs_zdedupe *d)
 {
-	struct erofs_zdedupe old = *d;
+	uint32_t cap = d->cap ? d->cap * 2 : 1u << 14;
+	struct erofs_zdedupe_entry *bigger = realloc(d->entries, cap * sizeof(*bigger));
+	uint32_t *heads;
 
-	d->nr_slots = old.nr_slots ? old.nr_slots * 2 : 1u << 14;
-	d->slots = calloc(d->nr_slots, sizeof(*d->slots));
-	if (!d->slots) {
-		*d = old;
+	if (!bigger)
 		return -ENOMEM;
+	d->entries = bigger;
+	heads = calloc(cap, sizeof(*heads));
+	if (!heads)
+		return -ENOMEM;
+	d->cap = cap;
+	d->mask = cap - 1;
+	for (uint32_t i = 0; i < d->nr_entries; i++) {
+		uint32_t b = bucket(&d->entries[i].key, d->mask);
+
+		d->entries[i].next = heads[b];
+		heads[b] = i + 1;
 	}
-	d->nr_used = 0;
-	for (uint32_t i = 0; i < old.nr_slots; i++)
-		if (old.slots[i].owner)
-			erofs_zdedupe_add(d, &old.slots[i]);
-	free(old.slots);
+	free(d->heads);
+	d->heads = heads;
 	return 0;
 }
 
 int erofs_zdedupe_add(struct erofs_zdedupe *d, const struct erofs_zdedupe_entry *entry)
 {
-	uint32_t s;
+	uint32_t b;
 	int err;
 
-	if ((d->nr_used + 1) * 2 > d->nr_slots && (err = grow(d)))
+	if (d->nr_entries == d->cap && (err = grow(d)))
 		return err;
-	for (s = home_slot(d, &entry->key); d->slots[s].owner; s = (s + 1) & (d->nr_slots - 1))
-		;
-	d->slots[s] = *entry;
-	d->nr_used++;
+	b = bucket(&entry->key, d->mask);
+	d->entries[d->nr_entries] = *entry;
+	d->entries[d->nr_entries].next = d->heads[b];
+	d->heads[b] = ++d->nr_entries;
 	return 0;
 }
 
@@ -59,19 +68,27 @@ const struct erofs_zdedupe_entry *erofs_zdedupe_next(const struct erofs_zdedupe 
 						     const struct erofs_zdedupe_key *key,
 						     uint32_t *cursor)
 {
-	if (!d->nr_slots)
-		return NULL;
-	/* the cursor counts probes from the key's home slot */
-	for (; *cursor < d->nr_slots; (*cursor)++) {
-		const struct erofs_zdedupe_entry *e =
-			&d->slots[(home_slot(d, key) + *cursor) & (d->nr_slots - 1)];
+	/* the cursor is the index + 1 of the entry to look at next; 0: start */
+	uint32_t i = *cursor ? *cursor : d->nr_entries ? d->heads[bucket(key, d->mask)] : 0;
 
-		if (!e->owner)
-			return NULL;
+	for (; i && i != UINT32_MAX; i = d->entries[i - 1].next) {
+		const struct erofs_zdedupe_entry *e = &d->entries[i - 1];
+
 		if (same_key(&e->key, key)) {
-			(*cursor)++;
+			*cursor = e->next ? e->next : UINT32_MAX;
 			return e;
 		}
 	}
+	*cursor = UINT32_MAX;
 	return NULL;
+}
+
+void erofs_zdedupe_truncate(struct erofs_zdedupe *d, uint32_t mark)
+{
+	/* newest first: each entry taken back heads its bucket */
+	while (d->nr_entries > mark) {
+		struct erofs_zdedupe_entry *e = &d->entries[--d->nr_entries];
+
+		d->heads[bucket(&e->key, d->mask)] = e->next;
+	}
 }

@@ -10,10 +10,9 @@
  */
 #include <string.h>
 
-#include "erofs/compress.h"
 #include "erofs/format.h"
 #include "erofs/ondisk.h"
-#include "erofs/tree.h"
+#include "erofs/zindex.h"
 
 struct lcluster {
 	uint8_t type;
@@ -233,16 +232,4 @@ void erofs_zindex_encode(const struct erofs_build_options *opts, uint32_t meta_s
 		encode_pack(opts, zi, total, lcn, 16, blkaddr, &cursor, p);
 	for (; lcn < total; lcn += 2, p += 8)
 		encode_pack(opts, zi, total, lcn, 2, blkaddr, &cursor, p);
-}
-
-uint32_t erofs_pcluster_for(const struct erofs_build_options *opts, const char *path,
-			    unsigned int *algorithm)
-{
-	*algorithm = 0;
-	for (size_t i = 0; i < opts->nr_hints; i++)
-		if (!regexec(&opts->hints[i].regex, path, 0, NULL, 0)) {
-			*algorithm = opts->hints[i].algorithm;
-			return opts->hints[i].pcluster_size;
-		}
-	return opts->pcluster_size;
 }

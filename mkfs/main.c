@@ -17,17 +17,10 @@
 
 #define LZ4HC_LEVEL_MAX 12
 
-#include "erofs/android.h"
-#include "erofs/blocklist.h"
 #include "erofs/build.h"
-#include "erofs/chunk.h"
-#include "erofs/compress.h"
-#include "erofs/dedup.h"
 #include "erofs/diag.h"
 #include "erofs/format.h"
-#include "erofs/layout.h"
-#include "erofs/tree.h"
-#include "erofs/writer.h"
+#include "erofs/mkfs.h"
 
 enum {
 	OPT_ALL_ROOT = 256, OPT_FORCE_UID, OPT_FORCE_GID, OPT_UID_OFFSET, OPT_GID_OFFSET,
@@ -592,23 +585,14 @@ static double seconds_since(const struct timespec *start)
 	return (double)(now.tv_sec - start->tv_sec) + (now.tv_nsec - start->tv_nsec) / 1e9;
 }
 
-/* -d 3 and up: how long each stage took, on stderr */
-static void stage_done(const struct erofs_build_options *opts, const char *stage,
-		       struct timespec *since)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (opts->debug_level >= 3)
-		fprintf(stderr, "mkfs.erofs: %-10s %.3f s\n", stage,
-			(double)(now.tv_sec - since->tv_sec) + (now.tv_nsec - since->tv_nsec) / 1e9);
-	*since = now;
-}
-
+/* Says what the build made, and only what each feature really saved. */
 static void print_summary(const struct erofs_build_options *opts, const struct erofs_tree *tree,
-			  const struct erofs_plan *plan, const struct timespec *start)
+			  const struct erofs_build_result *res, const struct timespec *start)
 {
+	const struct erofs_plan *plan = &res->plan;
+	const struct erofs_build_stats *st = &res->stats;
 	uint64_t image_bytes = (uint64_t)plan->nr_blocks << plan->blkszbits;
+	uint64_t zdedupe_bytes = (uint64_t)st->zdedupe_blocks << plan->blkszbits;
 
 	printf("%s: %" PRIu32 " inodes (%" PRIu64 " files, %" PRIu64 " directories), "
 	       "%" PRIu32 " extended\n",
@@ -619,25 +603,32 @@ static void print_summary(const struct erofs_build_options *opts, const struct e
 	       1u << plan->blkszbits,
 	       tree->data_bytes ? 100.0 * (double)image_bytes / (double)tree->data_bytes : 0.0,
 	       seconds_since(start));
-	if (plan->dedup_files)
+	if (st->dedup_files && st->dedup_bytes)
 		printf("%s: %" PRIu32 " duplicate files share their data: %" PRIu64 " bytes saved "
-		       "(%.1f%% of the image)\n", opts->image, plan->dedup_files, plan->dedup_bytes,
-		       100.0 * (double)plan->dedup_bytes / (double)(image_bytes + plan->dedup_bytes));
-	if (plan->nr_compressed)
+		       "(%.1f%% of the image)\n", opts->image, st->dedup_files, st->dedup_bytes,
+		       100.0 * (double)st->dedup_bytes / (double)(image_bytes + st->dedup_bytes));
+	if (st->nr_compressed)
 		printf("%s: %" PRIu32 " files compressed (%" PRIu64 " bytes of input)\n",
-		       opts->image, plan->nr_compressed, plan->compressed_input);
-	if (plan->zdedupe_blocks)
+		       opts->image, st->nr_compressed, st->compressed_input);
+	if (st->zdedupe_blocks)
 		printf("%s: -E dedupe: %" PRIu32 " pcluster blocks used again instead of stored: "
 		       "%" PRIu64 " bytes saved (%.1f%% of the image)\n", opts->image,
-		       plan->zdedupe_blocks, (uint64_t)plan->zdedupe_blocks << plan->blkszbits,
-		       100.0 * (double)((uint64_t)plan->zdedupe_blocks << plan->blkszbits) /
-		       (double)(image_bytes + ((uint64_t)plan->zdedupe_blocks << plan->blkszbits)));
-	if (tree->packed)
+		       st->zdedupe_blocks, zdedupe_bytes,
+		       100.0 * (double)zdedupe_bytes / (double)(image_bytes + zdedupe_bytes));
+	if (tree->packed && st->nr_shared_fragments)
 		printf("%s: %" PRIu32 " fragments in the packed inode (%" PRIu64 " bytes, %" PRIu32
 		       " blocks compressed); %" PRIu32 " identical ones stored once: %" PRIu64
-		       " bytes saved\n", opts->image, tree->nr_fragments, tree->packed->size,
-		       tree->packed->nr_blocks, tree->nr_shared_fragments,
-		       tree->shared_fragment_bytes);
+		       " bytes saved\n", opts->image, st->nr_fragments, tree->packed->size,
+		       tree->packed->nr_blocks, st->nr_shared_fragments, st->shared_fragment_bytes);
+	else if (tree->packed)
+		printf("%s: %" PRIu32 " fragments in the packed inode (%" PRIu64 " bytes, %" PRIu32
+		       " blocks compressed)\n", opts->image, st->nr_fragments, tree->packed->size,
+		       tree->packed->nr_blocks);
+	if (opts->chunkbits)
+		printf("%s: %" PRIu64 " chunks: %" PRIu64 " stored once elsewhere, %" PRIu64
+		       " holes; %" PRIu64 " bytes saved; %" PRIu64 " files sharing nothing "
+		       "kept flat with inline tails\n", opts->image, st->chunks, st->shared_chunks,
+		       st->null_chunks, st->chunk_saved_bytes, st->flat_chunk_files);
 }
 
 int main(int argc, char **argv)
@@ -650,13 +641,11 @@ int main(int argc, char **argv)
 		.inline_data = true,
 		.xattr_tolerance = 2,
 		.compact_2b = true,
+		.share_identical_files = true,
 	};
 	struct erofs_tree tree = { .source_dirfd = -1 };
-	struct erofs_plan plan = { 0 };
-	struct erofs_spool spool = { .fd = -1 };
-	struct erofs_dedup_stats dedup;
-	struct erofs_chunk_stats chunk_stats;
-	struct timespec start, stage;
+	struct erofs_build_result result;
+	struct timespec start;
 	int err;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
@@ -668,40 +657,12 @@ int main(int argc, char **argv)
 	raise_fd_limit();
 
 	opts.workers = opts.workers ? opts.workers : (unsigned int)sysconf(_SC_NPROCESSORS_ONLN);
-	stage = start;
-	err = erofs_tree_scan(&opts, &tree);
-	if (!err)
-		err = erofs_android_apply(&opts, &tree);	/* fs_config, SELinux labels */
-	stage_done(&opts, "scan", &stage);
-	/* chunk dedup covers what whole-file dedup would find */
-	if (!err && !opts.chunkbits)
-		err = erofs_dedup_files(&opts, &tree, &dedup);
-	stage_done(&opts, "dedup", &stage);
-	if (!err)
-		err = opts.chunkbits ? erofs_chunk_tree(&opts, &tree, &spool, &chunk_stats)
-				     : erofs_compress_tree(&opts, &tree, &spool);
-	stage_done(&opts, opts.chunkbits ? "chunk" : "compress", &stage);
-	if (!err)
-		err = erofs_plan_image(&opts, &tree, opts.chunkbits ? spool.size : 0, &plan);
-	stage_done(&opts, "plan", &stage);
-	if (!err)
-		err = erofs_write_image(&opts, &tree, &plan, spool.fd);
-	if (!err)
-		err = erofs_blocklist_write(&opts, &tree, &plan);
-	stage_done(&opts, "write", &stage);
-	erofs_spool_close(&spool);
-	if (!err && !opts.quiet) {
-		print_summary(&opts, &tree, &plan, &start);
-		if (opts.chunkbits)
-			printf("%s: %" PRIu64 " chunks: %" PRIu64 " stored once elsewhere, %" PRIu64
-			       " holes; %" PRIu64 " bytes saved; %" PRIu64 " files sharing nothing "
-			       "kept flat with inline tails\n", opts.image, chunk_stats.chunks,
-			       chunk_stats.shared, chunk_stats.null, chunk_stats.saved_bytes,
-			       chunk_stats.flat);
-	}
+	err = erofs_mkfs(&opts, &tree, &result);
+	if (!err && !opts.quiet)
+		print_summary(&opts, &tree, &result, &start);
 	if (err == -ENOMEM)
 		erofs_err("out of memory");
-	erofs_plan_free(&plan);
+	erofs_plan_free(&result.plan);
 	erofs_tree_free(&tree);
 	return err ? 1 : 0;
 }

@@ -85,6 +85,7 @@ struct erofs_build_options {
 	bool all_fragments;		/* -E all-fragments: whole files into it */
 	uint32_t packed_pcluster_size;	/* the packed inode's pclusters; 0: -C */
 	bool dedupe;			/* -E dedupe: identical pclusters stored once */
+	bool share_identical_files;	/* whole-file dedup (the default) */
 	unsigned int chunkbits;		/* --chunksize: log2 of the chunk size; 0 = off */
 	unsigned int workers;		/* compression threads */
 	struct erofs_compress_hint *hints;	/* first match wins */

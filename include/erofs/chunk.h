@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * --chunksize: chunk-based files (the CHUNK_BASED layout with a 4-byte
- * block map).  Each chunk of a file is stored once in the chunk area however
- * many times it occurs in the tree (XXH3-128 hash, then a byte comparison),
- * and chunks of zeros, holes included, take no space at all (null entries),
- * so sparse files stay sparse.  Unique chunks wait in the spool until the
- * writer copies the whole spool into the image as one area.
+ * block map).  Each chunk of a file is stored once however many times it
+ * occurs in the tree (XXH3-128 hash, then a byte comparison against the
+ * stored copy), and chunks of zeros, holes included, take no space at all
+ * (null entries), so sparse files stay sparse.  A file that shares nothing
+ * stays a flat file with its tail inline.  Workers read and hash chunks;
+ * the committer looks them up and writes the new ones.
  */
 #ifndef EROFS_CHUNK_H
 #define EROFS_CHUNK_H
@@ -13,25 +14,17 @@
 #include <stdint.h>
 
 #include "erofs/build.h"
-#include "erofs/compress.h"
+#include "erofs/tree.h"
+#include "erofs/work.h"
 
-struct erofs_tree;
-
-struct erofs_chunks {
-	uint8_t chunkbits;		/* this file's chunk size: runs merged (see chunk.c) */
-	uint32_t count;
-	uint32_t *spool_block;		/* per chunk: block in the spool, or EROFS_NULL_ADDR */
-};
-
-struct erofs_chunk_stats {
-	uint64_t chunks, shared, null;	/* chunks seen, stored elsewhere already, holes */
-	uint64_t saved_bytes;		/* bytes that sharing and holes kept out */
-	uint64_t flat;			/* files kept flat in the chunk area (tail inline) */
-};
-
-int erofs_chunk_tree(const struct erofs_build_options *opts, struct erofs_tree *tree,
-		     struct erofs_spool *spool, struct erofs_chunk_stats *stats);
-void erofs_chunks_free(struct erofs_chunks *chunks);
+/* The bytes of a file one piece of work covers: whole chunks. */
+uint64_t erofs_chunk_piece_size(const struct erofs_build_options *opts);
+int erofs_chunk_work(const struct erofs_work_ctx *ctx, struct erofs_work *w,
+		     struct erofs_dir_cache *dirs);
+/* The committer's chunk index: made before the first commit, freed after the last. */
+int erofs_chunk_begin(struct erofs_commit *cc);
+void erofs_chunk_end(struct erofs_commit *cc);
+int erofs_chunk_commit(struct erofs_commit *cc, struct erofs_work *w);
 
 /* i_u of a chunk-based inode: the chunk size in block bits, block-map form. */
 uint16_t erofs_chunk_format(const struct erofs_build_options *opts,
@@ -39,6 +32,6 @@ uint16_t erofs_chunk_format(const struct erofs_build_options *opts,
 /* Bytes after the inode core and xattrs: alignment and the block map. */
 uint32_t erofs_chunk_table_size(uint32_t meta_size, uint32_t count);
 void erofs_chunk_table_encode(const struct erofs_chunks *chunks, uint32_t meta_size,
-			      uint32_t area_blkaddr, uint8_t *out);
+			      uint8_t *out);
 
 #endif

@@ -36,4 +36,11 @@ void erofs_packed_close(struct erofs_packed *p);
 int erofs_packed_add(struct erofs_packed *p, const uint8_t *data, uint32_t len, bool dedupe,
 		     uint64_t *off);
 
+/*
+ * Forgets the bytes appended since the packed data was `size` long: the
+ * pieces of a file then stored another way.  Only pieces appended without
+ * a lookup may be taken back (no index entry points at them).
+ */
+void erofs_packed_truncate(struct erofs_packed *p, uint64_t size);
+
 #endif

@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* A progress line on a terminal, redrawn at most ten times a second. */
+/*
+ * One progress line for the whole build on a terminal, redrawn at most ten
+ * times a second: files and bytes read of the total the scan found so far,
+ * bytes written, the rate, and once the scan is complete an estimate of
+ * the time left.
+ */
 #ifndef EROFS_PROGRESS_H
 #define EROFS_PROGRESS_H
 
@@ -9,15 +14,21 @@
 
 struct erofs_progress {
 	bool enabled;
-	const char *stage;		/* "compressing", "writing" */
-	uint64_t total_bytes;
-	struct timespec last;
+	bool drawn;
+	struct timespec start, last;
 };
 
-void erofs_progress_start(struct erofs_progress *p, bool enabled, const char *stage,
-			  uint64_t total_bytes);
-/* done_bytes of total_bytes; items counts what the stage handles (files, inodes) */
-void erofs_progress_update(struct erofs_progress *p, uint64_t done_bytes, uint64_t items);
-void erofs_progress_finish(struct erofs_progress *p, uint64_t items);
+struct erofs_progress_state {
+	uint64_t files_done, files_total;
+	uint64_t bytes_read, bytes_total;
+	uint64_t bytes_written;
+	bool totals_known;		/* the scan is complete */
+	const char *phase;		/* NULL: the data; else what follows it */
+};
+
+void erofs_progress_start(struct erofs_progress *p, bool enabled);
+void erofs_progress_update(struct erofs_progress *p, const struct erofs_progress_state *s);
+/* Ends the line, if one was drawn. */
+void erofs_progress_finish(struct erofs_progress *p, const struct erofs_progress_state *s);
 
 #endif

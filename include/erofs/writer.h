@@ -1,15 +1,21 @@
 /* SPDX-License-Identifier: MIT */
-/* Writing the planned image: metadata, data, then the superblock and its checksum. */
+/*
+ * Writing the metadata the planner laid out, after the data: directory and
+ * symlink blocks, the shared xattr area, every inode record (core, xattrs,
+ * index, inline tail), and last the superblock and its checksum, which
+ * covers the records that share its block.
+ */
 #ifndef EROFS_WRITER_H
 #define EROFS_WRITER_H
 
 #include "erofs/build.h"
+#include "erofs/image.h"
 #include "erofs/layout.h"
+#include "erofs/tails.h"
 #include "erofs/tree.h"
 
-/* Writes opts->image, taking compressed data from spool_fd; on failure no
- * file is left at that path. */
-int erofs_write_image(const struct erofs_build_options *opts, const struct erofs_tree *tree,
-		      const struct erofs_plan *plan, int spool_fd);
+int erofs_write_metadata(const struct erofs_build_options *opts, const struct erofs_tree *tree,
+			 const struct erofs_plan *plan, struct erofs_image *img,
+			 struct erofs_tails *tails);
 
 #endif

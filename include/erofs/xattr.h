@@ -49,10 +49,12 @@ uint32_t erofs_xattr_ibody_max(const struct erofs_xattr_set *set);
 /*
  * Decides which pairs go to the shared area, gives them ids counted from
  * first_id (the area's byte offset from xattr_blkaddr, over 4) and sizes every
- * inode's ibody (inode->xattr_icount, inode->xattr_size).
+ * inode's ibody (inode->xattr_icount, inode->xattr_size).  -E2BIG: *too_big's
+ * xattrs do not fit an inode (not reported).
  */
 int erofs_xattr_plan(const struct erofs_build_options *opts, struct erofs_tree *tree,
-		     uint32_t first_id, struct erofs_xattr_table *table);
+		     uint32_t first_id, struct erofs_xattr_table *table,
+		     struct erofs_inode **too_big);
 void erofs_xattr_table_free(struct erofs_xattr_table *table);
 
 void erofs_xattr_table_encode(const struct erofs_xattr_table *table, uint8_t *out);

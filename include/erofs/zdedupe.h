@@ -8,6 +8,10 @@
  * extent still decodes its pcluster in full (no partial references, which
  * Linux 6.1 mishandles in some cases; see man/mkfs.erofs.8).  The index
  * holds hashes and positions only, never data.
+ *
+ * Entries are kept in the order they were added, so the ones of a file
+ * that is then stored another way can be taken back (erofs_zdedupe_mark()
+ * and erofs_zdedupe_truncate()).
  */
 #ifndef EROFS_ZDEDUPE_H
 #define EROFS_ZDEDUPE_H
@@ -27,25 +31,34 @@ struct erofs_zdedupe_key {
 
 struct erofs_zdedupe_entry {
 	struct erofs_zdedupe_key key;
-	struct erofs_inode *owner;	/* the file whose blocks hold it */
+	const struct erofs_inode *owner;	/* the file whose blocks hold it */
 	uint32_t pblk;			/* first block, counted in the owner's blocks */
 	uint64_t lofs;			/* where it starts in the owner's data */
-	uint64_t spool_pos;		/* where its copy waits, to compare bytes */
+	uint32_t next;			/* index + 1 of the next entry in its bucket */
 };
 
 struct erofs_zdedupe {
-	struct erofs_zdedupe_entry *slots;	/* open addressing; owner NULL: empty */
-	uint32_t nr_slots, nr_used;
+	struct erofs_zdedupe_entry *entries;	/* in the order added */
+	uint32_t nr_entries, cap;
+	uint32_t *heads;		/* by hash: index + 1 of the newest entry */
+	uint32_t mask;
 };
 
 void erofs_zdedupe_free(struct erofs_zdedupe *d);
 int erofs_zdedupe_add(struct erofs_zdedupe *d, const struct erofs_zdedupe_entry *entry);
 /*
- * Walks the entries with this key: *cursor starts at 0; returns NULL when
- * there are no more.  The caller confirms a candidate by comparing bytes.
+ * Walks the entries with this key, newest first: *cursor starts at 0;
+ * returns NULL when there are no more.  The caller confirms a candidate by
+ * comparing bytes.
  */
 const struct erofs_zdedupe_entry *erofs_zdedupe_next(const struct erofs_zdedupe *d,
 						     const struct erofs_zdedupe_key *key,
 						     uint32_t *cursor);
+static inline uint32_t erofs_zdedupe_mark(const struct erofs_zdedupe *d)
+{
+	return d->nr_entries;
+}
+/* Forgets the entries added since the mark. */
+void erofs_zdedupe_truncate(struct erofs_zdedupe *d, uint32_t mark);
 
 #endif

@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 
 #include "erofs/build.h"
-#include "erofs/compress.h"
+#include "erofs/zindex.h"
 #include "erofs/ondisk.h"
 #include "erofs/reader.h"
 #include "erofs/zread.h"

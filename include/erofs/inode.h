@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The in-memory tree mkfs builds, as plain data: inodes, directory entries,
+ * and what the data pipeline records about each file (compressed extents,
+ * chunk maps, where its bytes went).  No code lives behind this header, so
+ * every stage can include it without depending on another stage.
+ *
+ * An inode keeps no path: names live in the directory entries, and a path
+ * is built from the parent chain only when a message or a lookup needs one
+ * (tree.h), so memory grows with the inode count, not with path lengths.
+ */
+#ifndef EROFS_INODE_H
+#define EROFS_INODE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct erofs_xattr_set;
+
+struct erofs_dentry {
+	const char *name;		/* in the parent's name arena, not NUL-free-checked */
+	uint16_t name_len;
+	struct erofs_inode *inode;
+};
+
+/* One extent: logical bytes [lofs, next extent's lofs) from one pcluster. */
+struct erofs_zextent {
+	uint64_t lofs;
+	/* -E dedupe: the pcluster is another file's (NULL: this file's own) */
+	const struct erofs_inode *owner;
+	uint32_t pblk;		/* first block, counted from the owner's first block */
+	uint16_t nblks;
+	bool raw;		/* stored uncompressed (a PLAIN lcluster head) */
+	uint16_t clen;		/* compressed bytes (raw: the extent's bytes in its block) */
+};
+
+struct erofs_zinfo {
+	struct erofs_zextent *extents;
+	uint32_t nr_extents;
+	uint32_t nr_blocks;	/* blocks the file stored itself */
+	uint32_t pcluster_size;	/* bytes */
+	/* -E ztailpacking: the last extent's pcluster is stored inline after
+	 * the index instead of in a block of its own; its bytes wait in the
+	 * tail store (inode->tail_pos) */
+	uint16_t tail_size;
+	/* -E fragments: the file's bytes from frag_lofs on (all of them when
+	 * frag_lofs is 0) are in the packed inode's data at frag_off; the last
+	 * extent, of no blocks, stands for them in the index */
+	bool fragment;
+	uint64_t frag_lofs, frag_off;
+	/* -E dedupe: some extent uses a pcluster out of order, which only
+	 * full indexes can address */
+	bool full_index;
+	uint32_t shared_blocks;	/* blocks its extents use that it did not store */
+};
+
+static inline bool erofs_zinfo_whole_fragment(const struct erofs_zinfo *zi)
+{
+	return zi && zi->fragment && !zi->frag_lofs;
+}
+
+/* --chunksize: the file's block map. */
+struct erofs_chunks {
+	uint8_t chunkbits;		/* this file's chunk size: runs merged (see chunk.c) */
+	uint32_t count;
+	uint32_t *blkaddr;		/* per chunk: image block, or EROFS_NULL_ADDR */
+};
+
+struct erofs_inode {
+	/* source */
+	struct erofs_inode *parent;	/* directory that first named it (root: itself) */
+	const struct erofs_dentry *dentry;	/* that name (root: NULL) */
+	uint32_t depth;			/* root 0 */
+	uint16_t mode;
+	uint32_t uid, gid;
+	int64_t mtime;
+	uint32_t mtime_nsec;
+	uint64_t size;			/* data bytes (for directories: set by the planner) */
+	uint32_t nlink;			/* links found inside the tree (+ subdirs for dirs) */
+	union {
+		struct {		/* devices */
+			uint32_t rdev_major, rdev_minor;
+		};
+		char *symlink;		/* target of a symlink */
+		struct {		/* regular files: what --compress-hints (or -C) gives */
+			uint32_t pcluster_size;	/* 0: store plain */
+			uint8_t algorithm;	/* index into the -z list */
+		};
+	};
+	uint32_t ibody_bound;		/* largest xattr ibody it can need (all pairs inline) */
+	struct erofs_xattr_set *xattrs;
+	struct erofs_dentry *children;	/* directories: sorted by name bytes */
+	uint32_t nr_children;
+	char *names;			/* directories: the children's names */
+
+	/* data, filled in by the pipeline as the file commits */
+	struct erofs_zinfo *z;		/* compressed: its extents (shared by its duplicates) */
+	struct erofs_inode *same_data;	/* dedup: another file holds identical data */
+	struct erofs_chunks *chunks;	/* --chunksize: where each chunk is */
+	uint64_t tail_pos;		/* inline tail bytes: offset in the tail store */
+	uint32_t blkaddr;		/* first data block, or EROFS_NULL_ADDR */
+	uint32_t nr_blocks;		/* data blocks it stored (plain or compressed) */
+	uint16_t tail_inline;		/* plain: bytes of the tail kept for the inode */
+	bool size_seen;			/* an earlier file had this size (dedup candidate) */
+
+	/* metadata plan */
+	uint64_t nid;
+	uint32_t ino;
+	uint8_t version;		/* EROFS_INODE_COMPACT / _EXTENDED */
+	uint8_t layout;			/* EROFS_LAYOUT_* */
+	uint16_t xattr_icount;
+	uint32_t xattr_size;
+	uint32_t inline_size;		/* tail bytes stored after the inode */
+	uint32_t index_size;		/* compressed: map header and lcluster index */
+};
+
+struct erofs_tree {
+	struct erofs_inode *root;
+	struct erofs_inode **inodes;	/* breadth-first, children in name order (planner) */
+	uint32_t nr_inodes;
+	uint64_t nr_files, nr_dirs, data_bytes;
+	int source_dirfd;		/* the source root, kept open for the pipeline */
+	/* -E fragments: the hidden inode holding fragments (no directory
+	 * names it; not in inodes[]), or NULL */
+	struct erofs_inode *packed;
+};
+
+static inline bool erofs_inode_is_dir(const struct erofs_inode *inode)
+{
+	return (inode->mode & 0170000) == 0040000;
+}
+
+static inline bool erofs_inode_is_reg(const struct erofs_inode *inode)
+{
+	return (inode->mode & 0170000) == 0100000;
+}
+
+#endif

@@ -1,0 +1,466 @@
+// SPDX-License-Identifier: MIT
+/* The data pipeline (see include/erofs/pipeline.h). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "erofs/chunk.h"
+#include "erofs/compress.h"
+#include "erofs/dedup.h"
+#include "erofs/diag.h"
+#include "erofs/format.h"
+#include "erofs/fragment.h"
+#include "erofs/pipeline.h"
+#include "erofs/plain.h"
+#include "erofs/progress.h"
+#include "erofs/zcommit.h"
+#include "erofs/zdedupe.h"
+
+/* pieces in flight per worker, and a few for the committer to find ready */
+#define IN_FLIGHT_PER_WORKER	3
+#define IN_FLIGHT_EXTRA		2
+
+struct pipeline {
+	const struct erofs_build_options *opts;
+	struct erofs_tree *tree;
+	struct erofs_work_ctx wctx;
+	struct erofs_commit cc;
+
+	pthread_mutex_t lock;
+	pthread_cond_t changed, work_done;	/* for workers; for the committer */
+
+	/* files handed over by the source, in order */
+	struct erofs_inode **files;
+	size_t nr_files, cap_files, next_file;
+	bool source_done;
+	uint64_t files_total, bytes_total;
+
+	/* the file being cut into pieces */
+	struct erofs_inode *cutting;
+	uint64_t cut_pos, piece_size;
+	enum erofs_work_kind cut_kind;
+
+	struct erofs_work *ring;
+	uint32_t ring_size;
+	uint64_t next_seq, committed;
+	bool abort;
+
+	struct erofs_progress progress;
+};
+
+static int sink_file(void *arg, struct erofs_inode *inode)
+{
+	struct pipeline *p = arg;
+	int err = 0;
+
+	pthread_mutex_lock(&p->lock);
+	if (p->abort) {
+		err = -ECANCELED;
+	} else if (p->nr_files == p->cap_files) {
+		size_t cap = p->cap_files ? p->cap_files * 2 : 4096;
+		struct erofs_inode **bigger = realloc(p->files, cap * sizeof(*bigger));
+
+		if (!bigger) {
+			err = -ENOMEM;
+		} else {
+			p->files = bigger;
+			p->cap_files = cap;
+		}
+	}
+	if (!err) {
+		p->files[p->nr_files++] = inode;
+		p->files_total++;
+		p->bytes_total += inode->size;
+		pthread_cond_broadcast(&p->changed);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return err;
+}
+
+static enum erofs_work_kind kind_of(const struct pipeline *p, const struct erofs_inode *inode)
+{
+	if (inode == p->tree->packed)
+		return EROFS_WORK_COMPRESS;
+	/* files within one block keep their inline tails */
+	if (p->opts->chunkbits)
+		return inode->size > 1u << p->opts->blkszbits ? EROFS_WORK_CHUNKS : EROFS_WORK_PLAIN;
+	if (p->opts->compressor != EROFS_COMPRESS_NONE && inode->pcluster_size)
+		return EROFS_WORK_COMPRESS;
+	return EROFS_WORK_PLAIN;
+}
+
+/* Where a file is cut: fixed points, whatever the workers. */
+static uint64_t piece_size(const struct pipeline *p, const struct erofs_inode *inode,
+			   enum erofs_work_kind kind)
+{
+	switch (kind) {
+	case EROFS_WORK_CHUNKS:
+		return erofs_chunk_piece_size(p->opts);
+	case EROFS_WORK_PLAIN:
+		/* a file nobody hashes is copied whole, inside the kernel */
+		if (!erofs_plain_wants_hash(&p->wctx, inode))
+			return inode->size;
+		break;
+	case EROFS_WORK_COMPRESS:
+		break;
+	}
+	return EROFS_SEGMENT_SIZE;
+}
+
+/* The next piece of work, under the lock; NULL: none now (*finished: none ever). */
+static struct erofs_work *next_piece(struct pipeline *p, bool *finished)
+{
+	struct erofs_work *w;
+	uint64_t end;
+
+	*finished = false;
+	if (!p->cutting || p->cut_pos >= p->cutting->size) {
+		if (p->next_file == p->nr_files) {
+			*finished = p->source_done;
+			return NULL;
+		}
+		p->cutting = p->files[p->next_file++];
+		p->cut_pos = 0;
+		p->cut_kind = kind_of(p, p->cutting);
+		p->piece_size = piece_size(p, p->cutting, p->cut_kind);
+	}
+	if (p->next_seq >= p->committed + p->ring_size)
+		return NULL;
+	end = p->cutting->size - p->cut_pos > p->piece_size ? p->cut_pos + p->piece_size
+							    : p->cutting->size;
+	w = &p->ring[p->next_seq % p->ring_size];
+	*w = (struct erofs_work){
+		.seq = p->next_seq++, .kind = p->cut_kind, .inode = p->cutting,
+		.start = p->cut_pos, .end = end, .first = !p->cut_pos,
+		.last = end == p->cutting->size, .packed = p->cutting == p->tree->packed,
+		.fd = -1,
+	};
+	p->cut_pos = end;
+	return w;
+}
+
+static void *worker_main(void *arg)
+{
+	struct pipeline *p = arg;
+	struct erofs_compressor *c = NULL;
+	struct erofs_dir_cache dirs;
+	int init_err = p->opts->compressor != EROFS_COMPRESS_NONE
+			       ? erofs_compressor_new(p->opts, &c) : 0;
+
+	erofs_dir_cache_init(&dirs);
+	pthread_mutex_lock(&p->lock);
+	while (!p->abort) {
+		bool finished;
+		struct erofs_work *w = next_piece(p, &finished);
+
+		if (finished)
+			break;
+		if (!w) {
+			pthread_cond_wait(&p->changed, &p->lock);
+			continue;
+		}
+		pthread_mutex_unlock(&p->lock);
+		if (init_err) {
+			erofs_err("out of memory starting a worker");
+			w->err = init_err;
+		} else if (w->kind == EROFS_WORK_COMPRESS) {
+			w->err = erofs_compress_work(c, &p->wctx, w, &dirs);
+		} else if (w->kind == EROFS_WORK_CHUNKS) {
+			w->err = erofs_chunk_work(&p->wctx, w, &dirs);
+		} else {
+			w->err = erofs_plain_work(&p->wctx, w, &dirs);
+		}
+		pthread_mutex_lock(&p->lock);
+		w->done = true;
+		pthread_cond_broadcast(&p->work_done);
+	}
+	pthread_mutex_unlock(&p->lock);
+	erofs_dir_cache_release(&dirs);
+	erofs_compressor_free(c);
+	return NULL;
+}
+
+static void release_work(struct erofs_work *w)
+{
+	if (w->fd >= 0)
+		close(w->fd);
+	free(w->data);
+	free(w->blocks);
+	free(w->z.extents);
+	free(w->frag);
+	free(w->chunks);
+	w->fd = -1;
+	w->data = w->blocks = w->frag = NULL;
+	w->z.extents = NULL;
+	w->chunks = NULL;
+}
+
+/* A file starts: where its data goes, and what it may take back. */
+static void begin_file(struct erofs_commit *cc, struct erofs_inode *inode)
+{
+	cc->file_blk = cc->img->next_blk;
+	cc->zdedupe_mark = cc->zdedupe ? erofs_zdedupe_mark(cc->zdedupe) : 0;
+	cc->packed_mark = cc->packed ? cc->packed->size : 0;
+	erofs_dedup_hash_begin(cc);
+	inode->blkaddr = cc->file_blk;
+	inode->nr_blocks = 0;
+}
+
+static int commit_work(struct pipeline *p, struct erofs_work *w)
+{
+	int err = w->err;
+
+	if (!err && w->first)
+		begin_file(&p->cc, w->inode);
+	if (!err) {
+		switch (w->kind) {
+		case EROFS_WORK_COMPRESS:
+			err = erofs_zcommit(&p->cc, w);
+			break;
+		case EROFS_WORK_CHUNKS:
+			err = erofs_chunk_commit(&p->cc, w);
+			break;
+		case EROFS_WORK_PLAIN:
+			err = erofs_plain_commit(&p->cc, w);
+			break;
+		}
+	}
+	if (err == -ENOMEM)
+		erofs_err("out of memory while writing data");
+	if (!w->packed) {
+		p->cc.stats->bytes_read += w->end - w->start;
+		p->cc.stats->files_done += w->last;
+	}
+	return err ? err : p->cc.img->error;
+}
+
+static void show_progress(struct pipeline *p)
+{
+	struct erofs_progress_state s = {
+		.files_done = p->cc.stats->files_done, .bytes_read = p->cc.stats->bytes_read,
+		.bytes_written = p->cc.stats->bytes_written,
+	};
+
+	pthread_mutex_lock(&p->lock);
+	s.files_total = p->files_total;
+	s.bytes_total = p->bytes_total;
+	s.totals_known = p->source_done;
+	pthread_mutex_unlock(&p->lock);
+	erofs_progress_update(&p->progress, &s);
+}
+
+static void abort_all(struct pipeline *p)
+{
+	pthread_mutex_lock(&p->lock);
+	p->abort = true;
+	pthread_cond_broadcast(&p->changed);
+	pthread_cond_broadcast(&p->work_done);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* Takes finished pieces in order until the source is done and all committed. */
+static int commit_loop(struct pipeline *p)
+{
+	int err = 0;
+
+	for (;;) {
+		struct erofs_work *w;
+
+		pthread_mutex_lock(&p->lock);
+		for (;;) {
+			w = p->committed < p->next_seq ? &p->ring[p->committed % p->ring_size] : NULL;
+			if (p->abort || (w && w->done))
+				break;
+			if (!w && p->source_done && p->next_file == p->nr_files &&
+			    (!p->cutting || p->cut_pos >= p->cutting->size))
+				break;
+			pthread_cond_wait(&p->work_done, &p->lock);
+		}
+		pthread_mutex_unlock(&p->lock);
+		if (p->abort || !w || !w->done)
+			return p->abort ? -ECANCELED : 0;
+		err = commit_work(p, w);
+		release_work(w);
+		pthread_mutex_lock(&p->lock);
+		p->committed++;
+		pthread_cond_broadcast(&p->changed);
+		pthread_mutex_unlock(&p->lock);
+		if (err) {
+			abort_all(p);
+			return err;
+		}
+		show_progress(p);
+	}
+}
+
+struct source_thread {
+	struct pipeline *p;
+	const struct erofs_source *source;
+	int err;
+};
+
+static void *source_main(void *arg)
+{
+	struct source_thread *st = arg;
+	struct pipeline *p = st->p;
+
+	st->err = st->source->run(st->source->arg, sink_file, p);
+	pthread_mutex_lock(&p->lock);
+	p->source_done = true;
+	pthread_cond_broadcast(&p->changed);
+	pthread_cond_broadcast(&p->work_done);
+	pthread_mutex_unlock(&p->lock);
+	if (st->err)
+		abort_all(p);
+	return NULL;
+}
+
+/* Runs the workers and commits until every file handed over is in the image. */
+static int run_phase(struct pipeline *p, const struct erofs_source *source)
+{
+	unsigned int nr_workers = p->opts->workers ? p->opts->workers : 1, started = 0;
+	pthread_t *threads = calloc(nr_workers, sizeof(*threads));
+	struct source_thread st = { .p = p, .source = source };
+	pthread_t source_thread;
+	bool source_started = false;
+	int err = 0;
+
+	if (!threads)
+		return -ENOMEM;
+	if (source) {
+		if (pthread_create(&source_thread, NULL, source_main, &st))
+			err = -EAGAIN;
+		source_started = !err;
+	}
+	for (; !err && started < nr_workers; started++)
+		if (pthread_create(&threads[started], NULL, worker_main, p))
+			break;
+	if (!err && !started)
+		err = -EAGAIN;
+	if (err) {
+		erofs_err("cannot start threads: %s", strerror(-err));
+		abort_all(p);
+	} else {
+		err = commit_loop(p);
+	}
+	if (err)
+		abort_all(p);
+	for (unsigned int t = 0; t < started; t++)
+		pthread_join(threads[t], NULL);
+	if (source_started)
+		pthread_join(source_thread, NULL);
+	free(threads);
+	/* pieces handed out but never committed */
+	for (uint64_t seq = p->committed; seq < p->next_seq; seq++)
+		release_work(&p->ring[seq % p->ring_size]);
+	/* the first failure is the one reported; the others were cancelled */
+	if (err && err != -ECANCELED)
+		return err;
+	return st.err ? st.err : err;
+}
+
+/*
+ * The packed inode: a regular file no directory names, whose data is every
+ * fragment back to back, compressed in pclusters of its own size.
+ */
+static int run_packed(struct pipeline *p, struct erofs_packed *packed)
+{
+	struct erofs_inode *inode = calloc(1, sizeof(*inode));
+
+	if (!inode)
+		return -ENOMEM;
+	inode->mode = S_IFREG | 0600;
+	inode->nlink = 1;
+	inode->size = packed->size;
+	inode->parent = inode;
+	p->tree->packed = inode;
+	p->wctx.packed_fd = packed->fd;
+	p->files[0] = inode;
+	p->nr_files = 1;
+	p->next_file = 0;
+	p->cutting = NULL;
+	p->source_done = true;
+	return run_phase(p, NULL);
+}
+
+int erofs_pipeline_run(const struct erofs_build_options *opts, struct erofs_tree *tree,
+		       const struct erofs_source *source, struct erofs_image *img,
+		       struct erofs_tails *tails, struct erofs_build_stats *stats)
+{
+	unsigned int nr_workers = opts->workers ? opts->workers : 1;
+	struct erofs_packed packed = { .fd = -1 };
+	struct erofs_zdedupe zdedupe = { 0 };
+	struct erofs_dedup *dedup = NULL;
+	struct pipeline p = {
+		.opts = opts, .tree = tree,
+		.ring_size = nr_workers * IN_FLIGHT_PER_WORKER + IN_FLIGHT_EXTRA,
+	};
+	int err = 0;
+
+	p.wctx = (struct erofs_work_ctx){ .opts = opts, .tree = tree, .packed_fd = -1 };
+	p.cc = (struct erofs_commit){
+		.opts = opts, .tree = tree, .img = img, .tails = tails, .stats = stats,
+		.wctx = &p.wctx, .zdedupe = opts->dedupe ? &zdedupe : NULL,
+	};
+	/* chunk dedup covers what whole-file dedup would find */
+	if (opts->share_identical_files && !opts->chunkbits && (err = erofs_dedup_init(&dedup)))
+		return err;
+	p.wctx.dedup = p.cc.dedup = dedup;
+	if (opts->fragments && (err = erofs_packed_open(&packed, opts->image)))
+		goto out;
+	p.cc.packed = opts->fragments ? &packed : NULL;
+	p.ring = calloc(p.ring_size, sizeof(*p.ring));
+	p.cc.scratch = malloc(EROFS_PCLUSTER_MAX_SIZE > (1u << 20) ? EROFS_PCLUSTER_MAX_SIZE
+								 : (1u << 20));
+	p.cc.scratch2 = malloc(EROFS_PCLUSTER_MAX_SIZE > (1u << 20) ? EROFS_PCLUSTER_MAX_SIZE
+								  : (1u << 20));
+	p.cc.file_hash = XXH3_createState();
+	if (!p.ring || !p.cc.scratch || !p.cc.scratch2 || !p.cc.file_hash) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (opts->chunkbits && (err = erofs_chunk_begin(&p.cc)))
+		goto out;
+	pthread_mutex_init(&p.lock, NULL);
+	pthread_cond_init(&p.changed, NULL);
+	pthread_cond_init(&p.work_done, NULL);
+	erofs_progress_start(&p.progress, opts->show_progress);
+
+	err = run_phase(&p, source);
+	if (!err && packed.size)
+		err = run_packed(&p, &packed);
+	if (!err) {
+		struct erofs_progress_state s = {
+			.files_done = stats->files_done, .files_total = p.files_total,
+			.bytes_read = stats->bytes_read, .bytes_total = p.bytes_total,
+			.bytes_written = stats->bytes_written, .totals_known = true,
+		};
+
+		erofs_progress_finish(&p.progress, &s);
+	}
+	stats->nr_fragments = packed.nr_fragments;
+	stats->nr_shared_fragments = packed.nr_shared;
+	stats->shared_fragment_bytes = packed.shared_bytes;
+
+	pthread_cond_destroy(&p.work_done);
+	pthread_cond_destroy(&p.changed);
+	pthread_mutex_destroy(&p.lock);
+out:
+	if (opts->chunkbits)
+		erofs_chunk_end(&p.cc);
+	erofs_compressor_free(p.cc.compressor);
+	XXH3_freeState(p.cc.file_hash);
+	free(p.cc.scratch);
+	free(p.cc.scratch2);
+	free(p.ring);
+	free(p.files);
+	erofs_packed_close(&packed);
+	erofs_zdedupe_free(&zdedupe);
+	erofs_dedup_free(dedup);
+	if (err == -ENOMEM)
+		erofs_err("out of memory while writing data");
+	return err;
+}

@@ -1,0 +1,593 @@
+// SPDX-License-Identifier: MIT
+/* The directory source (see include/erofs/scan.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "erofs/android.h"
+#include "erofs/diag.h"
+#include "erofs/format.h"
+#include "erofs/scan.h"
+#include "erofs/xattr.h"
+
+/* Directories deeper than this below the current one have their fds closed;
+ * going back up reopens them through "..", checked against what was seen. */
+#define OPEN_DIRS_MAX	48
+
+/* Hard-link lookup: (st_dev, st_ino) -> inode, open addressing. */
+struct link_slot {
+	dev_t dev;
+	ino_t ino;
+	struct erofs_inode *inode;
+};
+
+struct link_table {
+	struct link_slot *slots;
+	size_t mask, used;
+};
+
+/* Sizes of the regular files seen so far: a file of a size seen before
+ * may be a duplicate, so whole-file dedup hashes it. */
+struct size_set {
+	uint64_t *slots;	/* size + 1; 0: empty */
+	size_t mask, used;
+};
+
+/* A directory on the way down. */
+struct frame {
+	struct erofs_inode *dir;
+	int fd;			/* -1: closed for now (see OPEN_DIRS_MAX) */
+	dev_t dev;
+	ino_t ino;
+	uint32_t next, count;	/* the next name to scan, of how many */
+	size_t path_len;	/* its path's length in the path buffer */
+};
+
+struct scan {
+	const struct erofs_build_options *opts;
+	struct erofs_tree *tree;
+	erofs_file_sink sink;
+	void *pipeline;
+	struct erofs_android *android;
+	struct link_table links;
+	struct size_set sizes;
+	bool sizes_wanted;		/* whole-file dedup is on */
+	char *path;			/* the current entry's path, relative */
+	size_t path_len, path_cap;
+	struct frame *stack;
+	size_t depth, stack_cap;
+};
+
+static size_t link_hash(dev_t dev, ino_t ino)
+{
+	uint64_t h = (uint64_t)ino * 0x9E3779B97F4A7C15ull ^ (uint64_t)dev;
+
+	return (size_t)(h ^ (h >> 29));
+}
+
+static struct link_slot *link_find(struct link_table *t, dev_t dev, ino_t ino)
+{
+	size_t i = link_hash(dev, ino) & t->mask;
+
+	while (t->slots[i].inode && (t->slots[i].dev != dev || t->slots[i].ino != ino))
+		i = (i + 1) & t->mask;
+	return &t->slots[i];
+}
+
+static int link_grow(struct link_table *t)
+{
+	struct link_table bigger = { .mask = t->slots ? t->mask * 2 + 1 : 255 };
+
+	bigger.slots = calloc(bigger.mask + 1, sizeof(*bigger.slots));
+	if (!bigger.slots)
+		return -ENOMEM;
+	for (size_t i = 0; t->slots && i <= t->mask; i++)
+		if (t->slots[i].inode)
+			*link_find(&bigger, t->slots[i].dev, t->slots[i].ino) = t->slots[i];
+	bigger.used = t->used;
+	free(t->slots);
+	*t = bigger;
+	return 0;
+}
+
+/* Whether a file of this size was seen before; remembers it. */
+static int size_seen(struct size_set *s, uint64_t size, bool *seen)
+{
+	size_t i;
+
+	if ((s->used + 1) * 2 > s->mask) {
+		struct size_set bigger = { .mask = s->slots ? s->mask * 2 + 1 : 4095,
+					   .used = s->used };
+
+		bigger.slots = calloc(bigger.mask + 1, sizeof(*bigger.slots));
+		if (!bigger.slots)
+			return -ENOMEM;
+		for (size_t j = 0; s->slots && j <= s->mask; j++) {
+			if (!s->slots[j])
+				continue;
+			for (i = link_hash(0, s->slots[j]) & bigger.mask; bigger.slots[i];
+			     i = (i + 1) & bigger.mask)
+				;
+			bigger.slots[i] = s->slots[j];
+		}
+		free(s->slots);
+		*s = bigger;
+	}
+	for (i = link_hash(0, size + 1) & s->mask; s->slots[i] && s->slots[i] != size + 1;
+	     i = (i + 1) & s->mask)
+		;
+	*seen = s->slots[i] != 0;
+	if (!*seen) {
+		s->slots[i] = size + 1;
+		s->used++;
+	}
+	return 0;
+}
+
+/* Sets the path buffer to the directory's path (len bytes) + "/" + name. */
+static int set_path(struct scan *s, size_t len, const char *name)
+{
+	size_t nl = strlen(name), need = len + 1 + nl + 1;
+
+	if (need > s->path_cap) {
+		char *bigger = realloc(s->path, need * 2);
+
+		if (!bigger)
+			return -ENOMEM;
+		s->path = bigger;
+		s->path_cap = need * 2;
+	}
+	if (len)
+		s->path[len++] = '/';
+	memcpy(s->path + len, name, nl + 1);
+	s->path_len = len + nl;
+	return 0;
+}
+
+static bool is_excluded(const struct erofs_build_options *opts, const char *relpath)
+{
+	for (size_t i = 0; i < opts->nr_excludes; i++) {
+		const struct erofs_exclude *ex = &opts->excludes[i];
+
+		if (ex->path ? !strcmp(ex->path, relpath)
+			     : !regexec(&ex->regex, relpath, 0, NULL, 0))
+			return true;
+	}
+	return false;
+}
+
+static void apply_owner_and_time(const struct erofs_build_options *opts,
+				 struct erofs_inode *inode, const struct stat *st)
+{
+	erofs_set_owner(opts, inode, st->st_uid, st->st_gid);
+
+	inode->mtime = st->st_mtim.tv_sec;
+	inode->mtime_nsec = (uint32_t)st->st_mtim.tv_nsec;
+	if (opts->time_policy == EROFS_TIME_FIXED ||
+	    (opts->time_policy == EROFS_TIME_CLAMP && inode->mtime >= opts->fixed_time)) {
+		inode->mtime = opts->fixed_time;
+		inode->mtime_nsec = 0;
+	}
+}
+
+static int read_symlink(const struct scan *s, int dirfd, const char *name, off_t size,
+			struct erofs_inode *inode)
+{
+	/* Linux caps targets at PATH_MAX - 1; st_size can be 0 on procfs-likes */
+	size_t cap = size > 0 ? (size_t)size + 1 : 4096;
+	char *target = malloc(cap);
+	ssize_t n;
+
+	if (!target)
+		return -ENOMEM;
+	n = readlinkat(dirfd, name, target, cap);
+	if (n < 0 || (size_t)n >= cap) {
+		int err = n < 0 ? errno : EOVERFLOW;
+
+		erofs_err("%s: cannot read symlink: %s", s->path, strerror(err));
+		free(target);
+		return -err;
+	}
+	target[n] = '\0';
+	inode->symlink = target;
+	inode->size = (uint64_t)n;
+	return 0;
+}
+
+/*
+ * The pcluster size --compress-hints (or -C) gives a regular file, 0: store
+ * it plain; a file of one block or less saves nothing, unless its
+ * compressed form can go inline instead of its bytes.
+ */
+static void choose_compression(const struct erofs_build_options *opts,
+			       struct erofs_inode *inode, const char *path)
+{
+	inode->pcluster_size = 0;
+	inode->algorithm = 0;
+	if (opts->compressor == EROFS_COMPRESS_NONE || !inode->size ||
+	    (inode->size <= 1u << opts->blkszbits && !opts->ztailpacking && !opts->fragments))
+		return;
+	for (size_t i = 0; i < opts->nr_hints; i++)
+		if (!regexec(&opts->hints[i].regex, path, 0, NULL, 0)) {
+			inode->pcluster_size = opts->hints[i].pcluster_size;
+			inode->algorithm = (uint8_t)opts->hints[i].algorithm;
+			return;
+		}
+	inode->pcluster_size = opts->pcluster_size;
+}
+
+static int compare_offsets(const void *a, const void *b, void *arena)
+{
+	return strcmp((const char *)arena + *(const size_t *)a,
+		      (const char *)arena + *(const size_t *)b);
+}
+
+/* Reads a directory's names into one arena, sorted by bytes, without "." and "..". */
+static int read_names(int dirfd, const char *display, char **arena_out,
+		      size_t **offsets_out, size_t *count_out)
+{
+	int fd = dup(dirfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	char *arena = NULL;
+	size_t *offsets = NULL, count = 0, cap = 0, used = 0, arena_cap = 0;
+	struct dirent *de;
+	int err = 0;
+
+	if (!d) {
+		err = errno;
+		if (fd >= 0)
+			close(fd);
+		erofs_err("%s: cannot read directory: %s", display, strerror(err));
+		return -err;
+	}
+	errno = 0;
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name) + 1;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (count == cap) {
+			size_t *bigger = realloc(offsets, (cap = cap ? cap * 2 : 16) * sizeof(*offsets));
+
+			if (!bigger) {
+				err = ENOMEM;
+				break;
+			}
+			offsets = bigger;
+		}
+		if (used + len > arena_cap) {
+			char *bigger = realloc(arena, arena_cap = (used + len) * 2);
+
+			if (!bigger) {
+				err = ENOMEM;
+				break;
+			}
+			arena = bigger;
+		}
+		memcpy(arena + used, de->d_name, len);
+		offsets[count++] = used;
+		used += len;
+		errno = 0;
+	}
+	if (!err && errno) {
+		err = errno;
+		erofs_err("%s: cannot read directory: %s", display, strerror(err));
+	}
+	closedir(d);
+	if (err) {
+		free(arena);
+		free(offsets);
+		return -err;
+	}
+	/* by name bytes (strcmp compares unsigned bytes; names hold no NUL) */
+	qsort_r(offsets, count, sizeof(*offsets), compare_offsets, arena);
+	*arena_out = arena;
+	*offsets_out = offsets;
+	*count_out = count;
+	return 0;
+}
+
+/* Creates (or, for a hard link, finds) the inode behind one directory entry. */
+static int scan_entry(struct scan *s, struct frame *f, const char *name,
+		      struct erofs_dentry *dentry, bool *descend)
+{
+	const struct erofs_build_options *opts = s->opts;
+	struct erofs_inode *dir = f->dir, *inode;
+	struct link_slot *slot = NULL;
+	struct stat st;
+	char xattr_path[64 + EROFS_NAME_LEN];
+	int err;
+
+	*descend = false;
+	if (fstatat(f->fd, name, &st, AT_SYMLINK_NOFOLLOW)) {
+		err = errno;
+		erofs_err("%s/%s: cannot stat: %s", opts->source, s->path, strerror(err));
+		return -err;
+	}
+	dentry->name = name;
+	dentry->name_len = (uint16_t)strlen(name);
+	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1 && !opts->hard_dereference) {
+		if (s->links.used * 2 >= s->links.mask && (err = link_grow(&s->links)))
+			return err;
+		slot = link_find(&s->links, st.st_dev, st.st_ino);
+		if (slot->inode) {
+			slot->inode->nlink++;
+			dentry->inode = slot->inode;
+			return 0;
+		}
+	}
+
+	inode = calloc(1, sizeof(*inode));
+	if (!inode)
+		return -ENOMEM;
+	dentry->inode = inode;
+	inode->parent = dir;
+	inode->dentry = dentry;
+	inode->depth = dir->depth + 1;
+	inode->mode = (uint16_t)st.st_mode;
+	inode->nlink = 1;
+	apply_owner_and_time(opts, inode, &st);
+	if (slot) {
+		slot->dev = st.st_dev;
+		slot->ino = st.st_ino;
+		slot->inode = inode;
+		s->links.used++;
+	}
+
+	switch (st.st_mode & S_IFMT) {
+	case S_IFREG:
+		inode->size = (uint64_t)st.st_size;
+		s->tree->nr_files++;
+		s->tree->data_bytes += inode->size;
+		choose_compression(opts, inode, s->path);
+		break;
+	case S_IFLNK:
+		if ((err = read_symlink(s, f->fd, name, st.st_size, inode)))
+			return err;
+		break;
+	case S_IFCHR:
+	case S_IFBLK:
+		inode->rdev_major = major(st.st_rdev);
+		inode->rdev_minor = minor(st.st_rdev);
+		break;
+	case S_IFDIR:
+		s->tree->nr_dirs++;
+		dir->nlink++;	/* the child's ".." */
+		*descend = true;
+		break;
+	case S_IFIFO:
+	case S_IFSOCK:
+		break;
+	default:
+		erofs_err("%s/%s: unsupported file type 0%o", opts->source, s->path,
+			  (unsigned int)(st.st_mode & S_IFMT));
+		return -EINVAL;
+	}
+
+	if (opts->xattr_tolerance >= 0) {
+		/* the xattr calls have no *at form: name the entry through the dirfd */
+		snprintf(xattr_path, sizeof(xattr_path), "/proc/self/fd/%d/%s", f->fd, name);
+		if ((err = erofs_xattrs_read(xattr_path, s->path, &inode->xattrs)))
+			return err;
+	}
+	if ((err = erofs_android_inode(s->android, inode, s->path)))
+		return err;
+	inode->ibody_bound = erofs_xattr_ibody_max(inode->xattrs);
+
+	if (S_ISREG(st.st_mode) && inode->size) {
+		if (s->sizes_wanted && inode->size > 1u << opts->blkszbits) {
+			bool seen;
+
+			if ((err = size_seen(&s->sizes, inode->size, &seen)))
+				return err;
+			inode->size_seen = seen;
+		}
+		return s->sink(s->pipeline, inode);
+	}
+	return 0;
+}
+
+/* Starts scanning directory `dir`, open as fd, whose path is s->path[0, path_len). */
+static int push_dir(struct scan *s, struct erofs_inode *dir, int fd, size_t path_len)
+{
+	struct stat st;
+	char *arena = NULL;
+	size_t *offsets = NULL, count = 0;
+	struct frame *f;
+	int err;
+
+	if (fstat(fd, &st)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	s->path[path_len] = '\0';
+	err = read_names(fd, path_len ? s->path : s->opts->source, &arena, &offsets, &count);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	dir->names = arena;
+	dir->nlink = 2;
+	dir->children = calloc(count ? count : 1, sizeof(*dir->children));
+	if (!dir->children) {
+		free(offsets);
+		close(fd);
+		return -ENOMEM;
+	}
+	/* the names in order; scan_entry() fills the entries in as it goes */
+	for (size_t i = 0; i < count; i++)
+		dir->children[i].name = arena + offsets[i];
+	free(offsets);
+	if (s->depth == s->stack_cap) {
+		size_t cap = s->stack_cap ? s->stack_cap * 2 : 64;
+		struct frame *bigger = realloc(s->stack, cap * sizeof(*bigger));
+
+		if (!bigger) {
+			close(fd);
+			return -ENOMEM;
+		}
+		s->stack = bigger;
+		s->stack_cap = cap;
+	}
+	/* only the deepest directories stay open */
+	if (s->depth >= OPEN_DIRS_MAX) {
+		struct frame *far = &s->stack[s->depth - OPEN_DIRS_MAX];
+
+		if (far->fd >= 0)
+			close(far->fd);
+		far->fd = -1;
+	}
+	f = &s->stack[s->depth++];
+	/* scan_entry() counts the entries it keeps in nr_children */
+	*f = (struct frame){
+		.dir = dir, .fd = fd, .dev = st.st_dev, .ino = st.st_ino, .path_len = path_len,
+		.count = (uint32_t)count,
+	};
+	dir->nr_children = 0;
+	return 0;
+}
+
+/* Back to the parent of the finished top directory, reopening it through ".." if needed. */
+static int pop_dir(struct scan *s)
+{
+	struct frame *f = &s->stack[--s->depth];
+	struct frame *parent = s->depth ? &s->stack[s->depth - 1] : NULL;
+	int err = 0;
+
+	if (parent && parent->fd < 0) {
+		struct stat st;
+		int fd = openat(f->fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		if (fd < 0 || fstat(fd, &st) || st.st_dev != parent->dev || st.st_ino != parent->ino) {
+			s->path[parent->path_len] = '\0';
+			erofs_err("%s/%s: moved or replaced during the build", s->opts->source, s->path);
+			err = -ESTALE;
+			if (fd >= 0)
+				close(fd);
+		} else {
+			parent->fd = fd;
+		}
+	}
+	close(f->fd);
+	return err;
+}
+
+static int scan_tree(struct scan *s)
+{
+	int err = 0;
+
+	while (s->depth && !err) {
+		struct frame *f = &s->stack[s->depth - 1];
+		struct erofs_inode *dir = f->dir;
+		struct erofs_dentry *dentry;
+		const char *name;
+		bool descend;
+		int fd;
+
+		if (f->next == f->count) {
+			err = pop_dir(s);
+			continue;
+		}
+		name = dir->children[f->next++].name;
+		if ((err = set_path(s, f->path_len, name)))
+			break;
+		if (s->opts->nr_excludes && is_excluded(s->opts, s->path))
+			continue;
+		dentry = &dir->children[dir->nr_children];
+		err = scan_entry(s, f, name, dentry, &descend);
+		if (dentry->inode)
+			dir->nr_children++;
+		if (err || !descend)
+			continue;
+		fd = openat(f->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0) {
+			err = -errno;
+			erofs_err("%s/%s: cannot open directory: %s", s->opts->source, s->path,
+				  strerror(-err));
+			break;
+		}
+		err = push_dir(s, dentry->inode, fd, s->path_len);
+	}
+	while (s->depth) {	/* after an error */
+		struct frame *f = &s->stack[--s->depth];
+
+		if (f->fd >= 0)
+			close(f->fd);
+	}
+	return err;
+}
+
+static int scan_root(struct scan *s)
+{
+	const struct erofs_build_options *opts = s->opts;
+	struct erofs_tree *tree = s->tree;
+	struct erofs_inode *root;
+	struct stat st;
+	int err, fd;
+
+	tree->source_dirfd = open(opts->source, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (tree->source_dirfd < 0) {
+		err = errno;
+		erofs_err("%s: cannot open source directory: %s", opts->source,
+			  err == ENOTDIR ? "not a directory" : strerror(err));
+		return -err;
+	}
+	if (fstat(tree->source_dirfd, &st)) {
+		err = errno;
+		erofs_err("%s: cannot stat: %s", opts->source, strerror(err));
+		return -err;
+	}
+	root = calloc(1, sizeof(*root));
+	if (!root)
+		return -ENOMEM;
+	tree->root = root;
+	root->parent = root;
+	root->mode = (uint16_t)st.st_mode;
+	apply_owner_and_time(opts, root, &st);
+	tree->nr_dirs = 1;
+	if (opts->xattr_tolerance >= 0 &&
+	    (err = erofs_xattrs_read(opts->source, "/", &root->xattrs)))
+		return err;
+	if ((err = set_path(s, 0, "")) || (err = erofs_android_inode(s->android, root, "")))
+		return err;
+	root->ibody_bound = erofs_xattr_ibody_max(root->xattrs);
+	fd = dup(tree->source_dirfd);
+	if (fd < 0)
+		return -errno;
+	return push_dir(s, root, fd, 0);
+}
+
+int erofs_scan_run(void *arg, erofs_file_sink sink, void *pipeline)
+{
+	struct erofs_scan_source *src = arg;
+	struct scan s = {
+		.opts = src->opts, .tree = src->tree, .sink = sink, .pipeline = pipeline,
+		.sizes_wanted = src->opts->share_identical_files && !src->opts->chunkbits,
+	};
+	int err = erofs_android_begin(s.opts, &s.android);
+
+	if (!err)
+		err = scan_root(&s);
+	if (!err)
+		err = scan_tree(&s);
+	if (err == -ENOMEM)
+		erofs_err("out of memory while scanning the source");
+	{
+		int end_err = erofs_android_end(s.android, !err);
+
+		if (!err)
+			err = end_err;
+	}
+	free(s.links.slots);
+	free(s.sizes.slots);
+	free(s.path);
+	free(s.stack);
+	return err;
+}

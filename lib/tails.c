@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+/* The tail store (see include/erofs/tails.h). */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "erofs/diag.h"
+#include "erofs/tails.h"
+
+int erofs_tails_open(struct erofs_tails *t, const char *image)
+{
+	int fd = erofs_scratch_open(image), err;
+
+	memset(t, 0, sizeof(*t));
+	t->out.fd = -1;
+	if (fd < 0)
+		return fd;
+	if ((err = erofs_seq_init(&t->out, fd, "temporary tail store", 1u << 20))) {
+		close(fd);
+		return err;
+	}
+	return 0;
+}
+
+void erofs_tails_close(struct erofs_tails *t)
+{
+	if (t->out.fd >= 0)
+		close(t->out.fd);
+	erofs_seq_release(&t->out);
+	t->out.fd = -1;
+}
+
+int erofs_tails_add(struct erofs_tails *t, const void *data, size_t len, uint64_t *pos)
+{
+	*pos = t->size;
+	erofs_seq_write(&t->out, t->size, data, len);
+	t->size += len;
+	return t->out.error;
+}
+
+int erofs_tails_read(struct erofs_tails *t, void *buf, size_t len, uint64_t pos)
+{
+	int err;
+
+	if (pos + len > t->out.buf_pos) {	/* still in the buffer, or not yet written out */
+		if ((err = erofs_seq_flush(&t->out)))
+			return err;
+	}
+	err = erofs_pread_all(t->out.fd, buf, len, pos);
+	if (err)
+		erofs_err("temporary tail store: read failed: %s", strerror(-err));
+	return err;
+}
