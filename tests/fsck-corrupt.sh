@@ -190,17 +190,20 @@ if [ "$have_xattrs" -eq 1 ]; then
 fi
 
 # ---- data blocks over inodes (512-byte blocks put inodes past block 2) ----
+# /big's 16 blocks are moved so that their last one is the block holding
+# /lnk's inode (the metadata comes after the data, at the image's end)
 if [ -x "$OUR_MKFS" ] && "$OUR_MKFS" --quiet -T 1000 -b 512 "$WORK/b512.img" "$SRC"; then
 	IMG=$WORK/b512.img
 	N_BIG5=$(nid_path /big)
 	N_LNK5=$(nid_path /lnk)
 	IO5=$(ino_off "$N_LNK5")
 	IMG=$BASE
-	e_blkino() { sb_nocsum; wr $(($(ino_off "$N_BIG5") + 16)) 4 $((IO5 / 512)); }
+	BLK5=$((IO5 / 512 - 15))
+	e_blkino() { sb_nocsum; wr $(($(ino_off "$N_BIG5") + 16)) 4 "$BLK5"; }
 	BASE_SAVED=$BASE
 	BASE=$WORK/b512.img
-	if [ $((IO5 / 512)) -ge 3 ]; then
-		corrupt "inode: data on another inode" e_blkino "/big (nid $N_BIG5): data at block $((IO5 / 512)) overlaps the inode of"
+	if [ "$BLK5" -ge 3 ]; then
+		corrupt "inode: data on another inode" e_blkino "/big (nid $N_BIG5): data at block $BLK5 overlaps the inode of"
 	else
 		echo "note: 512-byte image keeps its inodes in the first blocks; case skipped"
 	fi

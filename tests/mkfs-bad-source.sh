@@ -94,11 +94,34 @@ for mode in "plain|" "lz4hc|-zlz4hc" "fragments|-zlz4hc -Eall-fragments" "chunks
 	done
 done
 
-# incompressible: compressed first, then stored plain, so read twice; the
-# change comes between the compressor's read and the writer's
-mutated "lz4hc/victim grows before the writer" "$src/dir/victim: $grew" victim grow 2 -zlz4hc
-mutated "lz4hc/victim shrinks before the writer" "$src/dir/victim: $shrank" victim shrink 2 -zlz4hc
-mutated "lz4hc/victim deleted before the writer" "$src/dir/victim: $gone" victim delete 2 -zlz4hc
+# incompressible: compressed first, then stored plain from the same open
+# file, so read twice; the change comes between the compressor's read and
+# the plain copy
+between_reads() { # LABEL PATTERN ACTION
+	local label=$1 pattern=$2 action=$3
+
+	fresh_source
+	expect_failure "$label" "$pattern" env LD_PRELOAD="$shim" SHIM_NAME=victim \
+		SHIM_ACTION="$action" SHIM_WHEN=read SHIM_NTH=2 timeout 60 "$MKFS" --quiet -zlz4hc \
+		"$out/x.img" "$src"
+	nothing_left "$label"
+}
+between_reads "lz4hc/victim grows between the compressor and the plain copy" \
+	"$src/dir/victim: $grew" grow
+between_reads "lz4hc/victim shrinks between the compressor and the plain copy" \
+	"$src/dir/victim: $shrank" shrink
+# a file removed once open is read through its descriptor: imaged whole, as opened
+fresh_source
+cp "$src/dir/victim" "$WORK/victim.orig"
+if env LD_PRELOAD="$shim" SHIM_NAME=victim SHIM_ACTION=delete SHIM_WHEN=read SHIM_NTH=2 \
+	timeout 60 "$MKFS" --quiet -zlz4hc "$out/x.img" "$src" &&
+	rm -rf "$WORK/x" && "$FSCK" --extract="$WORK/x" "$out/x.img" >/dev/null &&
+	cmp -s "$WORK/x/dir/victim" "$WORK/victim.orig" && [ ! -e "$src/dir/victim" ]; then
+	pass "lz4hc/victim deleted between reads: imaged as it was opened"
+else
+	fail "lz4hc/victim deleted between reads: not imaged as it was opened"
+fi
+rm -rf "$out/x.img" "$WORK/x"
 
 # dedup reads files of equal size before anything else
 fresh_source
