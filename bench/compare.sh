@@ -1,95 +1,260 @@
 #!/bin/bash
-# Benchmark: our mkfs.erofs against Debian's mkfs.erofs (erofs-utils) and
-# mksquashfs, measured in the same run on the same tree, at comparable
-# settings.  Prints wall time, CPU time, peak RSS and image size per tool,
-# and our/their ratios.  Not a test: it asserts nothing.
+# Benchmark: our mkfs.erofs against erofs-utils' (1.9.4), in the same run, on
+# the same tree, with the same options, alternating pair by pair (ours,
+# theirs, ours, theirs, ...) so that a change in the machine's load hits both.
+# Each run is measured by GNU time (wall, user + sys CPU, peak RSS); the size
+# is that of the image file.  Per setting it prints every run, the medians and
+# the four ratios ours/theirs (each the median of the per-pair ratios), and at
+# the end a markdown table for README.  Not a test: it asserts nothing.
 #
-#   bench/compare.sh [TREE]     default: the linux-source-6.1 tree, extracted
-#                               once into $BENCH_DIR (default /var/tmp/erofs-bench)
-#   SETTINGS=$'-zlz4\n-zlz4hc' bench/compare.sh    only these settings
+#   bench/compare.sh [TREE]
+#
+# Trees, by default both, in this order:
+#   linux  linux-source-6.1, extracted once from /usr/src/linux-source-6.1.tar.xz
+#          into $BENCH_DIR; every setting of SETTINGS
+#   small  1,000,000 files of 1..4 KiB in 1,000 directories, made once by
+#          bench/gen-small-files.sh into $BENCH_DIR; SMALL_SETTINGS, by default
+#          plain (no -z) and -zlz4hc
+# The page cache is warm, not dropped: before a tree's first setting each tool
+# builds it once unmeasured (plain), which reads the whole tree.
+#
+# Environment:
+#   TREE=DIR         measure DIR (same as the argument) with SETTINGS, not the trees above
+#   TREES=LIST       which default trees: "linux small" (default), "linux" or "small"
+#   SETTINGS=LIST    settings separated by ';' or newlines, "plain" for no option;
+#                    default: the eight settings of issue 12 (DEFAULT_SETTINGS below)
+#   SMALL_SETTINGS   settings for the small-files tree (default "plain;-zlz4hc")
+#   PAIRS=N          ours/theirs pairs per setting (default 3)
+#   WORKERS=N        --workers=N for both (default: online CPUs); erofs-utils gets it
+#                    only if its --help lists --workers (1.9.4 does; 1.5 does not)
+#   MKFS=FILE        our mkfs.erofs (default $BUILD_DIR/mkfs/mkfs.erofs, BUILD_DIR
+#                    default build/ of this checkout)
+#   EROFS_UTILS=DIR  the erofs-utils to compare with, DIR/mkfs.erofs.  Default: the
+#                    1.9.4 anchor ../shared/anchors/erofs-utils-1.9.4 beside this
+#                    checkout (or /work/shared/anchors/...) when present, else
+#                    Debian's /usr/bin/mkfs.erofs (1.5: no fragments, no dedupe,
+#                    no --workers; those rows then have no ratio)
+#   WARMUP=0         skip the warm-up runs
+#   BENCH_DIR=DIR    trees, scratch images and the last table (default /var/tmp/erofs-bench)
+#
+# Both tools get -T 0 -U <fixed uuid> --quiet (reproducible images: each
+# tool's size must be the same in every pair, a warning says otherwise).
+# Images go to $BENCH_DIR/out and are deleted after each run, followed by a
+# sync (not timed), so that one run's writeback does not fall into the next.
+# mksquashfs is no longer measured: most settings here have no squashfs
+# counterpart and a third tool per pair would make the run half again as long.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-ours=${MKFS:-$top/build/mkfs/mkfs.erofs}
-theirs=/usr/bin/mkfs.erofs
 bench_dir=${BENCH_DIR:-/var/tmp/erofs-bench}
-mkdir -p "$bench_dir"
+ours=${MKFS:-${BUILD_DIR:-$top/build}/mkfs/mkfs.erofs}
+pairs=${PAIRS:-3}
+workers=${WORKERS:-$(nproc)}
+uuid=6a1f3c2e-5b4d-4e8f-9a7b-0c1d2e3f4a5b
+gnu_time=/usr/bin/time
+DEFAULT_SETTINGS='-zlz4hc;-zlz4;-zlz4hc,9 -C262144;-zlz4hc -C65536 -Eztailpacking
+-zlz4hc -Efragments,ztailpacking;plain
+-zlz4hc,12 -C65536 -Ededupe,fragments,ztailpacking;--chunksize=4096'
 
-tree=${1:-}
-if [ -z "$tree" ]; then
-	tree=$bench_dir/linux-source-6.1
-	if [ ! -d "$tree" ]; then
-		echo "extracting /usr/src/linux-source-6.1.tar.xz into $bench_dir ..." >&2
-		tar -C "$bench_dir" -xJf /usr/src/linux-source-6.1.tar.xz
-	fi
+die() { echo "compare.sh: $*" >&2; exit 1; }
+
+[ -x "$ours" ] || die "build first: $ours not found (or set MKFS / BUILD_DIR)"
+"$gnu_time" --version 2>&1 | grep -q 'GNU' ||
+	die "$gnu_time is not GNU time: install package 'time' (scripts/install-deps.sh)"
+[[ $pairs =~ ^[1-9][0-9]*$ ]] || die "PAIRS must be a positive number, not '$pairs'"
+[[ $workers =~ ^[1-9][0-9]*$ ]] || die "WORKERS must be a positive number, not '$workers'"
+
+if [ -n "${EROFS_UTILS:-}" ]; then
+	theirs=$EROFS_UTILS/mkfs.erofs
+elif [ -x "$top/../shared/anchors/erofs-utils-1.9.4/mkfs.erofs" ]; then
+	theirs=$(cd "$top/../shared/anchors/erofs-utils-1.9.4" && pwd)/mkfs.erofs
+elif [ -x /work/shared/anchors/erofs-utils-1.9.4/mkfs.erofs ]; then
+	theirs=/work/shared/anchors/erofs-utils-1.9.4/mkfs.erofs
+else
+	theirs=/usr/bin/mkfs.erofs
 fi
-[ -x "$ours" ] || { echo "build first: $ours not found" >&2; exit 1; }
-files=$(find "$tree" -type f | wc -l)
-bytes=$(find "$tree" -type f -printf '%s\n' | awk '{s += $1} END {print s}')
-echo "tree: $tree ($files files, $bytes bytes)"
-uuid=00000000-0000-0000-0000-000000000000
+[ -x "$theirs" ] || die "no erofs-utils mkfs.erofs at $theirs (set EROFS_UTILS=DIR)"
+# "mkfs.erofs (erofs-utils) 1.9.4", or "mkfs.erofs 1.5" and a usage error
+their_version=$("$theirs" -V 2>/dev/null | awk 'NR == 1 { print $NF }' || true)
+their_version=${their_version:-unknown version}
+their_help=$("$theirs" --help 2>&1 || true)
+their_opts=(-T 0 -U "$uuid")
+grep -q -- '--quiet' <<<"$their_help" && their_opts+=(--quiet)
+their_workers="not supported"
+if grep -q -- '--workers' <<<"$their_help"; then
+	their_opts+=("--workers=$workers")
+	their_workers=$workers
+fi
+our_opts=(-T 0 -U "$uuid" --quiet "--workers=$workers")
+case $their_version in
+*1.9.4*) ;;
+*) echo "compare.sh: WARNING: comparing with erofs-utils $their_version, not 1.9.4;" \
+	"(1.5 ignores -E options it does not know, such as fragments: those rows compare unlike images)" >&2 ;;
+esac
+
 out=$bench_dir/out
 mkdir -p "$out"
+rm -f "$out"/*.img
 
-# measure NAME IMAGE CMD...: prints "wall cpu rss size"
+# split_settings LIST: one setting per line, blank ones dropped
+split_settings() {
+	tr ';' '\n' <<<"$1" | sed 's/^[[:space:]]*//; s/[[:space:]]*$//' | sed '/^$/d'
+}
+
+# median VALUE...: the median, ignoring '-' (failed runs); '-' when none is left
+median() {
+	printf '%s\n' "$@" | awk '$1 != "-"' | sort -g |
+		awk '{ v[NR] = $1 } END {
+			if (!NR) print "-"
+			else if (NR % 2) print v[(NR + 1) / 2]
+			else { m = (v[NR / 2] + v[NR / 2 + 1]) / 2
+				printf(m == int(m) ? "%.0f\n" : "%.4f\n", m) } }'
+}
+
+# ratio A B: A / B, '-' when either is missing
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		if (a == "-" || b == "-" || b + 0 == 0) print "-"; else printf "%.6f\n", a / b }'
+}
+
+# fmt FORMAT VALUE: printf a number, '-' stays '-'
+# shellcheck disable=SC2059 # the format is the argument
+fmt() {
+	if [ "$2" = - ]; then echo -; else LC_ALL=C printf "$1" "$2"; fi
+}
+
+# measure IMAGE CMD...: runs CMD under GNU time; prints "wall cpu rss_kb size",
+# or "- - - -" when CMD fails (its last words go to stderr)
 measure() {
-	local name=$1 img=$2 wall user sys rss
-	shift 2
+	local img=$1 wall user sys rss size
+	shift
 	rm -f "$img"
-	sync
-	echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true
-	# warm the page cache the same way for every tool
-	tar -cf - -C "$tree" . >/dev/null
-	/usr/bin/time -f '%e %U %S %M' -o "$out/$name.time" "$@" >/dev/null 2>"$out/$name.err" || {
-		echo "$name failed: $(tail -2 "$out/$name.err")" >&2
+	if ! "$gnu_time" -f '%e %U %S %M' -o "$out/time" "$@" >/dev/null 2>"$out/err"; then
+		echo "    FAILED: ${*##*/}: $(tail -n 3 "$out/err" | tr '\n' ' ')" >&2
+		rm -f "$img"
+		sync
 		echo "- - - -"
 		return
-	}
-	read -r wall user sys rss <"$out/$name.time"
-	echo "$wall $(echo "$user + $sys" | bc) $((rss / 1024)) $(stat -c %s "$img")"
+	fi
+	read -r wall user sys rss < <(tail -n 1 "$out/time")
+	size=$(stat -c %s "$img")
+	rm -f "$img"
+	sync
+	awk -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" -v z="$size" \
+		'BEGIN { printf "%.2f %.2f %.0f %.0f\n", w, u + s, r, z }'
 }
 
-row() { # LABEL "wall cpu rss size" [reference]
-	local label=$1 m=$2 ref=${3:-} w c r s rw rc rr rs
-	read -r w c r s <<<"$m"
-	printf '%-34s %8s s %8s s %6s MB %13s B' "$label" "$w" "$c" "$r" "$s"
-	if [ -n "$ref" ] && [ "$w" != - ]; then
-		read -r rw rc rr rs <<<"$ref"
-		[ "$rw" != - ] && printf '   wall %.2fx  size %.4fx  rss %.2fx' \
-			"$(echo "$w / $rw" | bc -l)" "$(echo "$s / $rs" | bc -l)" "$(echo "$r / $rr" | bc -l)"
-	fi
+print_run() { # LABEL TOOL "wall cpu rss_kb size"
+	local w c r s
+	read -r w c r s <<<"$3"
+	printf '  %-8s %-12s %9s %9s %9s %14s\n' "$1" "$2" "$(fmt %.2f "$w")" "$(fmt %.2f "$c")" \
+		"$(fmt %.1f "$(ratio "$r" 1024)")" "$s"
+}
+
+# same_sizes TOOL SIZE...: -T and -U make images reproducible; say so when they are not
+same_sizes() {
+	local tool=$1
+	shift
+	[ "$(printf '%s\n' "$@" | awk '$1 != "-"' | sort -u | wc -l)" -le 1 ] ||
+		echo "  WARNING: $tool made images of different sizes: $*"
+}
+
+table=()
+tree_name=
+# bench_setting SETTING: PAIRS alternating pairs on $tree, summary, one table row
+bench_setting() {
+	local setting=$1 words=() i o t
+	local ow=() oc=() orss=() os=() tw=() tc=() trss=() ts=() rw=() rc=() rr=() rs=()
+	[ "$setting" = plain ] || read -r -a words <<<"$setting"
 	echo
+	echo "== $tree_name: $setting (pairs: $pairs)"
+	printf '  %-8s %-12s %9s %9s %9s %14s\n' pair tool "wall s" "CPU s" "RSS MB" "size B"
+	for ((i = 1; i <= pairs; i++)); do
+		o=$(measure "$out/ours.img" "$ours" "${our_opts[@]}" "${words[@]}" "$out/ours.img" "$tree")
+		print_run "$i" ours "$o"
+		t=$(measure "$out/theirs.img" "$theirs" "${their_opts[@]}" "${words[@]}" "$out/theirs.img" "$tree")
+		print_run "$i" erofs-utils "$t"
+		read -r -a o <<<"$o"
+		read -r -a t <<<"$t"
+		ow+=("${o[0]}") oc+=("${o[1]}") orss+=("${o[2]}") os+=("${o[3]}")
+		tw+=("${t[0]}") tc+=("${t[1]}") trss+=("${t[2]}") ts+=("${t[3]}")
+		rw+=("$(ratio "${o[0]}" "${t[0]}")") rc+=("$(ratio "${o[1]}" "${t[1]}")")
+		rr+=("$(ratio "${o[2]}" "${t[2]}")") rs+=("$(ratio "${o[3]}" "${t[3]}")")
+	done
+	same_sizes ours "${os[@]}"
+	same_sizes erofs-utils "${ts[@]}"
+	local mo mt
+	mo="$(median "${ow[@]}") $(median "${oc[@]}") $(median "${orss[@]}") $(median "${os[@]}")"
+	mt="$(median "${tw[@]}") $(median "${tc[@]}") $(median "${trss[@]}") $(median "${ts[@]}")"
+	print_run median ours "$mo"
+	print_run median erofs-utils "$mt"
+	local r=("$(median "${rw[@]}")" "$(median "${rc[@]}")" "$(median "${rr[@]}")" "$(median "${rs[@]}")")
+	printf '  ratio ours/erofs-utils (median of pairs): wall %s  CPU %s  RSS %s  size %s\n' \
+		"$(fmt %.2f "${r[0]}")" "$(fmt %.2f "${r[1]}")" "$(fmt %.2f "${r[2]}")" "$(fmt %.4f "${r[3]}")"
+	read -r -a mo <<<"$mo"
+	read -r -a mt <<<"$mt"
+	table+=("| $tree_name | \`$setting\` | $(fmt %.1f "${mo[0]}") / $(fmt %.1f "${mt[0]}") | $(fmt %.1f "${mo[1]}") / $(fmt %.1f "${mt[1]}") | $(fmt %.0f "$(ratio "${mo[2]}" 1024)") / $(fmt %.0f "$(ratio "${mt[2]}" 1024)") | $(fmt %.0f "${mo[3]}") / $(fmt %.0f "${mt[3]}") | $(fmt %.2f "${r[0]}") | $(fmt %.2f "${r[1]}") | $(fmt %.2f "${r[2]}") | $(fmt %.4f "${r[3]}") |")
 }
 
-# the settings of the compression and dedup issues' targets; Debian's 1.5
-# predates fragments and dedupe, so those rows have no ratio.  SETTINGS
-# (one setting per line) replaces the list.
-settings=("-zlz4hc" "-zlz4hc -C65536 -Eztailpacking" "-zlz4" ""
-	"-zlz4hc,12 -C65536 -Eztailpacking" "--chunksize=4096"
-	"-zlz4hc -C65536 -Efragments,ztailpacking" "-zlz4hc -Ededupe"
-	"-zlz4hc,12 -C65536 -Ededupe,fragments,ztailpacking")
-if [ -n "${SETTINGS:-}" ]; then
-	mapfile -t settings <<<"$SETTINGS"
-fi
-for s in "${settings[@]}"; do
-	label=${s:-uncompressed}
-	echo "== $label"
-	# shellcheck disable=SC2086
-	o=$(measure ours "$out/ours.img" "$ours" --quiet -U "$uuid" $s "$out/ours.img" "$tree")
-	# shellcheck disable=SC2086
-	t=$(measure theirs "$out/theirs.img" "$theirs" -U "$uuid" $s "$out/theirs.img" "$tree")
-	row "erofs-forge mkfs.erofs" "$o" "$t"
-	row "erofs-utils $($theirs --help 2>&1 | sed -n 's/^mkfs.erofs //p' | head -1)" "$t"
-	if command -v mksquashfs >/dev/null; then
-		case $s in
-		--chunksize*) continue ;;	# no squashfs counterpart
-		-zlz4hc*) sq=(-comp lz4 -Xhc) ;;
-		-zlz4) sq=(-comp lz4) ;;
-		*) sq=(-noI -noD -noF -noX) ;;
-		esac
-		[[ $s == *C65536* ]] && sq+=(-b 65536) || sq+=(-b 4096)
-		q=$(measure squashfs "$out/sq.img" mksquashfs "$tree" "$out/sq.img" -noappend -quiet -no-progress "${sq[@]}")
-		row "mksquashfs ${sq[*]}" "$q"
-		row "  erofs-forge vs mksquashfs" "$o" "$q"
+# bench_tree NAME DIR SETTINGS: warm-up, then every setting
+bench_tree() {
+	local setting
+	tree_name=$1 tree=$2
+	echo
+	echo "### tree $tree_name: $tree ($(find "$tree" -printf '%y %s\n' | awk '
+		$1 == "f" { files++; bytes += $2 } $1 == "d" { dirs++ }
+		END { printf "%d files, %d directories, %.0f bytes", files, dirs, bytes }'))"
+	if [ "${WARMUP:-1}" != 0 ]; then
+		echo "  warm-up: each tool once, plain, not measured"
+		measure "$out/ours.img" "$ours" "${our_opts[@]}" "$out/ours.img" "$tree" >/dev/null
+		measure "$out/theirs.img" "$theirs" "${their_opts[@]}" "$out/theirs.img" "$tree" >/dev/null
 	fi
-done
-rm -f "$out"/*.img
+	while IFS= read -r setting; do
+		bench_setting "$setting"
+	done < <(split_settings "$3")
+}
+
+start=$SECONDS
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "ours:        $ours ($("$ours" -V 2>/dev/null | awk 'NR == 1 { print $NF }'), $(git -C "$top" describe --always --dirty 2>/dev/null || echo 'no git'))"
+echo "erofs-utils: $theirs ($their_version)"
+echo "options:     both -T 0 -U $uuid; --workers=$workers for ours, erofs-utils: $their_workers"
+echo "machine:     $(nproc) CPUs, load $load_start; pairs per setting: $pairs"
+
+tree=${1:-${TREE:-}}
+settings=${SETTINGS:-$DEFAULT_SETTINGS}
+if [ -n "$tree" ]; then
+	[ -d "$tree" ] || die "$tree is not a directory"
+	bench_tree "$(basename "$tree")" "$tree" "$settings"
+else
+	for name in ${TREES:-linux small}; do
+		case $name in
+		linux)
+			if [ ! -d "$bench_dir/linux-source-6.1" ]; then
+				echo "extracting /usr/src/linux-source-6.1.tar.xz into $bench_dir ..." >&2
+				tar -C "$bench_dir" -xJf /usr/src/linux-source-6.1.tar.xz
+			fi
+			bench_tree linux-6.1 "$bench_dir/linux-source-6.1" "$settings"
+			;;
+		small)
+			"$top/bench/gen-small-files.sh" "$bench_dir/small-1m"
+			bench_tree "1M small files" "$bench_dir/small-1m" "${SMALL_SETTINGS:-plain;-zlz4hc}"
+			;;
+		*) die "unknown tree '$name' in TREES (linux, small)" ;;
+		esac
+	done
+fi
+
+{
+	echo "Measured $(date -u +%Y-%m-%d) by bench/compare.sh: $(nproc) CPUs (load $load_start at the"
+	echo "start, $(cut -d' ' -f1-3 /proc/loadavg) at the end), ours $(git -C "$top" describe --always --dirty 2>/dev/null || echo '?')"
+	echo "against erofs-utils $their_version, --workers=$workers, medians of $pairs alternating pairs;"
+	echo "ratios are ours / erofs-utils, the median of the per-pair ratios."
+	echo
+	echo "| tree | settings | wall s ours / theirs | CPU s ours / theirs | peak RSS MB ours / theirs | image B ours / theirs | wall | CPU | RSS | size |"
+	echo "|---|---|---|---|---|---|---|---|---|---|"
+	printf '%s\n' "${table[@]}"
+} >"$bench_dir/last-table.md"
+echo
+cat "$bench_dir/last-table.md"
+echo
+echo "total $((SECONDS - start)) s; table saved in $bench_dir/last-table.md"

@@ -4,7 +4,7 @@ set -euo pipefail
 packages=(
 	build-essential autoconf automake libtool pkg-config
 	liblz4-dev uuid-dev libselinux1-dev libxxhash-dev
-	attr python3 util-linux xxd
+	attr python3 util-linux xxd time
 	erofs-utils squashfs-tools
 	qemu-system-x86 busybox-static cpio xz-utils
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1
