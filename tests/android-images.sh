@@ -247,20 +247,21 @@ fs_config_bin "$out/vendor/etc/fs_config_files" \
 fs_config_bin "$out/vendor/etc/fs_config_dirs" "0751 0 2000 0 vendor/bin" "0751 0 2000 0 vendor/bin/hw"
 fs_config_bin "$out/system/etc/fs_config_files" "0755 0 2000 0 system/bin/*"
 fs_config_bin "$out/system/etc/fs_config_dirs" "0751 0 2000 0 system/bin"
+# (directories no rule file names get libcutils' "vendor" rule: root:shell)
 cat >"$WORK/vendor.want" <<'EOF'
-/ 0 0 755 d
+/ 0 2000 755 d
 /bin 0 2000 751 d
 /bin/hw 0 2000 751 d
 /bin/hw/android.hardware.foo-service 1000 1003 755 f
 /bin/vndservicemanager 0 2000 755 f
-/etc 0 0 755 d
+/etc 0 2000 755 d
 /etc/fs_config_dirs 0 0 444 f
 /etc/fs_config_files 0 0 444 f
-/etc/init 0 0 755 d
+/etc/init 0 2000 755 d
 /etc/init/foo.rc 0 0 644 f
-/firmware 0 0 755 d
+/firmware 0 2000 755 d
 /firmware/x.bin 0 0 644 f
-/lib64 0 0 755 d
+/lib64 0 2000 755 d
 /lib64/libbar-copy.so 0 0 644 f
 /lib64/libbar.so 0 0 644 f
 EOF
