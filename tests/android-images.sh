@@ -303,12 +303,17 @@ for variant in "lz4hc:-z lz4hc,9" "legacy:-z lz4 -E legacy-compress" \
 			pass "vendor $name: every mapped file's blocks hold its bytes in order" ||
 			fail "vendor $name: $(grep '^packed' "$WORK/map.kinds" | head -3)" ;;
 	esac
+	a=$(grep '^/vendor/lib64/libbar.so ' "$WORK/vendor-$name.map" | cut -d' ' -f2-)
+	b=$(grep '^/vendor/lib64/libbar-copy.so ' "$WORK/vendor-$name.map" | cut -d' ' -f2-)
 	if [ "$name" = sharedup ]; then
-		a=$(grep '^/vendor/lib64/libbar.so ' "$WORK/vendor-$name.map" | cut -d' ' -f2-)
-		b=$(grep '^/vendor/lib64/libbar-copy.so ' "$WORK/vendor-$name.map" | cut -d' ' -f2-)
 		[ -n "$a" ] && [ "$a" = "$b" ] &&
 			pass "vendor sharedup: the copy lists the same chunk blocks ($a)" ||
 			fail "vendor sharedup: copies map to '$a' and '$b'"
+	else
+		# no --chunksize (BOARD_EROFS_SHARE_DUP_BLOCKS): no shared block
+		[ -n "$a" ] && [ -n "$b" ] && [ "$a" != "$b" ] &&
+			pass "vendor $name: the copy has blocks of its own ($b, not $a)" ||
+			fail "vendor $name: copies map to '$a' and '$b'"
 	fi
 done
 
