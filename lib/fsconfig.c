@@ -10,6 +10,7 @@
 
 #include "erofs/diag.h"
 #include "erofs/fsconfig.h"
+#include "erofs/fsconfig_tables.h"
 #include "erofs/ondisk.h"
 
 struct canned_entry {
@@ -410,10 +411,19 @@ int erofs_fsconfig_load_rules(const char *product_out, struct erofs_fsconfig **o
 			}
 			free(path);
 		}
+	/* then libcutils' built-in tables, as fs_config() tries them */
+	for (int dir = 0; !err && dir < 2; dir++) {
+		size_t count;
+		const struct erofs_fsconfig_builtin *table = erofs_fsconfig_builtin_table(dir, &count);
+
+		for (size_t i = 0; !err && i < count; i++)
+			err = add_rule(dir ? &fc->dirs : &fc->files, table[i].pattern, dir,
+				       &table[i].res);
+	}
 	if (!err && !found)
 		erofs_note("--product-out %s: no etc/fs_config_dirs or etc/fs_config_files "
-			   "found: every directory gets root:root 0755, every file root:root 0644",
-			   product_out);
+			   "found: only libcutils' built-in tables (%s) apply", product_out,
+			   EROFS_FSCONFIG_BUILTIN_VERSION);
 	if (err) {
 		if (err == -ENOMEM)
 			erofs_err("out of memory reading the fs_config rules");

@@ -72,7 +72,8 @@ static void usage(FILE *out)
 	      "                         fragments[=BYTES] (tails packed together in a hidden\n"
 	      "                         inode with BYTES pclusters, Linux 6.1+),\n"
 	      "                         all-fragments[=BYTES] (whole files packed there),\n"
-	      "                         dedupe (identical pclusters stored once)\n"
+	      "                         dedupe (identical pclusters stored once; without -z,\n"
+	      "                         identical blocks: --chunksize of one block)\n"
 	      " -L LABEL                volume label, at most 15 bytes\n"
 	      " -T SECONDS              fixed UNIX time for the image and every file\n"
 	      " -U UUID                 volume UUID, or 'clear' (all zero) or 'random'\n"
@@ -106,9 +107,12 @@ static void usage(FILE *out)
 	      " --fs-config-file=FILE   canned fs_config: 'PATH UID GID MODE [capabilities=N]'\n"
 	      "                         lines; every path of the tree must be listed\n"
 	      " --product-out=DIR       fs_config from the etc/fs_config_dirs and\n"
-	      "                         etc/fs_config_files of the partitions beside DIR\n"
+	      "                         etc/fs_config_files of the partitions beside DIR,\n"
+	      "                         then libcutils' built-in tables (Android 15)\n"
 	      " --file-contexts=FILE    SELinux labels from file_contexts (text or .bin)\n"
-	      " --block-list-file=FILE  write each regular file's blocks to FILE\n"
+	      " --block-list-file=FILE  write each regular file's blocks to FILE; no block is\n"
+	      "                         then shared by two files unless -E dedupe or\n"
+	      "                         --chunksize asks for it\n"
 	      "\n"
 	      "Without -T or --mkfs-time, the image time is SOURCE_DATE_EPOCH when set (file\n"
 	      "mtimes are then clamped to it), else the most common mtime of the tree.\n",
@@ -463,11 +467,6 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts)
 			  opts->packed_pcluster_size, 1u << opts->blkszbits);
 		return -EINVAL;
 	}
-	if (opts->dedupe && opts->compressor == EROFS_COMPRESS_NONE) {
-		erofs_err("-E dedupe applies to compressed images (-z); uncompressed images "
-			  "share identical files always, and identical chunks with --chunksize");
-		return -EINVAL;
-	}
 	if (opts->fragments && opts->compressor == EROFS_COMPRESS_NONE) {
 		erofs_err("-E %s needs -z: fragments are compressed together",
 			  opts->all_fragments ? "all-fragments" : "fragments");
@@ -500,6 +499,11 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts)
 				  opts->nr_algorithms == 1 ? "" : "s");
 			return -EINVAL;
 		}
+	/* as erofs-utils does: without compression, -E dedupe shares identical
+	 * blocks through chunks of one block */
+	if (opts->dedupe && opts->compressor == EROFS_COMPRESS_NONE && !opts->chunkbits)
+		opts->chunkbits = opts->blkszbits;
+	opts->share_identical_files = !opts->block_list_file || opts->dedupe || opts->chunkbits;
 	if (opts->compressor != EROFS_COMPRESS_NONE && opts->blkszbits != EROFS_MAX_BLKSZBITS) {
 		erofs_err("-z with -b %u: Linux 6.1 reads compressed files only with 4096-byte blocks",
 			  1u << opts->blkszbits);

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Android fs_config: canned files (--fs-config-file) with the root written
 # both ways, duplicates, capabilities, stray tokens and missing paths; the rule
-# files of --product-out (first match, nested partitions, defaults); the
+# files of --product-out (first match, nested partitions, defaults) and
+# libcutils' built-in tables after them (an `m` build of system-as-root); the
 # mount point spellings; and the owner options on top.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/android-common.sh"
@@ -165,25 +166,25 @@ mk -b 4096 --mount-point vendor --product-out "$out/system" "$WORK/r.img" "$out/
 extract_ours "$WORK/r.img" "$WORK/x"
 entries "$WORK/x" >"$WORK/got"
 cat >"$WORK/want" <<'EOF'
-/ 0 0 755 d
+/ 0 2000 755 d
 /bin 0 2000 751 d
 /bin/hw 0 2000 711 d
 /bin/hw/android.hardware.foo-service 1000 1003 750 f
 /bin/vndservicemanager 1000 1000 640 f
 /bin/vndsm 0 2000 - l
-/etc 0 0 755 d
+/etc 0 2000 755 d
 /etc/empty 0 0 600 f
 /etc/fs_config_dirs 0 0 444 f
 /etc/fs_config_files 0 0 444 f
-/etc/init 0 0 755 d
+/etc/init 0 2000 755 d
 /etc/init/foo.rc 0 0 644 f
 /firmware 1000 1000 700 d
 /firmware/x.bin 0 0 644 f
-/lib64 0 0 755 d
+/lib64 0 2000 755 d
 /lib64/libbar.so 1036 1036 755 f
 EOF
 if diff -u "$WORK/want" "$WORK/got" >"$WORK/d"; then
-	pass "--product-out: system's rules first, then vendor's, first match wins, defaults 0755/0644"
+	pass "--product-out: system's rules first, then vendor's, then libcutils' tables, first match wins"
 else
 	fail "--product-out: owners and modes differ:"; cat "$WORK/d" >&2
 fi
@@ -207,17 +208,39 @@ extract_ours "$WORK/n.img" "$WORK/x"
 check_eq "system/vendor/bin/tool matches the vendor/bin/* rule" "0 2000 700" \
 	"$(stat -c '%u %g %a' "$WORK/x/system/vendor/bin/tool")"
 check_eq "system/bin/sh matches system/bin/*" "0 2000 755" "$(stat -c '%u %g %a' "$WORK/x/system/bin/sh")"
-check_eq "no rule: directories root:root 0755" "0 0 755" "$(stat -c '%u %g %a' "$WORK/x/system/vendor")"
+check_eq "no rule file names system/vendor: libcutils' table does" "0 2000 755" \
+	"$(stat -c '%u %g %a' "$WORK/x/system/vendor")"
+check_eq "no rule at all: directories root:root 0755" "0 0 755" "$(stat -c '%u %g %a' "$WORK/x/system")"
 
-# no rule files at all: the defaults, said once
+# no rule files at all: libcutils' tables alone, said once
 mkdir -p "$WORK/empty-out/system"
 mk --mount-point vendor --product-out "$WORK/empty-out/system" "$WORK/e.img" "$src" 2>"$WORK/e.err"
+grep -q "no etc/fs_config_dirs or etc/fs_config_files found: only libcutils' built-in tables" \
+	"$WORK/e.err" && pass "no rule files: said once" || fail "no rule files: $(cat "$WORK/e.err")"
 extract_ours "$WORK/e.img" "$WORK/x"
-grep -q "no etc/fs_config_dirs or etc/fs_config_files found" "$WORK/e.err" &&
-	[ "$(stat -c '%u %g %a' "$WORK/x/bin/vndservicemanager")" = "0 0 644" ] &&
-	[ "$(stat -c '%u %g %a' "$WORK/x/bin/hw")" = "0 0 755" ] &&
-	pass "no rule files: root:root 0644 files, 0755 directories, with a note" ||
-	fail "no rule files: $(cat "$WORK/e.err")"
+entries "$WORK/x" >"$WORK/got"
+# what libcutils' fs_config() answers for vendor/... (android-15.0.0_r30)
+cat >"$WORK/want" <<'EOF'
+/ 0 2000 755 d
+/bin 0 2000 751 d
+/bin/hw 0 2000 751 d
+/bin/hw/android.hardware.foo-service 0 2000 755 f
+/bin/vndservicemanager 0 2000 755 f
+/bin/vndsm 0 2000 - l
+/etc 0 2000 755 d
+/etc/empty 0 0 644 f
+/etc/init 0 2000 755 d
+/etc/init/foo.rc 0 0 644 f
+/firmware 0 2000 755 d
+/firmware/x.bin 0 0 644 f
+/lib64 0 2000 755 d
+/lib64/libbar.so 0 0 644 f
+EOF
+if diff -u "$WORK/want" "$WORK/got" >"$WORK/d"; then
+	pass "no rule files: vendor/bin/* root:shell 0755, vendor/ and its directories root:shell"
+else
+	fail "no rule files: owners and modes differ from libcutils':"; cat "$WORK/d" >&2
+fi
 
 expect_failure "a --product-out that does not exist" "nonexistent/system: No such file or directory" \
 	mk --mount-point vendor --product-out "$WORK/nonexistent/system" "$WORK/m.img" "$src"
@@ -227,6 +250,89 @@ mkdir -p "$WORK/empty-out/vendor/etc"
 head -c 20 /dev/zero >"$WORK/empty-out/vendor/etc/fs_config_files"
 expect_failure "a corrupt rule file" "vendor/etc/fs_config_files: record at byte 0 has a bad length" \
 	mk --mount-point vendor --product-out "$WORK/empty-out/system" "$WORK/m.img" "$src"
+
+# ---- an `m` build of system (system-as-root): --product-out and no canned
+# ---- file, so every path config.fs does not name gets what libcutils'
+# ---- built-in tables give it (fs_config(), android-15.0.0_r30) ----
+sar=$WORK/sar-m
+mkdir -p "$sar"/{data/local/tmp,vendor,acct} "$sar"/system/{bin/hw,xbin,etc/init/hw,app/Foo,lib64}
+ln -s /system/bin/init "$sar/init"
+ln -s /system/bin "$sar/bin"
+ln -s /vendor "$sar/system/vendor"
+for f in init sh toybox run-as inputflinger logd; do text_bytes "$f" 3000 >"$sar/system/bin/$f"; done
+ln -s toybox "$sar/system/bin/ls"
+text_bytes hal 5000 >"$sar/system/bin/hw/android.hardware.foo"
+text_bytes su 2000 >"$sar/system/xbin/su"
+echo "ro.build.fingerprint=forge/test" >"$sar/system/build.prop"
+text_bytes initrc 900 >"$sar/system/etc/init/hw/init.rc"
+echo "127.0.0.1 localhost" >"$sar/system/etc/hosts"
+fixed_bytes apk 6000 >"$sar/system/app/Foo/Foo.apk"
+fixed_bytes libc 9000 >"$sar/system/lib64/libc.so"
+# the host's modes and capabilities must not show through
+find "$sar" -type d -exec chmod 0755 {} + && find "$sar" -type f -exec chmod 0644 {} +
+setcap cap_net_raw=ep "$sar/system/bin/toybox"
+# system's config.fs: its records come before the built-in tables
+fs_config_bin "$sar/system/etc/fs_config_dirs" "0750 1000 2000 0 system/bin/hw"
+fs_config_bin "$sar/system/etc/fs_config_files" \
+	"0750 1000 1003 0x400 system/bin/hw/*" \
+	"0555 0 2000 0 system/bin/toybox"
+mk --mount-point / --product-out "$sar/system" "$WORK/sar.img" "$sar" 2>"$WORK/sar.err" &&
+	pass "m systemimage: --mount-point / --product-out \$OUT/system builds" ||
+	fail "m systemimage: mkfs failed: $(cat "$WORK/sar.err")"
+extract_ours "$WORK/sar.img" "$WORK/x"
+entries "$WORK/x" >"$WORK/got"
+cat >"$WORK/want" <<'EOF'
+/ 0 0 755 d
+/acct 0 0 755 d
+/bin 0 0 - l
+/data 1000 1000 771 d
+/data/local 2000 2000 771 d
+/data/local/tmp 2000 2000 771 d
+/init 0 2000 - l
+/system 0 0 755 d
+/system/app 0 0 755 d
+/system/app/Foo 0 0 755 d
+/system/app/Foo/Foo.apk 0 0 644 f
+/system/bin 0 2000 751 d
+/system/bin/hw 1000 2000 750 d
+/system/bin/hw/android.hardware.foo 1000 1003 750 f
+/system/bin/init 0 2000 755 f
+/system/bin/inputflinger 1000 2000 700 f
+/system/bin/logd 1036 1036 550 f
+/system/bin/ls 0 2000 - l
+/system/bin/run-as 0 2000 750 f
+/system/bin/sh 0 2000 755 f
+/system/bin/toybox 0 2000 555 f
+/system/build.prop 0 0 600 f
+/system/etc 0 0 755 d
+/system/etc/fs_config_dirs 0 0 444 f
+/system/etc/fs_config_files 0 0 444 f
+/system/etc/hosts 0 0 644 f
+/system/etc/init 0 0 755 d
+/system/etc/init/hw 0 0 755 d
+/system/etc/init/hw/init.rc 0 0 644 f
+/system/lib64 0 0 755 d
+/system/lib64/libc.so 0 0 644 f
+/system/vendor 0 0 - l
+/system/xbin 0 2000 750 d
+/system/xbin/su 0 2000 4750 f
+/vendor 0 2000 755 d
+EOF
+if diff -u "$WORK/want" "$WORK/got" >"$WORK/d"; then
+	pass "m systemimage: every owner and mode is libcutils' fs_config() answer"
+else
+	fail "m systemimage: owners or modes differ from libcutils':"; cat "$WORK/d" >&2
+fi
+check_eq "m systemimage: getcap system/bin/run-as (built-in table)" "cap_setgid,cap_setuid=ep" \
+	"$(caps "$WORK/x/system/bin/run-as")"
+check_eq "m systemimage: getcap system/bin/inputflinger (built-in table)" "cap_block_suspend=ep" \
+	"$(caps "$WORK/x/system/bin/inputflinger")"
+check_eq "m systemimage: getcap from system's config.fs" "cap_net_bind_service=ep" \
+	"$(caps "$WORK/x/system/bin/hw/android.hardware.foo")"
+check_eq "m systemimage: no capability for toybox (the host's is dropped)" "-" \
+	"$(caps "$WORK/x/system/bin/toybox")"
+diff -r --no-dereference "$sar" "$WORK/x" >/dev/null && pass "m systemimage: contents unchanged" ||
+	fail "m systemimage: contents differ"
 
 # --fs-config-file wins over --product-out (the target-files repack passes both)
 mk --mount-point vendor --product-out "$out/system" --fs-config-file "$WORK/vendor_fs_config.txt" \

@@ -247,20 +247,21 @@ fs_config_bin "$out/vendor/etc/fs_config_files" \
 fs_config_bin "$out/vendor/etc/fs_config_dirs" "0751 0 2000 0 vendor/bin" "0751 0 2000 0 vendor/bin/hw"
 fs_config_bin "$out/system/etc/fs_config_files" "0755 0 2000 0 system/bin/*"
 fs_config_bin "$out/system/etc/fs_config_dirs" "0751 0 2000 0 system/bin"
+# (directories no rule file names get libcutils' "vendor" rule: root:shell)
 cat >"$WORK/vendor.want" <<'EOF'
-/ 0 0 755 d
+/ 0 2000 755 d
 /bin 0 2000 751 d
 /bin/hw 0 2000 751 d
 /bin/hw/android.hardware.foo-service 1000 1003 755 f
 /bin/vndservicemanager 0 2000 755 f
-/etc 0 0 755 d
+/etc 0 2000 755 d
 /etc/fs_config_dirs 0 0 444 f
 /etc/fs_config_files 0 0 444 f
-/etc/init 0 0 755 d
+/etc/init 0 2000 755 d
 /etc/init/foo.rc 0 0 644 f
-/firmware 0 0 755 d
+/firmware 0 2000 755 d
 /firmware/x.bin 0 0 644 f
-/lib64 0 0 755 d
+/lib64 0 2000 755 d
 /lib64/libbar-copy.so 0 0 644 f
 /lib64/libbar.so 0 0 644 f
 EOF
@@ -302,12 +303,17 @@ for variant in "lz4hc:-z lz4hc,9" "legacy:-z lz4 -E legacy-compress" \
 			pass "vendor $name: every mapped file's blocks hold its bytes in order" ||
 			fail "vendor $name: $(grep '^packed' "$WORK/map.kinds" | head -3)" ;;
 	esac
+	a=$(grep '^/vendor/lib64/libbar.so ' "$WORK/vendor-$name.map" | cut -d' ' -f2-)
+	b=$(grep '^/vendor/lib64/libbar-copy.so ' "$WORK/vendor-$name.map" | cut -d' ' -f2-)
 	if [ "$name" = sharedup ]; then
-		a=$(grep '^/vendor/lib64/libbar.so ' "$WORK/vendor-$name.map" | cut -d' ' -f2-)
-		b=$(grep '^/vendor/lib64/libbar-copy.so ' "$WORK/vendor-$name.map" | cut -d' ' -f2-)
 		[ -n "$a" ] && [ "$a" = "$b" ] &&
 			pass "vendor sharedup: the copy lists the same chunk blocks ($a)" ||
 			fail "vendor sharedup: copies map to '$a' and '$b'"
+	else
+		# no --chunksize (BOARD_EROFS_SHARE_DUP_BLOCKS): no shared block
+		[ -n "$a" ] && [ -n "$b" ] && [ "$a" != "$b" ] &&
+			pass "vendor $name: the copy has blocks of its own ($b, not $a)" ||
+			fail "vendor $name: copies map to '$a' and '$b'"
 	fi
 done
 

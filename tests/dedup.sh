@@ -22,7 +22,7 @@ chmod 0600 "$src/a/b/copy-2"
 setfattr -n user.note -v differs "$src/c/copy-3"
 
 for config in "" "-z lz4hc" "-z lz4hc -E ztailpacking" "-z lz4 -C 65536 -E legacy-compress" \
-	"--chunksize=4096" "--chunksize=65536" "-z lz4hc -E dedupe" \
+	"--chunksize=4096" "--chunksize=65536" "-E dedupe" "-z lz4hc -E dedupe" \
 	"-z lz4hc,12 -C 65536 -E dedupe,ztailpacking" "-z lz4 -E dedupe,legacy-compress" \
 	"-z lz4hc -C 65536 -E dedupe,fragments,ztailpacking"; do
 	label=${config// /}
@@ -92,8 +92,15 @@ for reader in /usr/bin/fsck.erofs "$FSCK"; do
 		tail -3 "$WORK/x.out" >&2
 	fi
 done
-expect_failure "-E dedupe without -z" "dedupe applies to compressed images" \
-	"$MKFS" -E dedupe "$WORK/b.img" "$WORK/shift"
+# without -z, as in erofs-utils, -E dedupe shares identical blocks through
+# chunks of one block: the same image as --chunksize of the block size
+"$MKFS" --quiet -U clear -T 0 -E dedupe "$WORK/b.img" "$WORK/shift"
+"$MKFS" --quiet -U clear -T 0 --chunksize=4096 "$WORK/c.img" "$WORK/shift"
+"$MKFS" --quiet -U clear -T 0 -b 1024 -E dedupe "$WORK/b1k.img" "$WORK/shift"
+"$MKFS" --quiet -U clear -T 0 -b 1024 --chunksize=1024 "$WORK/c1k.img" "$WORK/shift"
+cmp -s "$WORK/b.img" "$WORK/c.img" && cmp -s "$WORK/b1k.img" "$WORK/c1k.img" &&
+	pass "-E dedupe without -z is --chunksize of the block size (4096 and 1024)" ||
+	fail "-E dedupe without -z differs from --chunksize of the block size"
 
 # chunks: holes and zero chunks cost nothing, so sparse files stay sparse
 # (runs of holes or of contiguous chunks merge into one larger chunk)

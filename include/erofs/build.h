@@ -84,8 +84,16 @@ struct erofs_build_options {
 	bool fragments;			/* -E fragments: tails into the packed inode */
 	bool all_fragments;		/* -E all-fragments: whole files into it */
 	uint32_t packed_pcluster_size;	/* the packed inode's pclusters; 0: -C */
-	bool dedupe;			/* -E dedupe: identical pclusters stored once */
-	bool share_identical_files;	/* whole-file dedup (the default) */
+	bool dedupe;			/* -E dedupe: identical pclusters (with -z) or
+					 * blocks (without: --chunksize of one block)
+					 * stored once */
+	/*
+	 * Whole-file dedup: identical files share their data.  On, except
+	 * with --block-list-file and no explicit -E dedupe or --chunksize:
+	 * Android's block-map readers refuse a block listed under two files
+	 * unless the board asked for shared blocks.
+	 */
+	bool share_identical_files;
 	unsigned int chunkbits;		/* --chunksize: log2 of the chunk size; 0 = off */
 	unsigned int workers;		/* compression threads */
 	struct erofs_compress_hint *hints;	/* first match wins */
