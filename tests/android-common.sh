@@ -151,10 +151,3 @@ if bad:
 PY
 }
 
-# mount_image IMAGE: mounts IMAGE read-only on $MNT with the running kernel;
-# fails when this host cannot (no erofs module, no loop devices)
-mount_image() {
-	MNT=$WORK/mnt
-	mkdir -p "$MNT"
-	mount -t erofs -o loop,ro "$1" "$MNT" 2>/dev/null
-}
