@@ -19,9 +19,14 @@
 #include "erofs/zcommit.h"
 #include "erofs/zdedupe.h"
 
-/* pieces in flight per worker, and a few for the committer to find ready */
-#define IN_FLIGHT_PER_WORKER	3
-#define IN_FLIGHT_EXTRA		2
+/*
+ * Pieces in flight are bounded by count and by the bytes they may hold in
+ * memory (two segments a worker, and one more); a worker takes several
+ * small pieces at once, so that small files cost few lock round trips.
+ */
+#define RING_SIZE		256
+#define BATCH_PIECES		32
+#define BATCH_BYTES		(256u << 10)
 
 struct pipeline {
 	const struct erofs_build_options *opts;
@@ -30,7 +35,11 @@ struct pipeline {
 	struct erofs_commit cc;
 
 	pthread_mutex_t lock;
-	pthread_cond_t changed, work_done;	/* for workers; for the committer */
+	/* workers wait on `changed`, the committer on `work_done`; each side is
+	 * woken only when it waits and the event can let it go on */
+	pthread_cond_t changed, work_done;
+	unsigned int idle_workers;
+	bool committer_waiting;
 
 	/* files handed over by the source, in order */
 	struct erofs_inode **files;
@@ -44,14 +53,14 @@ struct pipeline {
 	enum erofs_work_kind cut_kind;
 
 	struct erofs_work *ring;
-	uint32_t ring_size;
 	uint64_t next_seq, committed;
+	uint64_t bytes_in_flight, bytes_in_flight_max;
 	bool abort;
 
 	struct erofs_progress progress;
 };
 
-static int sink_file(void *arg, struct erofs_inode *inode)
+static int sink_files(void *arg, struct erofs_inode *const *files, size_t n)
 {
 	struct pipeline *p = arg;
 	int err = 0;
@@ -59,10 +68,13 @@ static int sink_file(void *arg, struct erofs_inode *inode)
 	pthread_mutex_lock(&p->lock);
 	if (p->abort) {
 		err = -ECANCELED;
-	} else if (p->nr_files == p->cap_files) {
+	} else if (p->nr_files + n > p->cap_files) {
 		size_t cap = p->cap_files ? p->cap_files * 2 : 4096;
-		struct erofs_inode **bigger = realloc(p->files, cap * sizeof(*bigger));
+		struct erofs_inode **bigger;
 
+		while (cap < p->nr_files + n)
+			cap *= 2;
+		bigger = realloc(p->files, cap * sizeof(*bigger));
 		if (!bigger) {
 			err = -ENOMEM;
 		} else {
@@ -70,12 +82,13 @@ static int sink_file(void *arg, struct erofs_inode *inode)
 			p->cap_files = cap;
 		}
 	}
-	if (!err) {
-		p->files[p->nr_files++] = inode;
+	for (size_t i = 0; !err && i < n; i++) {
+		p->files[p->nr_files++] = files[i];
 		p->files_total++;
-		p->bytes_total += inode->size;
-		pthread_cond_broadcast(&p->changed);
+		p->bytes_total += files[i]->size;
 	}
+	if (!err && p->idle_workers)
+		pthread_cond_signal(&p->changed);
 	pthread_mutex_unlock(&p->lock);
 	return err;
 }
@@ -114,7 +127,7 @@ static uint64_t piece_size(const struct pipeline *p, const struct erofs_inode *i
 static struct erofs_work *next_piece(struct pipeline *p, bool *finished)
 {
 	struct erofs_work *w;
-	uint64_t end;
+	uint64_t end, weight;
 
 	*finished = false;
 	if (!p->cutting || p->cut_pos >= p->cutting->size) {
@@ -127,19 +140,48 @@ static struct erofs_work *next_piece(struct pipeline *p, bool *finished)
 		p->cut_kind = kind_of(p, p->cutting);
 		p->piece_size = piece_size(p, p->cutting, p->cut_kind);
 	}
-	if (p->next_seq >= p->committed + p->ring_size)
-		return NULL;
 	end = p->cutting->size - p->cut_pos > p->piece_size ? p->cut_pos + p->piece_size
 							    : p->cutting->size;
-	w = &p->ring[p->next_seq % p->ring_size];
+	/* a file copied whole from its source holds no memory */
+	weight = p->cut_kind == EROFS_WORK_PLAIN && p->piece_size == p->cutting->size
+			 ? 0 : end - p->cut_pos;
+	if (p->next_seq >= p->committed + RING_SIZE ||
+	    (p->bytes_in_flight && p->bytes_in_flight + weight > p->bytes_in_flight_max))
+		return NULL;
+	w = &p->ring[p->next_seq % RING_SIZE];
 	*w = (struct erofs_work){
 		.seq = p->next_seq++, .kind = p->cut_kind, .inode = p->cutting,
 		.start = p->cut_pos, .end = end, .first = !p->cut_pos,
 		.last = end == p->cutting->size, .packed = p->cutting == p->tree->packed,
-		.fd = -1,
+		.fd = -1, .weight = weight,
 	};
+	p->bytes_in_flight += weight;
 	p->cut_pos = end;
 	return w;
+}
+
+static bool more_to_hand_out(const struct pipeline *p)
+{
+	return p->next_seq < p->committed + RING_SIZE &&
+	       ((p->cutting && p->cut_pos < p->cutting->size) || p->next_file < p->nr_files);
+}
+
+static int process(struct pipeline *p, struct erofs_compressor *c, int init_err,
+		   struct erofs_work *w, struct erofs_dir_cache *dirs)
+{
+	if (init_err) {
+		erofs_err("out of memory starting a worker");
+		return init_err;
+	}
+	switch (w->kind) {
+	case EROFS_WORK_COMPRESS:
+		return erofs_compress_work(c, &p->wctx, w, dirs);
+	case EROFS_WORK_CHUNKS:
+		return erofs_chunk_work(&p->wctx, w, dirs);
+	case EROFS_WORK_PLAIN:
+		break;
+	}
+	return erofs_plain_work(&p->wctx, w, dirs);
 }
 
 static void *worker_main(void *arg)
@@ -153,29 +195,37 @@ static void *worker_main(void *arg)
 	erofs_dir_cache_init(&dirs);
 	pthread_mutex_lock(&p->lock);
 	while (!p->abort) {
-		bool finished;
-		struct erofs_work *w = next_piece(p, &finished);
+		bool finished = false;
+		uint64_t first = p->next_seq, bytes = 0;
+		uint32_t n = 0;
+		struct erofs_work *w;
 
-		if (finished)
-			break;
-		if (!w) {
+		/* a batch: consecutive pieces, up to BATCH_BYTES of them */
+		while (n < BATCH_PIECES && (!n || bytes < BATCH_BYTES) &&
+		       (w = next_piece(p, &finished))) {
+			bytes += w->end - w->start;
+			n++;
+		}
+		if (!n) {
+			if (finished)
+				break;
+			p->idle_workers++;
 			pthread_cond_wait(&p->changed, &p->lock);
+			p->idle_workers--;
 			continue;
 		}
+		if (p->idle_workers && more_to_hand_out(p))
+			pthread_cond_signal(&p->changed);
 		pthread_mutex_unlock(&p->lock);
-		if (init_err) {
-			erofs_err("out of memory starting a worker");
-			w->err = init_err;
-		} else if (w->kind == EROFS_WORK_COMPRESS) {
-			w->err = erofs_compress_work(c, &p->wctx, w, &dirs);
-		} else if (w->kind == EROFS_WORK_CHUNKS) {
-			w->err = erofs_chunk_work(&p->wctx, w, &dirs);
-		} else {
-			w->err = erofs_plain_work(&p->wctx, w, &dirs);
+		for (uint64_t seq = first; seq < first + n; seq++) {
+			w = &p->ring[seq % RING_SIZE];
+			w->err = process(p, c, init_err, w, &dirs);
 		}
 		pthread_mutex_lock(&p->lock);
-		w->done = true;
-		pthread_cond_broadcast(&p->work_done);
+		for (uint64_t seq = first; seq < first + n; seq++)
+			p->ring[seq % RING_SIZE].done = true;
+		if (p->committer_waiting && p->committed >= first && p->committed < first + n)
+			pthread_cond_signal(&p->work_done);
 	}
 	pthread_mutex_unlock(&p->lock);
 	erofs_dir_cache_release(&dirs);
@@ -261,32 +311,50 @@ static void abort_all(struct pipeline *p)
 	pthread_mutex_unlock(&p->lock);
 }
 
+/* Whether every file handed over is cut and committed (under the lock). */
+static bool all_committed(const struct pipeline *p)
+{
+	return p->source_done && p->next_file == p->nr_files &&
+	       (!p->cutting || p->cut_pos >= p->cutting->size) && p->committed == p->next_seq;
+}
+
 /* Takes finished pieces in order until the source is done and all committed. */
 static int commit_loop(struct pipeline *p)
 {
 	int err = 0;
 
 	for (;;) {
-		struct erofs_work *w;
+		uint64_t ready = 0, freed = 0;
 
 		pthread_mutex_lock(&p->lock);
 		for (;;) {
-			w = p->committed < p->next_seq ? &p->ring[p->committed % p->ring_size] : NULL;
-			if (p->abort || (w && w->done))
+			while (p->committed + ready < p->next_seq &&
+			       p->ring[(p->committed + ready) % RING_SIZE].done)
+				ready++;
+			if (ready || p->abort || all_committed(p))
 				break;
-			if (!w && p->source_done && p->next_file == p->nr_files &&
-			    (!p->cutting || p->cut_pos >= p->cutting->size))
-				break;
+			p->committer_waiting = true;
 			pthread_cond_wait(&p->work_done, &p->lock);
+			p->committer_waiting = false;
 		}
 		pthread_mutex_unlock(&p->lock);
-		if (p->abort || !w || !w->done)
-			return p->abort ? -ECANCELED : 0;
-		err = commit_work(p, w);
-		release_work(w);
+		if (p->abort)
+			return -ECANCELED;
+		if (!ready)
+			return 0;
+		for (uint64_t i = 0; i < ready; i++) {
+			struct erofs_work *w = &p->ring[(p->committed + i) % RING_SIZE];
+
+			if (!err)
+				err = commit_work(p, w);
+			freed += w->weight;
+			release_work(w);
+		}
 		pthread_mutex_lock(&p->lock);
-		p->committed++;
-		pthread_cond_broadcast(&p->changed);
+		p->committed += ready;
+		p->bytes_in_flight -= freed;
+		if (p->idle_workers)
+			pthread_cond_broadcast(&p->changed);
 		pthread_mutex_unlock(&p->lock);
 		if (err) {
 			abort_all(p);
@@ -307,7 +375,7 @@ static void *source_main(void *arg)
 	struct source_thread *st = arg;
 	struct pipeline *p = st->p;
 
-	st->err = st->source->run(st->source->arg, sink_file, p);
+	st->err = st->source->run(st->source->arg, sink_files, p);
 	pthread_mutex_lock(&p->lock);
 	p->source_done = true;
 	pthread_cond_broadcast(&p->changed);
@@ -355,7 +423,7 @@ static int run_phase(struct pipeline *p, const struct erofs_source *source)
 	free(threads);
 	/* pieces handed out but never committed */
 	for (uint64_t seq = p->committed; seq < p->next_seq; seq++)
-		release_work(&p->ring[seq % p->ring_size]);
+		release_work(&p->ring[seq % RING_SIZE]);
 	/* the first failure is the one reported; the others were cancelled */
 	if (err && err != -ECANCELED)
 		return err;
@@ -396,7 +464,7 @@ int erofs_pipeline_run(const struct erofs_build_options *opts, struct erofs_tree
 	struct erofs_dedup *dedup = NULL;
 	struct pipeline p = {
 		.opts = opts, .tree = tree,
-		.ring_size = nr_workers * IN_FLIGHT_PER_WORKER + IN_FLIGHT_EXTRA,
+		.bytes_in_flight_max = (2ull * nr_workers + 1) * EROFS_SEGMENT_SIZE,
 	};
 	int err = 0;
 
@@ -412,7 +480,7 @@ int erofs_pipeline_run(const struct erofs_build_options *opts, struct erofs_tree
 	if (opts->fragments && (err = erofs_packed_open(&packed, opts->image)))
 		goto out;
 	p.cc.packed = opts->fragments ? &packed : NULL;
-	p.ring = calloc(p.ring_size, sizeof(*p.ring));
+	p.ring = calloc(RING_SIZE, sizeof(*p.ring));
 	p.cc.scratch = malloc(EROFS_PCLUSTER_MAX_SIZE > (1u << 20) ? EROFS_PCLUSTER_MAX_SIZE
 								 : (1u << 20));
 	p.cc.scratch2 = malloc(EROFS_PCLUSTER_MAX_SIZE > (1u << 20) ? EROFS_PCLUSTER_MAX_SIZE

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,9 @@
 #include "erofs/format.h"
 #include "erofs/scan.h"
 #include "erofs/xattr.h"
+
+/* Files are handed to the pipeline this many at a time, or when a directory is done. */
+#define HAND_OVER_BATCH	64
 
 /* Directories deeper than this below the current one have their fds closed;
  * going back up reopens them through "..", checked against what was seen. */
@@ -54,12 +58,15 @@ struct scan {
 	struct erofs_tree *tree;
 	erofs_file_sink sink;
 	void *pipeline;
+	struct erofs_inode *found[HAND_OVER_BATCH];	/* files not handed over yet */
+	size_t nr_found;
 	struct erofs_android *android;
 	struct link_table links;
 	struct size_set sizes;
 	bool sizes_wanted;		/* whole-file dedup is on */
 	char *path;			/* the current entry's path, relative */
 	size_t path_len, path_cap;
+	size_t source_len;		/* strlen(opts->source) */
 	struct frame *stack;
 	size_t depth, stack_cap;
 };
@@ -293,6 +300,32 @@ static int read_names(int dirfd, const char *display, char **arena_out,
 	return 0;
 }
 
+/*
+ * A path the xattr calls (which have no *at form) can take for the entry:
+ * the source's path and the entry's when that is short, which the kernel
+ * resolves quickly, else the entry through its directory's fd in /proc.
+ */
+static const char *xattr_path_of(const struct scan *s, int dirfd, const char *name,
+				 char buf[PATH_MAX])
+{
+	if (s->source_len + 1 + s->path_len < PATH_MAX) {
+		memcpy(buf, s->opts->source, s->source_len);
+		buf[s->source_len] = '/';
+		memcpy(buf + s->source_len + 1, s->path, s->path_len + 1);
+	} else {
+		snprintf(buf, PATH_MAX, "/proc/self/fd/%d/%s", dirfd, name);
+	}
+	return buf;
+}
+
+static int hand_over(struct scan *s)
+{
+	int err = s->nr_found ? s->sink(s->pipeline, s->found, s->nr_found) : 0;
+
+	s->nr_found = 0;
+	return err;
+}
+
 /* Creates (or, for a hard link, finds) the inode behind one directory entry. */
 static int scan_entry(struct scan *s, struct frame *f, const char *name,
 		      struct erofs_dentry *dentry, bool *descend)
@@ -301,7 +334,7 @@ static int scan_entry(struct scan *s, struct frame *f, const char *name,
 	struct erofs_inode *dir = f->dir, *inode;
 	struct link_slot *slot = NULL;
 	struct stat st;
-	char xattr_path[64 + EROFS_NAME_LEN];
+	char xattr_path[PATH_MAX];
 	int err;
 
 	*descend = false;
@@ -370,12 +403,10 @@ static int scan_entry(struct scan *s, struct frame *f, const char *name,
 		return -EINVAL;
 	}
 
-	if (opts->xattr_tolerance >= 0) {
-		/* the xattr calls have no *at form: name the entry through the dirfd */
-		snprintf(xattr_path, sizeof(xattr_path), "/proc/self/fd/%d/%s", f->fd, name);
-		if ((err = erofs_xattrs_read(xattr_path, s->path, &inode->xattrs)))
-			return err;
-	}
+	if (opts->xattr_tolerance >= 0 &&
+	    (err = erofs_xattrs_read(xattr_path_of(s, f->fd, name, xattr_path), s->path,
+				     &inode->xattrs)))
+		return err;
 	if ((err = erofs_android_inode(s->android, inode, s->path)))
 		return err;
 	inode->ibody_bound = erofs_xattr_ibody_max(inode->xattrs);
@@ -388,7 +419,9 @@ static int scan_entry(struct scan *s, struct frame *f, const char *name,
 				return err;
 			inode->size_seen = seen;
 		}
-		return s->sink(s->pipeline, inode);
+		s->found[s->nr_found++] = inode;
+		if (s->nr_found == HAND_OVER_BATCH)
+			return hand_over(s);
 	}
 	return 0;
 }
@@ -492,7 +525,8 @@ static int scan_tree(struct scan *s)
 		int fd;
 
 		if (f->next == f->count) {
-			err = pop_dir(s);
+			if (!(err = hand_over(s)))
+				err = pop_dir(s);
 			continue;
 		}
 		name = dir->children[f->next++].name;
@@ -570,6 +604,7 @@ int erofs_scan_run(void *arg, erofs_file_sink sink, void *pipeline)
 	struct scan s = {
 		.opts = src->opts, .tree = src->tree, .sink = sink, .pipeline = pipeline,
 		.sizes_wanted = src->opts->share_identical_files && !src->opts->chunkbits,
+		.source_len = strlen(src->opts->source),
 	};
 	int err = erofs_android_begin(s.opts, &s.android);
 

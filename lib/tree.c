@@ -139,13 +139,14 @@ static int cache_open_dir(const struct erofs_tree *tree, struct erofs_dir_cache 
 /*
  * The scan saw a regular file; what is there now may be anything.  fd is
  * what opening it gave, with O_NOFOLLOW (a symlink fails with ELOOP, as
- * nothing is followed on the way) and O_NONBLOCK (a FIFO does not block);
- * returns fd if it is still a regular file, else -1 with errno ESTALE.
+ * nothing is followed on the way) and O_NONBLOCK (a FIFO does not block;
+ * reads of a regular file ignore the flag, so it stays); returns fd if it
+ * is still a regular file, else -1 with errno ESTALE.
  */
 static int check_regular(int fd)
 {
 	struct stat st;
-	int err, flags;
+	int err;
 
 	if (fd < 0) {
 		if (errno == ELOOP || errno == ENXIO)	/* a symlink; a socket */
@@ -158,9 +159,6 @@ static int check_regular(int fd)
 		errno = err;
 		return -1;
 	}
-	/* blocking reads from here on (a regular file ignores it anyway) */
-	if ((flags = fcntl(fd, F_GETFL)) >= 0 && (flags & O_NONBLOCK))
-		fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
 	return fd;
 }
 

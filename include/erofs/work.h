@@ -44,6 +44,7 @@ struct erofs_work {
 	uint64_t start, end;		/* the file's bytes this work covers */
 	bool first, last;		/* the file's first and last segments */
 	bool packed;			/* a segment of the packed inode's data */
+	uint64_t weight;		/* the memory it may hold, in bytes */
 
 	/* what the worker found */
 	bool done;			/* under the pipeline's lock */
@@ -114,13 +115,13 @@ struct erofs_commit {
 };
 
 /* A source of files (a directory scan, later a tar stream). */
-/* Hands a file to the pipeline; non-zero: stop (the build failed). */
-typedef int (*erofs_file_sink)(void *pipeline, struct erofs_inode *inode);
+/* Hands files to the pipeline, in order; non-zero: stop (the build failed). */
+typedef int (*erofs_file_sink)(void *pipeline, struct erofs_inode *const *files, size_t n);
 
 struct erofs_source {
 	/* Runs in a thread of its own; returns 0 or an error it reported.
-	 * Fills the tree and calls sink for every regular file with data, in
-	 * the order its data is to be laid out. */
+	 * Fills the tree and hands over every regular file with data, in the
+	 * order its data is to be laid out, a few at a time. */
 	int (*run)(void *arg, erofs_file_sink sink, void *pipeline);
 	void *arg;
 };
