@@ -343,11 +343,28 @@ int erofs_image_pwrite(struct erofs_image *img, const void *buf, size_t len, uin
 
 int erofs_image_pread(struct erofs_image *img, void *buf, size_t len, uint64_t pos)
 {
-	int err = erofs_pread_all(img->fd, buf, len, pos);
+	uint8_t *p = buf;
 
-	if (err)
-		erofs_err("%s: cannot read back: %s", img->final_path, strerror(-err));
-	return err;
+	while (len) {
+		ssize_t n = pread(img->fd, p, len, (off_t)pos);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int err = -errno;
+
+			erofs_err("%s: cannot read back: %s", img->final_path, strerror(-err));
+			return err;
+		}
+		if (!n) {	/* past the end so far: holes, which the final size makes zeros */
+			memset(p, 0, len);
+			break;
+		}
+		p += n;
+		len -= (size_t)n;
+		pos += (uint64_t)n;
+	}
+	return 0;
 }
 
 int erofs_image_zero(struct erofs_image *img, uint64_t pos, uint64_t len)
