@@ -169,8 +169,15 @@ bool erofs_share_data(struct erofs_commit *cc, struct erofs_inode *inode,
 	inode->nr_blocks = orig->nr_blocks;
 	inode->tail_inline = orig->tail_inline;
 	inode->tail_pos = orig->tail_pos;
+	/* what was not stored again: its blocks, and a fragment's bytes */
 	cc->stats->dedup_files++;
 	cc->stats->dedup_bytes += (uint64_t)orig->nr_blocks << cc->opts->blkszbits;
+	if (zi && zi->fragment)
+		cc->stats->dedup_bytes += orig->size - zi->frag_lofs;
+	if (zi) {	/* a compressed file too, through its original's extents */
+		cc->stats->nr_compressed++;
+		cc->stats->compressed_input += inode->size;
+	}
 	return true;
 }
 

@@ -196,4 +196,17 @@ expect_failure "fragments without -z" "fragments needs -z" "$MKFS" -E fragments 
 expect_failure "packed pcluster not a block multiple" "fragments=5000: the pcluster size" \
 	"$MKFS" -z lz4 -E fragments=5000 "$WORK/b.img" "$tree"
 expect_failure "compression with small blocks" "4096-byte blocks" "$MKFS" -z lz4 -b 1024 "$WORK/b.img" "$tree"
+# the summary reports what a feature really saved: copies of small files
+# that all go to the packed inode save their fragments, not blocks
+mkdir "$WORK/frag-dups"
+for i in $(seq 1 10); do head -c 8192 < <(yes 'duplicate text line') >"$WORK/frag-dups/c$i"; done
+"$MKFS" -z lz4hc -E fragments "$WORK/frag-dups.img" "$WORK/frag-dups" >"$WORK/frag-dups.out"
+if grep -q ' 0 bytes saved' "$WORK/frag-dups.out"; then
+	fail "summary claims a saving of 0 bytes: $(grep ' 0 bytes saved' "$WORK/frag-dups.out")"
+elif grep -q '9 duplicate files share their data: 73728 bytes saved' "$WORK/frag-dups.out"; then
+	pass "summary: the 9 copies' fragments reported as saved, no empty saving"
+else
+	fail "summary: the copies' saving is not reported: $(cat "$WORK/frag-dups.out")"
+fi
+
 finish
