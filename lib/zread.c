@@ -826,8 +826,15 @@ static int z_map_extent(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 			    "lcluster %" PRIu64 ": the walk back to its head at lcluster %" PRIu64 " skips the head at lcluster %" PRIu64,
 			    la >> bits, hlcn, next);
 	if (frag_tail) {
-		/* it runs to the end of the file: no head may follow */
-		if (next < total)
+		/*
+		 * It runs to the end of the file.  The one head that may follow
+		 * starts exactly at i_size, in the last lcluster: erofs-utils
+		 * ends every index whose file ends inside an lcluster that way
+		 * (a PLAIN entry, clusterofs = i_size's offset in it), and 6.1
+		 * never maps it, as no byte of the file lies at or after it.
+		 * Any earlier head would own bytes that the tail claims too.
+		 */
+		if (next < total && end < vi->size)
 			return fail(r, -EFSCORRUPTED,
 				    "lcluster %" PRIu64 ": an extent starts after the tail extent (a fragment) at lcluster %" PRIu64,
 				    next, hlcn);

@@ -1018,7 +1018,7 @@ static void check_file(struct erofs_reader *r, uint64_t nid, const uint8_t *want
 
 static void test_fragments(void)
 {
-	static uint8_t packed[10000], cdata[9000], want[9000];
+	static uint8_t packed[10000], cdata[9000], want[16384];
 	const struct erofs_rd_inode *pk;
 	struct erofs_reader r;
 	struct erofs_rd_inode vi;
@@ -1187,6 +1187,38 @@ static void test_fragments(void)
 	CHECK(img_open(&m, &r) == 0 && erofs_read_inode(&r, FB, &vi) == 0 && vi.z_tail_lcn == 1);
 	EXPECT_ERR(erofs_map_blocks(&r, &vi, BLK + 5, &map), -EUCLEAN,
 		   "lcluster 2: an extent starts after the tail extent (a fragment) at lcluster 1", &r);
+	erofs_reader_close(&r);
+	free(m.b);
+
+	/* erofs-utils' form: the tail fragment (head at lcluster 1) ends inside
+	 * lcluster 3, whose entry is a PLAIN head at exactly i_size; 6.1 never
+	 * maps it, and neither may we refuse the file for it */
+	frag_image(&m, packed, cdata, false);
+	put_inode(&m, FB, S_IFREG | 0644, EROFS_LAYOUT_COMPRESSED_FULL, 3 * BLK + 100, 1, false);
+	put_le32(zhdr(&m, FB), 1000);
+	put_le16(zhdr(&m, FB) + 16 + 16, EROFS_LCLUSTER_NONHEAD);
+	put_le16(zhdr(&m, FB) + 16 + 20, 1);
+	put_le16(zhdr(&m, FB) + 16 + 22, 1);
+	put_full_entry(&m, FB, 3, EROFS_LCLUSTER_PLAIN, 100, 0);
+	CHECK(img_open(&m, &r) == 0 && erofs_read_inode(&r, FB, &vi) == 0 && vi.z_tail_lcn == 1 &&
+	      vi.z_frag_la == BLK);
+	CHECK(erofs_map_blocks(&r, &vi, 3 * BLK + 99, &map) == 0 && map.la == BLK &&
+	      map.llen == 2 * BLK + 100 && map.pa == 1000 && (map.flags & EROFS_MAP_FRAGMENT));
+	memcpy(want, m.b + 6 * BLK, BLK);
+	memcpy(want + BLK, packed + 1000, 2 * BLK + 100);
+	check_file(&r, FB, want, 3 * BLK + 100);
+	erofs_reader_close(&r);
+	/* ... but a head that starts before i_size is the tail's own head (and
+	 * uncompressed), and one past i_size is refused as in any file */
+	put_full_entry(&m, FB, 3, EROFS_LCLUSTER_PLAIN, 99, 0);
+	CHECK(img_open(&m, &r) == 0);
+	EXPECT_ERR(erofs_read_inode(&r, FB, &vi), -EUCLEAN,
+		   "lcluster 3: the tail extent is a fragment, but its head is uncompressed", &r);
+	erofs_reader_close(&r);
+	put_full_entry(&m, FB, 3, EROFS_LCLUSTER_PLAIN, 101, 0);
+	CHECK(img_open(&m, &r) == 0 && erofs_read_inode(&r, FB, &vi) == 0);
+	EXPECT_ERR(erofs_map_blocks(&r, &vi, 2 * BLK, &map), -EUCLEAN,
+		   "lcluster 3: an extent starts at byte 12389, beyond i_size 12388", &r);
 	erofs_reader_close(&r);
 	free(m.b);
 }
