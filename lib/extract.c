@@ -429,6 +429,7 @@ static int extract_file(struct erofs_extractor *x, int parentfd, const char *nam
 			const char *path, const struct erofs_rd_inode *vi)
 {
 	const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+	char p[MSGPATH];
 	int fd, err, err2;
 
 	fd = openat(parentfd, name, flags, 0600);
@@ -440,6 +441,14 @@ static int extract_file(struct erofs_extractor *x, int parentfd, const char *nam
 	if (fd < 0)
 		return xerr(x, path, -errno, "cannot create file");
 	err = copy_data(x, fd, path, vi);
+	if (err) {
+		/* no empty or cut-short copy is left behind to pass for the file */
+		close(fd);
+		if (unlinkat(parentfd, name, 0))
+			return xerr(x, path, -errno, "cannot remove the partly extracted file");
+		erofs_note("%s: not extracted (the partial file was removed)", show(p, path));
+		return err;
+	}
 	err2 = apply_meta(x, path, vi, fd, -1, NULL);
 	if (close(fd) && !err)
 		err = xerr(x, path, -errno, "close failed");

@@ -152,6 +152,19 @@ e_lz4() { python3 -c 'import sys; sys.stdout.buffer.write(bytes((i * 37 + 11) % 
 	dd of="$IMG" bs=1 seek=$((P0 * 4096 + 4096 * 4 - 3000)) conv=notrunc status=none; }
 zcorrupt "garbage LZ4 stream" "$BIG" e_lz4 "$T: pcluster at block $P0:"
 XFSCK=--extract=$WORK/x zcorrupt "garbage LZ4 stream, extracting" "$BIG" e_lz4 "$T: pcluster at block $P0:"
+# a file that fails half-way is not left behind, empty or cut short
+P1=$(rd $(($(ent "$H1") + 4)) 4)
+e_lz4_later() { python3 -c 'import sys; sys.stdout.buffer.write(bytes((i * 37 + 11) % 256 for i in range(4096)))' |
+	dd of="$IMG" bs=4096 seek="$P1" conv=notrunc status=none; }
+rm -rf "$WORK/x"
+XFSCK=--extract=$WORK/x zcorrupt "a later pcluster damaged, extracting" "$BIG" e_lz4_later \
+	"$T: pcluster at block $P1:"
+if [ ! -e "$WORK/x/text" ] && grep -q "/text: not extracted (the partial file was removed)" "$WORK/case$case_no.log" &&
+	cmp -s "$WORK/x/mixed" "$SRC/mixed" && cmp -s "$WORK/x/d/small" "$SRC/d/small"; then
+	pass "the damaged file is not left in the target; the others are extracted"
+else
+	fail "after a failed extraction: $(ls -l "$WORK/x" 2>&1 | tr '\n' ' ')"
+fi
 e_zero() { dd if=/dev/zero of="$IMG" bs=4096 seek="$P0" count=4 conv=notrunc status=none; }
 zcorrupt "all-zero pcluster" "$BIG" e_zero "$T: pcluster at block $P0: its first block is all zeros"
 e_short() { # the stream's last literal dropped: decodes short or fails
