@@ -12,6 +12,7 @@
 
 #include <lz4.h>
 
+#include "erofs/check.h"
 #include "erofs/ondisk.h"
 #include "erofs/reader.h"
 
@@ -1234,6 +1235,51 @@ static void test_fragments(void)
 	free(m.b);
 }
 
+/* fsck's paths, put together from the names of the nid table (lib/nidtab.c) */
+static void test_paths(void)
+{
+	struct erofs_nidtab t = { 0 };
+	struct erofs_check_node *n;
+	char out[64], longname[256];
+	const char *want;
+
+	memset(longname, 'x', 255);
+	longname[255] = '\0';
+	n = erofs_nidtab_add(&t, 1);
+	CHECK(n && erofs_nidtab_name(&t, n, 1, "", 0));		/* the root */
+	n = erofs_nidtab_add(&t, 2);
+	CHECK(n && erofs_nidtab_name(&t, n, 1, "usr", 3));
+	n = erofs_nidtab_add(&t, 3);
+	CHECK(n && erofs_nidtab_name(&t, n, 2, "a\nb", 3));
+	n = erofs_nidtab_add(&t, 4);
+	CHECK(n && erofs_nidtab_name(&t, n, 3, longname, 255));
+
+	CHECK(!strcmp(erofs_nidtab_path(&t, 1, NULL, 0, out, sizeof(out)), "/"));
+	CHECK(!strcmp(erofs_nidtab_path(&t, 1, "etc", 3, out, sizeof(out)), "/etc"));
+	CHECK(!strcmp(erofs_nidtab_path(&t, 3, NULL, 0, out, sizeof(out)), "/usr/a\\x0ab"));
+	CHECK(!strcmp(erofs_nidtab_path(&t, 3, "f", 1, out, sizeof(out)), "/usr/a\\x0ab/f"));
+	CHECK(!strcmp(erofs_nidtab_node_path(&t, erofs_nidtab_find(&t, 3), out, sizeof(out)),
+		      "/usr/a\\x0ab"));
+	/* too long: the last components stay, behind "/..." */
+	CHECK(!strcmp(erofs_nidtab_path(&t, 3, "f", 1, out, 13), "/.../f"));
+	CHECK(!strcmp(erofs_nidtab_path(&t, 3, "f", 1, out, 14), "/usr/a\\x0ab/f"));
+	CHECK(!strcmp(erofs_nidtab_path(&t, 3, "file", 4, out, 16), "/.../file"));
+	CHECK(!strcmp(erofs_nidtab_path(&t, 3, "file", 4, out, 17), "/usr/a\\x0ab/file"));
+	CHECK(!strcmp(erofs_nidtab_path(&t, 4, "file", 4, out, 20), "/.../file"));
+	CHECK(!strcmp(erofs_nidtab_path(&t, 3, "file", 4, out, 6), "/..."));
+	/* a leaf longer than the buffer is cut, not dropped */
+	erofs_nidtab_path(&t, 4, longname, 255, out, sizeof(out));
+	CHECK(!strncmp(out, "/.../xxxx", 9) && strlen(out) < sizeof(out) &&
+	      !strcmp(out + strlen(out) - 3, "..."));
+	/* a dir the table does not know, and a cycle, end in "/..." */
+	want = "/.../f";
+	CHECK(!strcmp(erofs_nidtab_path(&t, 99, "f", 1, out, sizeof(out)), want));
+	erofs_nidtab_find(&t, 2)->parent = 3;
+	CHECK(!strncmp(erofs_nidtab_path(&t, 3, NULL, 0, out, sizeof(out)), "/...", 4));
+	erofs_nidtab_free(&t);
+	CHECK(!t.tab && !t.names && !t.count);
+}
+
 int main(void)
 {
 	char out[32];
@@ -1245,6 +1291,7 @@ int main(void)
 	test_xattrs();
 	test_compressed();
 	test_fragments();
+	test_paths();
 
 	CHECK(!strcmp(erofs_escape(out, sizeof(out), "a\nb\\", 4), "a\\x0ab\\x5c"));
 	CHECK(!strcmp(erofs_escape(out, 16, "abcdefghijklmnopqrstuvwxyz", 26), "abcdefgh..."));
