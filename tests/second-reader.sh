@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The second, independent reader the tests check images with (sourced by
 # lib.sh and fsck-common.sh): erofs-utils 1.9.4's fsck.erofs from
 # ../shared/anchors when present, else Debian's (erofs-utils 1.5,
@@ -17,7 +18,7 @@ if [ -x "$READER2_REF" ]; then
 elif [ -x /usr/bin/fsck.erofs ]; then
 	READER2=/usr/bin/fsck.erofs READER2_NAME="Debian's fsck.erofs (erofs-utils 1.5)"
 else
-	READER2= READER2_NAME="no second fsck.erofs"
+	READER2='' READER2_NAME="no second fsck.erofs"
 fi
 
 # reader2_old: the second reader is Debian's 1.5
@@ -52,6 +53,7 @@ reader2_manifests() {
 	"$MANIFEST" "$1" >"$WORK/reader2.src"
 	"$MANIFEST" "$2" >"$WORK/reader2.out"
 	# the xattrs of files that have one with an empty value (xattrs come last)
+	# shellcheck disable=SC2016 # an awk program
 	local drop='NR == FNR { if ($0 ~ / xattrs=([^ ]*;)?[^=; ]+=(;|$)/) drop[$1] = 1; next }
 		($1 in drop) { sub(/ xattrs=[^ ]*$/, "") } { print }'
 	awk "$drop" "$WORK/reader2.src" "$WORK/reader2.src" >"$WORK/reader2.a"
