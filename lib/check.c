@@ -16,6 +16,14 @@
  * then only checked to lie inside it (the reader does that when it loads
  * the file), not decoded again; --extract reads it through the packed
  * inode's extents, one at a time.
+ *
+ * No path is kept: each inode's node records the name it was reached by
+ * and the directory holding it (lib/nidtab.c), each frame of the stack
+ * the names of its directory's entries, and a path is put together only
+ * for a message.  Memory is O(inodes + depth) and the walk's time linear,
+ * however deep the tree.  With --extract, at most OPEN_DIRS directories of
+ * the stack keep a descriptor; one closed to stay under that is reopened
+ * through its child's "..", checked to be the directory made.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -24,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "erofs/check.h"
 #include "erofs/diag.h"
@@ -36,6 +45,8 @@
 #define MAX_PRINTED_ERRORS	1000
 #define MSGPATH			1024
 #define READ_CHUNK		(1u << 20)
+#define OPEN_DIRS		64	/* directory descriptors the stack keeps open */
+#define FD_CLOSED		(-2)	/* extracted; descriptor closed for now */
 
 struct zseen {
 	uint64_t pa, llen, plen;
@@ -50,19 +61,33 @@ struct dext {
 
 struct dent {
 	uint64_t nid;
-	char *name;
+	size_t name;			/* offset in the frame's names (NUL-terminated) */
+	uint8_t len;
 	uint8_t ft;
 };
 
 struct frame {
 	struct erofs_rd_inode vi;
-	char *path;
 	struct dent *ents;
 	size_t n, cap, next;
+	char *names;			/* the entries' names, back to back */
+	size_t names_len, names_cap;
 	uint32_t subdirs;
-	int dirfd;
+	int dirfd;			/* -1: not extracted; FD_CLOSED: reopen */
+	uint64_t dev, ino;		/* the extracted directory, to reopen it */
 	bool damaged;			/* entries after the damage were not seen */
 };
+
+/* What a message is about: entry name of directory dir, or (name NULL)
+ * dir itself; or the packed inode. */
+struct place {
+	uint64_t dir;
+	const char *name;
+	size_t len;
+	bool packed;
+};
+
+static const struct place packed_place = { 0, NULL, 0, true };
 
 struct checker {
 	struct erofs_check_opts o;
@@ -80,6 +105,10 @@ struct checker {
 
 	struct frame *stack;
 	size_t depth, stackcap;
+	size_t open_dirs;		/* frames below the root with an open dirfd */
+	size_t open_lo;			/* no frame in [1, open_lo) has one */
+	uint64_t link_dir;		/* a hard link target's directory ... */
+	int link_dirfd;			/* ... kept open for the next link to it */
 
 	struct dext *dext;		/* data extents seen */
 	size_t ndext, dextcap;
@@ -89,15 +118,34 @@ struct checker {
 	struct erofs_check_stats st;
 };
 
-static void report(struct checker *f, const char *path, uint64_t nid, const char *fmt, ...)
+static void report(struct checker *f, const struct place *at, uint64_t nid, const char *fmt, ...)
 	EROFS_PRINTF(4, 5);
 
-static const char *show(char *buf, const char *path)
+/* The path of a place, built now (MSGPATH bytes). */
+static const char *show(const struct checker *f, const struct place *at, char *buf)
 {
-	return erofs_escape(buf, MSGPATH, path, strlen(path));
+	if (at->packed)
+		return strcpy(buf, "(packed inode)");
+	return erofs_nidtab_path(&f->nids, at->dir, at->name, at->len, buf, MSGPATH);
 }
 
-static void report(struct checker *f, const char *path, uint64_t nid, const char *fmt, ...)
+static const char *show_node(const struct checker *f, const struct erofs_check_node *ni,
+			     char *buf)
+{
+	return erofs_nidtab_node_path(&f->nids, ni, buf, MSGPATH);
+}
+
+/* Where a node was reached (the table's names must not grow meanwhile). */
+static struct place node_place(const struct checker *f, const struct erofs_check_node *ni)
+{
+	struct place at = { ni->parent, NULL, ni->namelen, ni->packed };
+
+	if (ni->parent != ni->nid)	/* else the root: the directory itself */
+		at.name = f->nids.names + ni->name;
+	return at;
+}
+
+static void report(struct checker *f, const struct place *at, uint64_t nid, const char *fmt, ...)
 {
 	char msg[512], p[MSGPATH];
 	va_list ap;
@@ -111,7 +159,7 @@ static void report(struct checker *f, const char *path, uint64_t nid, const char
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	erofs_err("%s (nid %" PRIu64 "): %s", show(p, path), nid, msg);
+	erofs_err("%s (nid %" PRIu64 "): %s", show(f, at, p), nid, msg);
 }
 
 /* An error about the image as a whole, its message complete. */
@@ -126,10 +174,10 @@ static void report_image(struct checker *f, const char *msg)
 	erofs_err("%s", msg);
 }
 
-static void warn(struct checker *f, const char *path, uint64_t nid, const char *fmt, ...)
+static void warn(struct checker *f, const struct place *at, uint64_t nid, const char *fmt, ...)
 	EROFS_PRINTF(4, 5);
 
-static void warn(struct checker *f, const char *path, uint64_t nid, const char *fmt, ...)
+static void warn(struct checker *f, const struct place *at, uint64_t nid, const char *fmt, ...)
 {
 	char msg[512], p[MSGPATH];
 	va_list ap;
@@ -140,12 +188,12 @@ static void warn(struct checker *f, const char *path, uint64_t nid, const char *
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	erofs_warn("%s (nid %" PRIu64 "): %s", show(p, path), nid, msg);
+	erofs_warn("%s (nid %" PRIu64 "): %s", show(f, at, p), nid, msg);
 }
 
-static void rfail(struct checker *f, const char *path, uint64_t nid)
+static void rfail(struct checker *f, const struct place *at, uint64_t nid)
 {
-	report(f, path, nid, "%s", erofs_reader_error(f->r));
+	report(f, at, nid, "%s", erofs_reader_error(f->r));
 }
 
 static void *xrealloc(void *p, size_t n)
@@ -159,15 +207,10 @@ static void *xrealloc(void *p, size_t n)
 	return q;
 }
 
-static char *xstrdup(const char *s)
+static void nomem(void)
 {
-	char *d = strdup(s);
-
-	if (!d) {
-		erofs_err("out of memory");
-		exit(EXIT_NOMEM);
-	}
-	return d;
+	erofs_err("out of memory");
+	exit(EXIT_NOMEM);
 }
 
 /* ------------------------------------------------------------------ */
@@ -182,11 +225,17 @@ static struct erofs_check_node *nid_add(struct checker *f, uint64_t nid)
 {
 	struct erofs_check_node *ni = erofs_nidtab_add(&f->nids, nid);
 
-	if (!ni) {
-		erofs_err("out of memory");
-		exit(EXIT_NOMEM);
-	}
+	if (!ni)
+		nomem();
 	return ni;
+}
+
+/* Records where ni is named: entry name (len bytes) of directory dir. */
+static void nid_name(struct checker *f, struct erofs_check_node *ni, uint64_t dir,
+		     const char *name, size_t len)
+{
+	if (!erofs_nidtab_name(&f->nids, ni, dir, name, len))
+		nomem();
 }
 
 /* ------------------------------------------------------------------ */
@@ -382,7 +431,7 @@ static bool is_compressed(const struct erofs_rd_inode *vi)
  * them (compressed extents).  Without report, errors are left to whoever
  * reads the data (the extractor).
  */
-static void scan_data(struct checker *f, const char *path, const struct erofs_rd_inode *vi,
+static void scan_data(struct checker *f, const struct place *at, const struct erofs_rd_inode *vi,
 		      bool read, bool report)
 {
 	uint64_t off = 0, zblocks = 0, last_pa = UINT64_MAX;
@@ -392,7 +441,7 @@ static void scan_data(struct checker *f, const char *path, const struct erofs_rd
 
 		if (erofs_map_blocks(f->r, vi, off, &map)) {
 			if (report)
-				rfail(f, path, vi->nid);
+				rfail(f, at, vi->nid);
 			return;
 		}
 		if (map.flags & EROFS_MAP_FRAGMENT) {
@@ -410,7 +459,7 @@ static void scan_data(struct checker *f, const char *path, const struct erofs_rd
 		if ((map.flags & EROFS_MAP_ENCODED) && read) {
 			if (check_encoded(f, vi, &map)) {
 				if (report)
-					rfail(f, path, vi->nid);
+					rfail(f, at, vi->nid);
 				return;
 			}
 		} else if ((map.flags & EROFS_MAP_MAPPED) && read) {
@@ -421,16 +470,22 @@ static void scan_data(struct checker *f, const char *path, const struct erofs_rd
 
 			if (err) {
 				if (report)
-					rfail(f, path, vi->nid);
+					rfail(f, at, vi->nid);
 				return;
 			}
 		}
 		off = map.la + map.llen;
 	}
-	/* i_u of a compressed file counts its blocks (st_blocks comes from it) */
-	if (is_compressed(vi) && report && zblocks != vi->z_blocks)
-		warn(f, path, vi->nid,
-		     "compressed block count %u in the inode, but its extents use %" PRIu64 " blocks",
+	/*
+	 * i_u of a compressed file counts blocks for st_blocks (all 6.1 uses
+	 * it for).  erofs-utils counts only the blocks the file added: a
+	 * pcluster shared with a file written before (-Ededupe, fragments'
+	 * inode dedupe) is not counted again, so i_u may be below what the
+	 * extents use, down to 0; it is never above.
+	 */
+	if (is_compressed(vi) && report && vi->z_blocks > zblocks)
+		warn(f, at, vi->nid,
+		     "compressed block count %u in the inode, but its extents use only %" PRIu64 " blocks",
 		     vi->z_blocks, zblocks);
 }
 
@@ -445,7 +500,7 @@ struct xname {
 
 struct xcheck {
 	struct checker *f;
-	const char *path;
+	const struct place *at;
 	uint64_t nid;
 	struct xname *v;
 	size_t n, cap;
@@ -459,7 +514,7 @@ static int xattr_collect(void *arg, const struct erofs_rd_xattr *x)
 	if ((x->index == EROFS_XATTR_INDEX_POSIX_ACL_ACCESS ||
 	     x->index == EROFS_XATTR_INDEX_POSIX_ACL_DEFAULT) &&
 	    !erofs_acl_value_ok(x->value, x->value_size))
-		report(c->f, c->path, c->nid, "malformed POSIX ACL in %s (%u bytes)",
+		report(c->f, c->at, c->nid, "malformed POSIX ACL in %s (%u bytes)",
 		       erofs_rd_xattr_prefix(x->index), x->value_size);
 	if (c->n == c->cap) {
 		c->cap = c->cap ? c->cap * 2 : 16;
@@ -488,20 +543,20 @@ static int xname_cmp(const void *a, const void *b)
 	return x->len < y->len ? -1 : x->len > y->len;
 }
 
-static void check_xattrs(struct checker *f, const char *path, const struct erofs_rd_inode *vi)
+static void check_xattrs(struct checker *f, const struct place *at, const struct erofs_rd_inode *vi)
 {
-	struct xcheck c = { f, path, vi->nid, NULL, 0, 0 };
+	struct xcheck c = { f, at, vi->nid, NULL, 0, 0 };
 	size_t i;
 
 	if (erofs_xattr_iterate(f->r, vi, xattr_collect, &c))
-		rfail(f, path, vi->nid);
+		rfail(f, at, vi->nid);
 	if (c.n > 1)
 		qsort(c.v, c.n, sizeof(*c.v), xname_cmp);
 	for (i = 1; i < c.n; i++) {
 		if (!xname_cmp(&c.v[i - 1], &c.v[i])) {
 			char n[300];
 
-			report(f, path, vi->nid, "duplicate xattr %s%s",
+			report(f, at, vi->nid, "duplicate xattr %s%s",
 			       erofs_rd_xattr_prefix(c.v[i].index),
 			       erofs_escape(n, sizeof(n), c.v[i].name, c.v[i].len));
 		}
@@ -514,17 +569,6 @@ static void check_xattrs(struct checker *f, const char *path, const struct erofs
 /* ------------------------------------------------------------------ */
 /* the walk                                                            */
 
-static char *join(const char *dir, const char *name)
-{
-	char *p = erofs_path_join(dir, name);
-
-	if (!p) {
-		erofs_err("out of memory");
-		exit(EXIT_NOMEM);
-	}
-	return p;
-}
-
 static int collect_dent(void *arg, const struct erofs_rd_dentry *de)
 {
 	struct frame *fr = arg;
@@ -534,20 +578,117 @@ static int collect_dent(void *arg, const struct erofs_rd_dentry *de)
 		fr->cap = fr->cap ? fr->cap * 2 : 16;
 		fr->ents = xrealloc(fr->ents, fr->cap * sizeof(*fr->ents));
 	}
+	if (fr->names_cap - fr->names_len < de->namelen + 1u) {
+		fr->names_cap = fr->names_cap ? fr->names_cap * 2 : 1024;
+		if (fr->names_cap - fr->names_len < de->namelen + 1u)
+			fr->names_cap = fr->names_len + de->namelen + 1;
+		fr->names = xrealloc(fr->names, fr->names_cap);
+	}
 	d = &fr->ents[fr->n++];
 	d->nid = de->nid;
 	d->ft = de->file_type;
-	d->name = xrealloc(NULL, de->namelen + 1);
-	memcpy(d->name, de->name, de->namelen);
-	d->name[de->namelen] = '\0';
+	d->name = fr->names_len;
+	d->len = (uint8_t)de->namelen;	/* at most 255: checked by the reader */
+	memcpy(fr->names + fr->names_len, de->name, de->namelen);
+	fr->names[fr->names_len + de->namelen] = '\0';
+	fr->names_len += de->namelen + 1u;
 	return 0;
 }
 
+/* ---- directory descriptors of the stack (extraction) ---- */
+
+/* Keeps at most OPEN_DIRS frames below the root with an open descriptor,
+ * closing the shallowest ones; the top frame always keeps its own. */
+static void close_far_dirs(struct checker *f)
+{
+	while (f->open_dirs > OPEN_DIRS && f->open_lo < f->depth - 1) {
+		struct frame *fr = &f->stack[f->open_lo++];
+
+		if (f->open_lo == 1 || fr->dirfd < 0)
+			continue;	/* the root's stays open */
+		close(fr->dirfd);
+		fr->dirfd = FD_CLOSED;
+		f->open_dirs--;
+	}
+}
+
+/* Before the top frame goes: its parent, if closed, is reopened through
+ * the top's "..", or else from the nearest open ancestor by name. */
+static void reopen_parent(struct checker *f)
+{
+	struct frame *top = &f->stack[f->depth - 1], *up = top - 1;
+	size_t k;
+	int fd;
+
+	if (f->depth < 2 || up->dirfd != FD_CLOSED)
+		return;
+	if (top->dirfd >= 0) {
+		fd = erofs_extract_reopen_parent(f->o.x, top->dirfd, up->dev, up->ino);
+	} else {
+		for (k = f->depth - 2; k > 0 && f->stack[k - 1].dirfd < 0; k--)
+			;
+		fd = k ? erofs_nidtab_open_dir(&f->nids, f->o.x, up->vi.nid,
+					       f->stack[k - 1].dirfd, f->stack[k - 1].vi.nid) : -EBADF;
+	}
+	if (fd < 0) {
+		struct place at = { up->vi.nid, NULL, 0, false };
+
+		up->dirfd = -1;
+		report(f, &at, up->vi.nid,
+		       "cannot reopen the extracted directory for its other entries: %s",
+		       strerror(-fd));
+		return;
+	}
+	up->dirfd = fd;
+	f->open_dirs++;
+	f->open_lo = f->depth - 2;
+}
+
+/*
+ * A descriptor on the directory where a hard link's target was extracted:
+ * its frame's, if open; else one opened down from the nearest ancestor
+ * with an open frame, kept for the next link into the same directory.
+ * -1 when it cannot be opened (reported).
+ */
+static int link_dir_fd(struct checker *f, uint64_t dir, const struct place *at, uint64_t nid)
+{
+	const struct erofs_check_node *a = nid_find(f, dir);
+	size_t steps = 0;
+	int fd;
+
+	if (a && a->frame && f->stack[a->frame - 1].dirfd >= 0)
+		return f->stack[a->frame - 1].dirfd;
+	if (f->link_dirfd >= 0 && f->link_dir == dir)
+		return f->link_dirfd;
+	while (a && !(a->frame && f->stack[a->frame - 1].dirfd >= 0) && a->parent != a->nid &&
+	       steps++ <= f->nids.count)
+		a = nid_find(f, a->parent);
+	if (a && a->frame && f->stack[a->frame - 1].dirfd >= 0)
+		fd = erofs_nidtab_open_dir(&f->nids, f->o.x, dir, f->stack[a->frame - 1].dirfd,
+					   a->nid);
+	else
+		fd = -ENOENT;
+	if (fd < 0) {
+		report(f, at, nid, "cannot open the directory of its first link: %s",
+		       strerror(-fd));
+		return -1;
+	}
+	if (f->link_dirfd >= 0)
+		close(f->link_dirfd);
+	f->link_dir = dir;
+	f->link_dirfd = fd;
+	return fd;
+}
+
+/* ---- the stack ---- */
+
 /* Pushes a directory: reads and checks all its entries first. */
 static void push_dir(struct checker *f, const struct erofs_rd_inode *vi, uint64_t parent,
-		     char *path, int dirfd)
+		     const struct place *at, int dirfd)
 {
+	struct erofs_check_node *ni;
 	struct frame *fr;
+	struct stat st;
 
 	if (f->depth == f->stackcap) {
 		f->stackcap = f->stackcap ? f->stackcap * 2 : 64;
@@ -556,130 +697,175 @@ static void push_dir(struct checker *f, const struct erofs_rd_inode *vi, uint64_
 	fr = &f->stack[f->depth++];
 	memset(fr, 0, sizeof(*fr));
 	fr->vi = *vi;
-	fr->path = path;
 	fr->dirfd = dirfd;
+	if (dirfd >= 0 && !fstat(dirfd, &st)) {
+		fr->dev = st.st_dev;
+		fr->ino = st.st_ino;
+	}
+	ni = nid_find(f, vi->nid);
+	if (ni)
+		ni->frame = (uint32_t)f->depth;
+	if (dirfd >= 0 && f->depth > 1) {
+		f->open_dirs++;
+		close_far_dirs(f);
+	}
 	f->st.ndirs++;
-	if (f->o.debug >= 7)
-		erofs_note("checking directory %s", path);
+	if (f->o.debug >= 7) {
+		char p[MSGPATH];
+
+		erofs_note("checking directory %s", show(f, at, p));
+	}
 	if (erofs_dir_iterate(f->r, vi, parent, collect_dent, fr)) {
-		rfail(f, path, vi->nid);	/* the entries before the damage are still walked */
+		rfail(f, at, vi->nid);	/* the entries before the damage are still walked */
 		fr->damaged = f->dirs_damaged = true;
 	} else {
-		scan_data(f, path, vi, false, false);
+		scan_data(f, at, vi, false, false);
 	}
 }
 
 static void pop_dir(struct checker *f)
 {
 	struct frame *fr = &f->stack[f->depth - 1];
+	const struct place at = { fr->vi.nid, NULL, 0, false };
+	struct erofs_check_node *ni = nid_find(f, fr->vi.nid);
 	uint32_t want = 2 + fr->subdirs;
-	size_t i;
 
 	/* a damaged directory's subdirectories were not all counted */
 	if (!fr->damaged && fr->vi.di.nlink != want && fr->vi.di.nlink != 1)
-		report(f, fr->path, fr->vi.nid,
+		report(f, &at, fr->vi.nid,
 		       "directory link count %u, expected %u (2 + %u subdirectories)",
 		       fr->vi.di.nlink, want, fr->subdirs);
-	if (fr->dirfd >= 0)
-		erofs_extract_dir_end(f->o.x, fr->dirfd, fr->path, &fr->vi);
-	for (i = 0; i < fr->n; i++)
-		free(fr->ents[i].name);
+	reopen_parent(f);
+	if (fr->dirfd >= 0) {
+		struct erofs_check_xpath xp;
+
+		erofs_extract_dir_end(f->o.x, fr->dirfd,
+				      erofs_check_xpath(&xp, &f->nids, fr->vi.nid, NULL, 0), &fr->vi);
+		if (f->depth > 1)
+			f->open_dirs--;
+	}
+	if (ni)
+		ni->frame = 0;
 	free(fr->ents);
-	free(fr->path);
+	free(fr->names);
 	f->depth--;
+	if (f->open_lo > f->depth)
+		f->open_lo = f->depth;
 }
 
-static void check_special(struct checker *f, const char *path, const struct erofs_rd_inode *vi)
+static void check_special(struct checker *f, const struct place *at, const struct erofs_rd_inode *vi)
 {
 	if (vi->size)
-		warn(f, path, vi->nid, "special file with i_size %" PRIu64, vi->size);
+		warn(f, at, vi->nid, "special file with i_size %" PRIu64, vi->size);
 	if ((S_ISFIFO(vi->di.mode) || S_ISSOCK(vi->di.mode)) && vi->di.u)
-		warn(f, path, vi->nid, "fifo or socket with non-zero rdev 0x%x", vi->di.u);
+		warn(f, at, vi->nid, "fifo or socket with non-zero rdev 0x%x", vi->di.u);
+}
+
+/* Another entry naming an inode reached before. */
+static void visit_again(struct checker *f, struct frame *parent, const struct dent *d,
+			struct erofs_check_node *ni, const struct place *at)
+{
+	const char *name = parent->names + d->name;
+	struct erofs_check_xpath xp;
+	struct erofs_rd_inode vi;
+	int pfd = parent->dirfd;
+	char p[MSGPATH];
+
+	ni->refs++;
+	if (ni->packed) {
+		report(f, at, d->nid,
+		       "the directory entry names the packed inode, which no directory may link");
+		return;
+	}
+	if (ni->bad)
+		return;
+	if (erofs_mode_to_ftype(ni->mode) != d->ft)
+		report(f, at, d->nid,
+		       "file type %u in the directory entry does not match the inode (mode 0%o)",
+		       d->ft, ni->mode);
+	if (S_ISDIR(ni->mode)) {
+		report(f, at, d->nid, "directory already reached as %s (directory hard link or loop)",
+		       show_node(f, ni, p));
+		return;
+	}
+	f->st.nlinks_extra++;
+	if (pfd < 0)
+		return;
+	erofs_check_xpath(&xp, &f->nids, parent->vi.nid, name, d->len);
+	if (ni->extracted) {
+		char tname[EROFS_NAME_LEN + 1];
+		int tfd = link_dir_fd(f, ni->parent, at, d->nid);
+
+		memcpy(tname, f->nids.names + ni->name, ni->namelen);
+		tname[ni->namelen] = '\0';
+		if (tfd >= 0)
+			erofs_extract_hardlink(f->o.x, pfd, name, &xp.base, tfd, tname);
+	} else if (!erofs_read_inode(f->r, d->nid, &vi) &&
+		   !erofs_extract_node(f->o.x, pfd, name, &xp.base, &vi)) {
+		/* the first copy extracted is the one later links point at */
+		nid_name(f, ni, parent->vi.nid, name, d->len);
+		ni->extracted = true;
+	}
 }
 
 static void visit(struct checker *f, struct frame *parent, const struct dent *d)
 {
-	char *path = join(parent->path, d->name);
+	const char *name = parent->names + d->name;
+	const struct place at = { parent->vi.nid, name, d->len, false };
 	struct erofs_check_node *ni = nid_find(f, d->nid);
+	struct erofs_check_xpath xp;
 	struct erofs_rd_inode vi;
 	int pfd = parent->dirfd;
 
 	if (d->ft == EROFS_FT_DIR)
 		parent->subdirs++;
-	if (f->o.debug >= 7)
-		erofs_note("checking %s", path);
+	if (f->o.debug >= 7) {
+		char p[MSGPATH];
 
+		erofs_note("checking %s", show(f, &at, p));
+	}
 	if (ni) {
-		ni->refs++;
-		if (ni->packed) {
-			report(f, path, d->nid,
-			       "the directory entry names the packed inode, which no directory may link");
-			goto out;
-		}
-		if (ni->bad)
-			goto out;
-		if (erofs_mode_to_ftype(ni->mode) != d->ft)
-			report(f, path, d->nid,
-			       "file type %u in the directory entry does not match the inode (mode 0%o)",
-			       d->ft, ni->mode);
-		if (S_ISDIR(ni->mode)) {
-			char p[MSGPATH];
-
-			report(f, path, d->nid,
-			       "directory already reached as %s (directory hard link or loop)",
-			       show(p, ni->first_path));
-			goto out;
-		}
-		f->st.nlinks_extra++;
-		if (pfd < 0)
-			goto out;
-		if (ni->extracted) {
-			erofs_extract_hardlink(f->o.x, pfd, d->name, path, ni->first_path + 1);
-		} else if (!erofs_read_inode(f->r, d->nid, &vi) &&
-			   !erofs_extract_node(f->o.x, pfd, d->name, path, &vi)) {
-			free(ni->first_path);
-			ni->first_path = xstrdup(path);
-			ni->extracted = true;
-		}
-		goto out;
+		visit_again(f, parent, d, ni, &at);
+		return;
 	}
 
 	ni = nid_add(f, d->nid);
 	ni->refs = 1;
-	ni->first_path = xstrdup(path);
+	nid_name(f, ni, parent->vi.nid, name, d->len);
 	if (erofs_read_inode(f->r, d->nid, &vi)) {
 		ni->bad = true;
-		rfail(f, path, d->nid);
-		goto out;
+		rfail(f, &at, d->nid);
+		return;
 	}
 	if (!meta_claim(f, vi.iloc, vi.meta_end)) {
 		ni->bad = true;
 		if (S_ISDIR(vi.di.mode))
 			f->dirs_damaged = true;
-		report(f, path, d->nid,
+		report(f, &at, d->nid,
 		       "inode (bytes %" PRIu64 "..%" PRIu64 " with its metadata) overlaps an inode checked before; not checked further",
 		       vi.iloc, vi.meta_end - 1);
-		goto out;
+		return;
 	}
 	ni->mode = vi.di.mode;
 	ni->nlink = vi.di.nlink;
 	ni->iloc = vi.iloc;
 	ni->meta_end = vi.meta_end;
 	if (erofs_mode_to_ftype(vi.di.mode) != d->ft)
-		report(f, path, d->nid,
+		report(f, &at, d->nid,
 		       "file type %u in the directory entry does not match the inode (mode 0%o)",
 		       d->ft, vi.di.mode);
-	check_xattrs(f, path, &vi);
+	check_xattrs(f, &at, &vi);
+	erofs_check_xpath(&xp, &f->nids, parent->vi.nid, name, d->len);
 
 	if (S_ISDIR(vi.di.mode)) {
 		int fd = -1;
 
 		if (pfd >= 0) {
-			fd = erofs_extract_dir_begin(f->o.x, pfd, d->name, path);
+			fd = erofs_extract_dir_begin(f->o.x, pfd, name, &xp.base);
 			if (fd < 0)
 				fd = -1;
 		}
-		push_dir(f, &vi, parent->vi.nid, path, fd);	/* parent may move */
+		push_dir(f, &vi, parent->vi.nid, &at, fd);	/* parent may move */
 		return;
 	}
 	if (S_ISREG(vi.di.mode)) {
@@ -695,23 +881,21 @@ static void visit(struct checker *f, struct frame *parent, const struct dent *d)
 			}
 		}
 		/* when extracting, the extractor reads and reports */
-		scan_data(f, path, &vi, pfd < 0, pfd < 0);
+		scan_data(f, &at, &vi, pfd < 0, pfd < 0);
 	} else if (S_ISLNK(vi.di.mode)) {
 		char target[EROFS_SYMLINK_MAXLEN + 1];
 
 		f->st.nsymlinks++;
 		if (erofs_read_symlink(f->r, &vi, target, sizeof(target)))
-			rfail(f, path, vi.nid);
+			rfail(f, &at, vi.nid);
 		else
-			scan_data(f, path, &vi, false, false);
+			scan_data(f, &at, &vi, false, false);
 	} else {
 		f->st.nspecial++;
-		check_special(f, path, &vi);
+		check_special(f, &at, &vi);
 	}
-	if (pfd >= 0 && !erofs_extract_node(f->o.x, pfd, d->name, path, &vi))
+	if (pfd >= 0 && !erofs_extract_node(f->o.x, pfd, name, &xp.base, &vi))
 		ni->extracted = true;
-out:
-	free(path);
 }
 
 static int inode_cmp(const void *a, const void *b)
@@ -754,7 +938,8 @@ static void check_data_overlaps(struct checker *f, struct erofs_check_node **v, 
 	for (i = 0; i < f->ndext; i++) {
 		const struct dext *d = &f->dext[i];
 		struct erofs_check_node *owner = nid_find(f, d->nid);
-		const char *path = owner ? owner->first_path : "?";
+		const struct place unknown = { f->r->sb.root_nid, "?", 1, false };
+		const struct place at = owner ? node_place(f, owner) : unknown;
 		size_t lo = 0, hi = n, steps, culprit;
 		const char *what;
 		uint64_t where;
@@ -766,7 +951,7 @@ static void check_data_overlaps(struct checker *f, struct erofs_check_node **v, 
 		where = d->xattr ? d->start : d->start >> f->r->blkszbits;
 
 		if (d->start < sb_end && d->end > sb_start) {
-			report(f, path, d->nid, "%s %" PRIu64 " overlaps the superblock",
+			report(f, &at, d->nid, "%s %" PRIu64 " overlaps the superblock",
 			       what, where);
 			if (owner)
 				owner->overlap_reported = true;
@@ -793,11 +978,11 @@ static void check_data_overlaps(struct checker *f, struct erofs_check_node **v, 
 			}
 		}
 		if (culprit != SIZE_MAX)
-			report(f, path, d->nid,
+			report(f, &at, d->nid,
 			       "%s %" PRIu64 " overlaps the inode of %s (nid %" PRIu64 ")",
-			       what, where, show(p, v[culprit]->first_path), v[culprit]->nid);
+			       what, where, show_node(f, v[culprit], p), v[culprit]->nid);
 		else
-			report(f, path, d->nid, "%s %" PRIu64 " overlaps inode metadata",
+			report(f, &at, d->nid, "%s %" PRIu64 " overlaps inode metadata",
 			       what, where);
 		if (owner)
 			owner->overlap_reported = true;
@@ -822,29 +1007,36 @@ static void final_checks(struct checker *f)
 			continue;	/* no directory entry refers to it */
 		/* with entries unread, only too many references are certain */
 		if (!S_ISDIR(ni->mode) && ni->refs != ni->nlink &&
-		    (!f->dirs_damaged || ni->refs > ni->nlink))
-			report(f, ni->first_path, ni->nid,
+		    (!f->dirs_damaged || ni->refs > ni->nlink)) {
+			const struct place at = node_place(f, ni);
+
+			report(f, &at, ni->nid,
 			       "link count %u, but %u directory entries refer to it",
 			       ni->nlink, ni->refs);
+		}
 	}
 	qsort(v, n, sizeof(*v), inode_cmp);
 	for (i = 0; i < n; i++) {
 		if (far && v[i]->iloc < far->meta_end) {
+			const struct place at = node_place(f, v[i]);
 			char p[MSGPATH];
 
-			report(f, v[i]->first_path, v[i]->nid,
+			report(f, &at, v[i]->nid,
 			       "inode overlaps the inode of %s (nid %" PRIu64 ")",
-			       show(p, far->first_path), far->nid);
+			       show_node(f, far, p), far->nid);
 		}
 		if (!far || v[i]->meta_end > far->meta_end)
 			far = v[i];
 	}
 	check_data_overlaps(f, v, n);
 	free(v);
-	if (f->r->sb.inos != f->nids.count && !f->errors)
-		warn(f, "/", f->r->sb.root_nid,
+	if (f->r->sb.inos != f->nids.count && !f->errors) {
+		const struct place root = { f->r->sb.root_nid, NULL, 0, false };
+
+		warn(f, &root, f->r->sb.root_nid,
 		     "superblock inode count %" PRIu64 " but %zu inodes are reachable",
 		     f->r->sb.inos, f->nids.count);
+	}
 }
 
 /*
@@ -855,7 +1047,7 @@ static void final_checks(struct checker *f)
  */
 static void check_packed(struct checker *f)
 {
-	static const char path[] = "(packed inode)";
+	const struct place *at = &packed_place;
 	const uint64_t nid = f->r->sb.packed_nid;
 	const struct erofs_rd_inode *pk;
 	struct erofs_check_node *ni;
@@ -863,7 +1055,7 @@ static void check_packed(struct checker *f)
 
 	if (!(f->r->sb.feature_incompat & EROFS_INCOMPAT_FRAGMENTS)) {
 		if (nid)
-			warn(f, path, nid, "packed_nid set without the fragments feature (ignored)");
+			warn(f, at, nid, "packed_nid set without the fragments feature (ignored)");
 		return;
 	}
 	ret = erofs_packed_inode(f->r, &pk);
@@ -877,14 +1069,14 @@ static void check_packed(struct checker *f)
 		return;
 	ni = nid_add(f, nid);
 	ni->packed = true;
-	ni->first_path = xstrdup(path);
+	ni->parent = nid;
 	ni->mode = pk->di.mode;
 	ni->nlink = pk->di.nlink;
 	ni->iloc = pk->iloc;
 	ni->meta_end = pk->meta_end;
 	if (!meta_claim(f, pk->iloc, pk->meta_end)) {
 		ni->bad = true;
-		report(f, path, nid,
+		report(f, at, nid,
 		       "inode (bytes %" PRIu64 "..%" PRIu64 " with its metadata) overlaps the root directory; not checked further",
 		       pk->iloc, pk->meta_end - 1);
 		return;
@@ -896,22 +1088,23 @@ static void check_packed(struct checker *f)
 	f->st.packed_physical = is_compressed(pk) ? (uint64_t)pk->z_blocks << f->r->blkszbits :
 			     (pk->size + f->r->blksz - 1) & ~(uint64_t)(f->r->blksz - 1);
 	f->st.zphysical += f->st.packed_physical;
-	check_xattrs(f, path, pk);
-	scan_data(f, path, pk, true, true);
+	check_xattrs(f, at, pk);
+	scan_data(f, at, pk, true, true);
 }
 
 static void walk(struct checker *f)
 {
 	uint64_t root = f->r->sb.root_nid;
+	const struct place at = { root, NULL, 0, false };
 	struct erofs_rd_inode vi;
 	struct erofs_check_node *ni;
 	int fd = -1;
 
 	ni = nid_add(f, root);
-	ni->first_path = xstrdup("/");
+	nid_name(f, ni, root, "", 0);
 	if (erofs_read_inode(f->r, root, &vi)) {
 		ni->bad = true;
-		rfail(f, "/", root);
+		rfail(f, &at, root);
 		return;
 	}
 	ni->mode = vi.di.mode;
@@ -921,16 +1114,16 @@ static void walk(struct checker *f)
 	meta_claim(f, vi.iloc, vi.meta_end);	/* the first: nothing to overlap */
 	check_packed(f);
 	if (!S_ISDIR(vi.di.mode)) {
-		report(f, "/", root, "root inode is not a directory (mode 0%o)", vi.di.mode);
+		report(f, &at, root, "root inode is not a directory (mode 0%o)", vi.di.mode);
 		return;
 	}
-	check_xattrs(f, "/", &vi);
+	check_xattrs(f, &at, &vi);
 	if (f->o.x) {
 		fd = erofs_extract_root(f->o.x);
 		if (fd < 0)
 			fd = -1;
 	}
-	push_dir(f, &vi, root, xstrdup("/"), fd);
+	push_dir(f, &vi, root, &at, fd);
 
 	while (f->depth) {
 		struct frame *fr = &f->stack[f->depth - 1];
@@ -949,68 +1142,6 @@ static void walk(struct checker *f)
 /* ------------------------------------------------------------------ */
 /* exported pieces                                                     */
 
-static size_t nid_hash(uint64_t nid, size_t cap)
-{
-	nid ^= nid >> 33;
-	nid *= 0xff51afd7ed558ccdULL;
-	nid ^= nid >> 33;
-	return (size_t)nid & (cap - 1);
-}
-
-struct erofs_check_node *erofs_nidtab_find(const struct erofs_nidtab *t, uint64_t nid)
-{
-	size_t i;
-
-	if (!t->cap)
-		return NULL;
-	for (i = nid_hash(nid, t->cap); t->tab[i].used; i = (i + 1) & (t->cap - 1))
-		if (t->tab[i].nid == nid)
-			return &t->tab[i];
-	return NULL;
-}
-
-struct erofs_check_node *erofs_nidtab_add(struct erofs_nidtab *t, uint64_t nid)
-{
-	size_t i;
-
-	if ((t->count + 1) * 2 > t->cap) {
-		struct erofs_check_node *old = t->tab, *tab;
-		size_t oldcap = t->cap, cap = oldcap ? oldcap * 2 : 1024, j;
-
-		tab = calloc(cap, sizeof(*tab));
-		if (!tab)
-			return NULL;
-		for (j = 0; j < oldcap; j++) {
-			if (!old[j].used)
-				continue;
-			for (i = nid_hash(old[j].nid, cap); tab[i].used; i = (i + 1) & (cap - 1))
-				;
-			tab[i] = old[j];
-		}
-		free(old);
-		t->tab = tab;
-		t->cap = cap;
-	}
-	for (i = nid_hash(nid, t->cap); t->tab[i].used; i = (i + 1) & (t->cap - 1))
-		;
-	memset(&t->tab[i], 0, sizeof(t->tab[i]));
-	t->tab[i].used = 1;
-	t->tab[i].nid = nid;
-	t->count++;
-	return &t->tab[i];
-}
-
-void erofs_nidtab_free(struct erofs_nidtab *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->cap; i++)
-		free(t->tab[i].first_path);
-	free(t->tab);
-	t->tab = NULL;
-	t->cap = t->count = 0;
-}
-
 bool erofs_acl_value_ok(const uint8_t *v, unsigned int size)
 {
 	unsigned int i;
@@ -1028,20 +1159,6 @@ bool erofs_acl_value_ok(const uint8_t *v, unsigned int size)
 	return true;
 }
 
-char *erofs_path_join(const char *dir, const char *name)
-{
-	size_t dl = strlen(dir), nl = strlen(name);
-	char *p = malloc(dl + nl + 2);
-
-	if (!p)
-		return NULL;
-	memcpy(p, dir, dl);
-	if (!dl || p[dl - 1] != '/')
-		p[dl++] = '/';
-	memcpy(p + dl, name, nl + 1);
-	return p;
-}
-
 /* ------------------------------------------------------------------ */
 /* the check                                                           */
 
@@ -1055,6 +1172,7 @@ int erofs_check_image(struct erofs_reader *r, const struct erofs_check_opts *o,
 	memset(&c, 0, sizeof(c));
 	c.o = *o;
 	c.r = r;
+	c.link_dirfd = -1;
 	c.buf = malloc(READ_CHUNK);
 	c.bitmap_pages = (size_t)(((r->size >> r->blkszbits) >> BM_PAGE_BITS) + 1);
 	c.bitmap = calloc(c.bitmap_pages, sizeof(*c.bitmap));
@@ -1071,6 +1189,8 @@ int erofs_check_image(struct erofs_reader *r, const struct erofs_check_opts *o,
 		ret = -ENOMEM;
 	}
 
+	if (c.link_dirfd >= 0)
+		close(c.link_dirfd);
 	erofs_nidtab_free(&c.nids);
 	for (i = 0; c.bitmap && i < c.bitmap_pages; i++)
 		free(c.bitmap[i]);

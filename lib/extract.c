@@ -7,12 +7,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <time.h>
@@ -25,12 +23,28 @@
 #define SPARSE_UNIT	4096u
 #define MSGPATH		512
 
-static const char *show(char *buf, const char *path)
+static const char *show(char *buf, const struct erofs_xpath *path)
 {
-	return erofs_escape(buf, MSGPATH, path, strlen(path));
+	buf[0] = '\0';
+	path->show(path, buf, MSGPATH);
+	return buf;
 }
 
-static int xerr(struct erofs_extractor *x, const char *path, int err,
+static void show_str(const struct erofs_xpath *self, char *buf, size_t len)
+{
+	const char *path = ((const struct erofs_xpath_str *)self)->path;
+
+	erofs_escape(buf, len, path, strlen(path));
+}
+
+const struct erofs_xpath *erofs_xpath_str(struct erofs_xpath_str *p, const char *path)
+{
+	p->base.show = show_str;
+	p->path = path;
+	return &p->base;
+}
+
+static int xerr(struct erofs_extractor *x, const struct erofs_xpath *path, int err,
 		const char *what)
 {
 	char p[MSGPATH];
@@ -40,7 +54,7 @@ static int xerr(struct erofs_extractor *x, const char *path, int err,
 	return err;
 }
 
-static void xwarn(struct erofs_extractor *x, const char *path, int err,
+static void xwarn(struct erofs_extractor *x, const struct erofs_xpath *path, int err,
 		  const char *what)
 {
 	char p[MSGPATH];
@@ -49,7 +63,7 @@ static void xwarn(struct erofs_extractor *x, const char *path, int err,
 	x->warnings++;
 }
 
-static int rerr(struct erofs_extractor *x, const char *path,
+static int rerr(struct erofs_extractor *x, const struct erofs_xpath *path,
 		const struct erofs_rd_inode *vi, int err)
 {
 	char p[MSGPATH];
@@ -155,7 +169,7 @@ int erofs_extract_root(struct erofs_extractor *x)
 
 /* Removes an existing entry that is in the way (overwrite mode only). */
 static int make_room(struct erofs_extractor *x, int parentfd, const char *name,
-		     const char *path)
+		     const struct erofs_xpath *path)
 {
 	struct stat st;
 
@@ -186,7 +200,7 @@ static void fill_times(const struct erofs_rd_inode *vi, struct timespec ts[2])
 
 struct xattr_ctx {
 	struct erofs_extractor *x;
-	const char *path;
+	const struct erofs_xpath *path;
 	int fd;			/* >= 0: set through the descriptor */
 	int parentfd;		/* otherwise: lsetxattr on parentfd/name */
 	const char *name;
@@ -237,7 +251,7 @@ static int set_one_xattr(void *arg, const struct erofs_rd_xattr *xa)
 	return 0;
 }
 
-static int apply_xattrs(struct erofs_extractor *x, const char *path,
+static int apply_xattrs(struct erofs_extractor *x, const struct erofs_xpath *path,
 			const struct erofs_rd_inode *vi, int fd, int parentfd,
 			const char *name)
 {
@@ -250,7 +264,7 @@ static int apply_xattrs(struct erofs_extractor *x, const char *path,
 }
 
 /* Owner, xattrs, mode, times: on fd if >= 0, else on parentfd/name (no follow). */
-static int apply_meta(struct erofs_extractor *x, const char *path,
+static int apply_meta(struct erofs_extractor *x, const struct erofs_xpath *path,
 		      const struct erofs_rd_inode *vi, int fd, int parentfd,
 		      const char *name)
 {
@@ -291,7 +305,7 @@ static int apply_meta(struct erofs_extractor *x, const char *path,
 /* ---- directories ---- */
 
 int erofs_extract_dir_begin(struct erofs_extractor *x, int parentfd,
-			    const char *name, const char *path)
+			    const char *name, const struct erofs_xpath *path)
 {
 	int fd;
 
@@ -316,7 +330,7 @@ int erofs_extract_dir_begin(struct erofs_extractor *x, int parentfd,
 	return fd;
 }
 
-int erofs_extract_dir_end(struct erofs_extractor *x, int dirfd, const char *path,
+int erofs_extract_dir_end(struct erofs_extractor *x, int dirfd, const struct erofs_xpath *path,
 			  const struct erofs_rd_inode *vi)
 {
 	int err = apply_meta(x, path, vi, dirfd, -1, NULL);
@@ -377,7 +391,7 @@ static int write_sparse(int fd, const uint8_t *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-static int copy_data(struct erofs_extractor *x, int fd, const char *path,
+static int copy_data(struct erofs_extractor *x, int fd, const struct erofs_xpath *path,
 		     const struct erofs_rd_inode *vi)
 {
 	uint64_t off = 0;
@@ -426,9 +440,10 @@ static int copy_data(struct erofs_extractor *x, int fd, const char *path,
 }
 
 static int extract_file(struct erofs_extractor *x, int parentfd, const char *name,
-			const char *path, const struct erofs_rd_inode *vi)
+			const struct erofs_xpath *path, const struct erofs_rd_inode *vi)
 {
 	const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+	char p[MSGPATH];
 	int fd, err, err2;
 
 	fd = openat(parentfd, name, flags, 0600);
@@ -440,6 +455,14 @@ static int extract_file(struct erofs_extractor *x, int parentfd, const char *nam
 	if (fd < 0)
 		return xerr(x, path, -errno, "cannot create file");
 	err = copy_data(x, fd, path, vi);
+	if (err) {
+		/* no empty or cut-short copy is left behind to pass for the file */
+		close(fd);
+		if (unlinkat(parentfd, name, 0))
+			return xerr(x, path, -errno, "cannot remove the partly extracted file");
+		erofs_note("%s: not extracted (the partial file was removed)", show(p, path));
+		return err;
+	}
 	err2 = apply_meta(x, path, vi, fd, -1, NULL);
 	if (close(fd) && !err)
 		err = xerr(x, path, -errno, "close failed");
@@ -449,7 +472,7 @@ static int extract_file(struct erofs_extractor *x, int parentfd, const char *nam
 /* ---- the rest ---- */
 
 static int extract_symlink(struct erofs_extractor *x, int parentfd, const char *name,
-			   const char *path, const struct erofs_rd_inode *vi)
+			   const struct erofs_xpath *path, const struct erofs_rd_inode *vi)
 {
 	char target[EROFS_SYMLINK_MAXLEN + 1];
 	int err = erofs_read_symlink(x->r, vi, target, sizeof(target));
@@ -468,7 +491,7 @@ static int extract_symlink(struct erofs_extractor *x, int parentfd, const char *
 }
 
 static int extract_special(struct erofs_extractor *x, int parentfd, const char *name,
-			   const char *path, const struct erofs_rd_inode *vi)
+			   const struct erofs_xpath *path, const struct erofs_rd_inode *vi)
 {
 	mode_t type = vi->di.mode & S_IFMT;
 	dev_t dev = 0;
@@ -498,7 +521,7 @@ made:
 }
 
 int erofs_extract_node(struct erofs_extractor *x, int parentfd, const char *name,
-		       const char *path, const struct erofs_rd_inode *vi)
+		       const struct erofs_xpath *path, const struct erofs_rd_inode *vi)
 {
 	if (!valid_name(name))
 		return xerr(x, path, -EINVAL, "refusing unsafe name");
@@ -511,72 +534,42 @@ int erofs_extract_node(struct erofs_extractor *x, int parentfd, const char *name
 	return extract_special(x, parentfd, name, path, vi);
 }
 
-/* Opens directory rel (relative to the target, "" for itself) without ever
- * following a symlink or leaving the target. */
-static int open_beneath(struct erofs_extractor *x, const char *rel)
+int erofs_extract_reopen_dir(struct erofs_extractor *x, int dirfd, const char *name)
 {
-	struct open_how how;
-	char *copy, *comp, *save = NULL;
-	long fd;
-	int cur;
+	int fd;
 
-	if (!rel[0])
-		return erofs_extract_root(x);
-	memset(&how, 0, sizeof(how));
-	how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-	fd = syscall(SYS_openat2, x->rootfd, rel, &how, sizeof(how));
-	if (fd >= 0 || errno != ENOSYS)
-		return fd >= 0 ? (int)fd : -errno;
+	if (!valid_name(name))
+		return -EINVAL;
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
 
-	/* no openat2: walk component by component */
-	copy = strdup(rel);
-	if (!copy)
-		return -ENOMEM;
-	cur = erofs_extract_root(x);
-	for (comp = strtok_r(copy, "/", &save); comp && cur >= 0;
-	     comp = strtok_r(NULL, "/", &save)) {
-		int next = -EINVAL;
+int erofs_extract_reopen_parent(struct erofs_extractor *x, int dirfd, uint64_t dev, uint64_t ino)
+{
+	struct stat st;
+	int fd = openat(dirfd, "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-		if (valid_name(comp)) {
-			next = openat(cur, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (next < 0)
-				next = -errno;
-		}
-		close(cur);
-		cur = next;
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || st.st_dev != dev || st.st_ino != ino) {
+		close(fd);
+		return -ESTALE;	/* moved under us: not the directory we made */
 	}
-	free(copy);
-	return cur;
+	return fd;
 }
 
 int erofs_extract_hardlink(struct erofs_extractor *x, int parentfd, const char *name,
-			   const char *path, const char *target)
+			   const struct erofs_xpath *path, int tdirfd, const char *tname)
 {
-	const char *slash = strrchr(target, '/');
-	const char *tname = slash ? slash + 1 : target;
-	char *tdir;
-	int tfd, err = 0;
-
 	if (!valid_name(name) || !valid_name(tname))
 		return xerr(x, path, -EINVAL, "refusing unsafe name");
-	tdir = strndup(target, slash ? (size_t)(slash - target) : 0);
-	if (!tdir)
-		return xerr(x, path, -ENOMEM, "cannot link");
-	tfd = open_beneath(x, tdir);
-	free(tdir);
-	if (tfd < 0)
-		return xerr(x, path, tfd, "cannot open the directory of the first link");
-	if (linkat(tfd, tname, parentfd, name, 0)) {
-		if (errno == EEXIST && !make_room(x, parentfd, name, path)) {
-			if (linkat(tfd, tname, parentfd, name, 0))
-				err = xerr(x, path, -errno, "cannot create hard link");
-		} else if (errno == EEXIST) {
-			err = -EEXIST;
-		} else {
-			err = xerr(x, path, -errno, "cannot create hard link");
-		}
-	}
-	close(tfd);
-	return err;
+	if (!linkat(tdirfd, tname, parentfd, name, 0))
+		return 0;
+	if (errno != EEXIST)
+		return xerr(x, path, -errno, "cannot create hard link");
+	if (make_room(x, parentfd, name, path))
+		return -EEXIST;
+	if (linkat(tdirfd, tname, parentfd, name, 0))
+		return xerr(x, path, -errno, "cannot create hard link");
+	return 0;
 }

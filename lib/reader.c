@@ -56,6 +56,41 @@ const char *erofs_reader_error(const struct erofs_reader *r)
 	return r->err[0] ? r->err : "unknown error";
 }
 
+const char *erofs_name_bits(char *out, size_t len, uint32_t mask,
+			    const struct erofs_bitname *names, size_t n)
+{
+	size_t used = 0, i;
+
+	out[0] = '\0';
+	for (i = 0; i < n && used < len; i++) {
+		if (!(mask & names[i].bit))
+			continue;
+		used += (size_t)snprintf(out + used, len - used, "%s%s", used ? ", " : "",
+					 names[i].name);
+		mask &= ~names[i].bit;
+	}
+	if (mask && used < len)
+		snprintf(out + used, len - used, "%sunknown bits 0x%x", used ? ", " : "", mask);
+	return out;
+}
+
+/* The incompatible features newer than 6.1's, named as erofs-utils' -E
+ * options and dump.erofs name them, with the first Linux that reads them. */
+static const struct erofs_bitname newer_features[] = {
+	{ 0x00000040u, "xattr_prefixes (Linux 6.4 and later)" },
+	{ 0x00000080u, "48bit (Linux 6.15 and later)" },
+	{ 0x00000100u, "metabox (metadata compression, Linux 6.17 and later)" },
+};
+
+static int refuse_features(struct erofs_reader *r, uint32_t unsupported)
+{
+	char names[192];
+
+	return fail(r, -EOPNOTSUPP, "superblock: unsupported incompatible features: %s",
+		    erofs_name_bits(names, sizeof(names), unsupported, newer_features,
+				    sizeof(newer_features) / sizeof(newer_features[0])));
+}
+
 const char *erofs_escape(char *out, size_t outlen, const void *name, size_t len)
 {
 	const unsigned char *s = name;
@@ -165,9 +200,7 @@ static int load_super(struct erofs_reader *r)
 	}
 
 	if (sb->feature_incompat & ~EROFS_INCOMPAT_LINUX_6_1)
-		return fail(r, -EOPNOTSUPP,
-			    "superblock: unsupported incompatible features 0x%08x",
-			    sb->feature_incompat & ~EROFS_INCOMPAT_LINUX_6_1);
+		return refuse_features(r, sb->feature_incompat & ~EROFS_INCOMPAT_LINUX_6_1);
 	if (sb->dirblkbits)
 		return fail(r, -EFSCORRUPTED,
 			    "superblock: dirblkbits %u (must be 0)", sb->dirblkbits);

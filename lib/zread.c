@@ -151,6 +151,24 @@ static const uint8_t *meta_at(struct erofs_reader *r, uint64_t pos, unsigned int
 /* ------------------------------------------------------------------ */
 /* superblock                                                          */
 
+/* The algorithms this reader cannot decode, with the first Linux that can. */
+static const struct erofs_bitname other_algorithms[] = {
+	{ 1u << EROFS_COMPR_LZMA, "lzma (MicroLZMA, Linux 5.16 and later)" },
+	{ 1u << EROFS_COMPR_DEFLATE, "deflate (Linux 6.6 and later)" },
+	{ 1u << EROFS_COMPR_ZSTD, "zstd (Linux 6.10 and later)" },
+};
+
+/* "lzma (MicroLZMA, Linux 5.16 and later)" for an algorithm id; NULL if unknown. */
+static const char *algorithm_name(unsigned int alg)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(other_algorithms) / sizeof(other_algorithms[0]); i++)
+		if (alg < 16 && other_algorithms[i].bit == 1u << alg)
+			return other_algorithms[i].name;
+	return NULL;
+}
+
 int erofs_z_load_config(struct erofs_reader *r)
 {
 	const struct erofs_super *sb = &r->sb;
@@ -168,10 +186,16 @@ int erofs_z_load_config(struct erofs_reader *r)
 		return 0;
 	}
 	r->available_compr_algs = sb->u1;
-	if (sb->u1 & ~((1u << EROFS_COMPR_MAX) - 1))
+	if (sb->u1 & ~(1u << EROFS_COMPR_LZ4)) {
+		char names[192];
+
+		/* refused whole, rather than a file at a time */
 		return fail(r, -EOPNOTSUPP,
-			    "superblock: unknown compression algorithms 0x%04x",
-			    sb->u1 & ~((1u << EROFS_COMPR_MAX) - 1));
+			    "superblock: unsupported compression algorithms: %s (this reader decodes LZ4 only)",
+			    erofs_name_bits(names, sizeof(names), sb->u1 & ~(1u << EROFS_COMPR_LZ4),
+					    other_algorithms,
+					    sizeof(other_algorithms) / sizeof(other_algorithms[0])));
+	}
 	/* one record per listed algorithm: u16 length, then its payload */
 	for (alg = 0; alg < EROFS_COMPR_MAX; alg++) {
 		uint8_t raw[6];
@@ -214,7 +238,6 @@ int erofs_z_load_config(struct erofs_reader *r)
 					    "superblock: LZ4 pclusters of %u blocks (at most %u)",
 					    r->lz4_max_pclusterblks, most);
 		}
-		/* MicroLZMA's record is skipped: its files cannot be decoded here */
 		off += 2 + (uint64_t)len;
 	}
 	r->sb_end = off;
@@ -375,12 +398,18 @@ int erofs_z_setup_inode(struct erofs_reader *r, struct erofs_rd_inode *vi)
 		vi->z_advise = get_le16(h + 4);
 		vi->z_algtype[0] = h[6] & 15;
 		vi->z_algtype[1] = h[6] >> 4;
-		if (vi->z_algtype[0] >= EROFS_COMPR_MAX)
-			return fail(r, -EOPNOTSUPP,
-				    "unknown HEAD1 compression algorithm %u", vi->z_algtype[0]);
-		if (vi->z_algtype[1] >= EROFS_COMPR_MAX)
-			return fail(r, -EOPNOTSUPP,
-				    "unknown HEAD2 compression algorithm %u", vi->z_algtype[1]);
+		for (unsigned int i = 0; i < 2; i++) {
+			const char *name = algorithm_name(vi->z_algtype[i]);
+
+			if (vi->z_algtype[i] < EROFS_COMPR_MAX)
+				continue;
+			if (name)
+				return fail(r, -EOPNOTSUPP,
+					    "HEAD%u compression algorithm %s is not supported",
+					    i + 1, name);
+			return fail(r, -EOPNOTSUPP, "unknown HEAD%u compression algorithm %u",
+				    i + 1, vi->z_algtype[i]);
+		}
 		if (h[7] & 7)
 			return fail(r, -EOPNOTSUPP,
 				    "lclusters of %u blocks are not supported (only one block)",
@@ -826,8 +855,15 @@ static int z_map_extent(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 			    "lcluster %" PRIu64 ": the walk back to its head at lcluster %" PRIu64 " skips the head at lcluster %" PRIu64,
 			    la >> bits, hlcn, next);
 	if (frag_tail) {
-		/* it runs to the end of the file: no head may follow */
-		if (next < total)
+		/*
+		 * It runs to the end of the file.  The one head that may follow
+		 * starts exactly at i_size, in the last lcluster: erofs-utils
+		 * ends every index whose file ends inside an lcluster that way
+		 * (a PLAIN entry, clusterofs = i_size's offset in it), and 6.1
+		 * never maps it, as no byte of the file lies at or after it.
+		 * Any earlier head would own bytes that the tail claims too.
+		 */
+		if (next < total && end < vi->size)
 			return fail(r, -EFSCORRUPTED,
 				    "lcluster %" PRIu64 ": an extent starts after the tail extent (a fragment) at lcluster %" PRIu64,
 				    next, hlcn);
@@ -1016,10 +1052,10 @@ int erofs_decode_extent(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 		return 0;
 	}
 	zs->dec_valid = false;
-	if (map->alg != EROFS_COMPR_LZ4)
+	if (map->alg != EROFS_COMPR_LZ4)	/* the superblock cannot have listed it */
 		return fail(r, -EOPNOTSUPP,
-			    "extent at byte %" PRIu64 ": compression algorithm %u (MicroLZMA) is not supported",
-			    map->la, map->alg);
+			    "extent at byte %" PRIu64 ": compression algorithm %s is not supported",
+			    map->la, algorithm_name(map->alg) ? algorithm_name(map->alg) : "unknown");
 	if (!map->llen || map->llen > EROFS_Z_MAX_DSIZE || !map->plen ||
 	    map->plen > EROFS_PCLUSTER_MAX_SIZE || map->pa > r->size)
 		return fail(r, -EINVAL, "bad compressed extent (%" PRIu64 " bytes from %" PRIu64 ")",

@@ -89,23 +89,21 @@ extract_ours() {
 		{ fail "$(basename "$1"): our fsck.erofs --extract failed:"; tail -5 "$WORK/fsck.out" >&2; return 1; }
 }
 
-# debian_fsck LABEL IMAGE SOURCE: Debian's fsck.erofs checks and extracts the
-# image, and the contents match SOURCE
-debian_fsck() {
+# reader2_fsck LABEL IMAGE SOURCE: the second, independent fsck.erofs
+# (tests/second-reader.sh) checks and extracts the image, and the contents
+# match SOURCE
+reader2_fsck() {
 	local label=$1 img=$2 src=$3
-	if [ ! -x /usr/bin/fsck.erofs ]; then
-		echo "note: /usr/bin/fsck.erofs (erofs-utils) missing: not cross-checked"
-		return 0
-	fi
-	rm -rf "$WORK/deb"
-	if /usr/bin/fsck.erofs --extract="$WORK/deb" "$img" >"$WORK/deb.out" 2>&1 &&
-	   diff -r --no-dereference "$src" "$WORK/deb" >"$WORK/deb.diff" 2>&1; then
-		pass "$label: Debian's fsck.erofs --extract passes, same contents"
+	[ -n "$READER2" ] || { echo "note: $label: $READER2_NAME: not cross-checked"; return 0; }
+	rm -rf "$WORK/reader2"
+	if "$READER2" --extract="$WORK/reader2" "$img" >"$WORK/reader2.log" 2>&1 &&
+	   diff -r --no-dereference "$src" "$WORK/reader2" >"$WORK/reader2.diff" 2>&1; then
+		pass "$label: $READER2_NAME --extract passes, same contents"
 	else
-		fail "$label: Debian's fsck.erofs --extract:"
-		tail -5 "$WORK/deb.out" "$WORK/deb.diff" >&2
+		fail "$label: $READER2_NAME --extract:"
+		tail -5 "$WORK/reader2.log" "$WORK/reader2.diff" >&2
 	fi
-	rm -rf "$WORK/deb"
+	rm -rf "$WORK/reader2"
 }
 
 # block_list_check LABEL IMAGE MAP SOURCE PREFIX BLKSZ: every line names a

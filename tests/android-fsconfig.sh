@@ -82,7 +82,7 @@ check_eq "security.capability is the 20-byte v2 record" \
 check_eq "capabilities=0x0: no xattr, the host's capability is dropped" "-" "$(caps "$WORK/x/firmware/x.bin")"
 diff -r --no-dereference "$src" "$WORK/x" >/dev/null && pass "canned: contents unchanged" ||
 	fail "canned: contents differ"
-debian_fsck "canned" "$WORK/c.img" "$src"
+reader2_fsck "canned" "$WORK/c.img" "$src"
 
 # ---- the root as "/" instead of a leading space; paths with a leading "/";
 # ---- the same file with decimal capabilities: the same image ----

@@ -4,10 +4,11 @@
 # file_contexts, -T 1230768000, uuid5, block map, big pclusters, compress
 # hints), a vendor image from an `m` build (--product-out rule files), its
 # share-dup-blocks and legacy variants, and an APEX payload (-T 0, no mount
-# point).  Each passes Debian's fsck.erofs and ours; owners, modes,
-# capabilities and labels read back as getfattr/getcap show them (extracted,
-# and mounted by the running kernel when it can); builds are byte-identical
-# across runs, --opt=value spellings, worker counts and a tmpfs staging copy.
+# point).  Each passes ours and a second fsck.erofs (tests/second-reader.sh);
+# owners, modes, capabilities and labels read back as getfattr/getcap show
+# them (extracted, and mounted by the running kernel when it can); builds are
+# byte-identical across runs, --opt=value spellings, worker counts and a
+# tmpfs staging copy.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/android-common.sh"
 require_root
@@ -163,7 +164,7 @@ done <<'EOF'
 /system/lib64/libc.so u:object_r:system_lib_file:s0
 /system/apex/com.android.foo.apex u:object_r:system_apex_file:s0
 EOF
-debian_fsck "system" "$WORK/system.img" "$root"
+reader2_fsck "system" "$WORK/system.img" "$root"
 
 # the block map: names, ranges, and the blocks of files stored plain
 if block_list_check system "$WORK/system.img" "$WORK/system.map" "$root" "" 4096 >"$WORK/map.kinds"; then
@@ -280,7 +281,7 @@ for variant in "lz4hc:-z lz4hc,9" "legacy:-z lz4 -E legacy-compress" \
 	check_eq "vendor $name: getfattr of the root (/vendor/)" "u:object_r:vendor_file:s0" "$(label "$WORK/x")"
 	check_eq "vendor $name: <<none>> leaves fs_config_files unlabelled" "-" \
 		"$(label "$WORK/x/etc/fs_config_files")"
-	debian_fsck "vendor $name" "$img" "$out/vendor"
+	reader2_fsck "vendor $name" "$img" "$out/vendor"
 	if block_list_check "vendor $name" "$img" "$WORK/vendor-$name.map" "$out/vendor" /vendor 4096 \
 		>"$WORK/map.kinds"; then
 		pass "vendor $name: the block map is well formed"
@@ -349,5 +350,5 @@ check_eq "apex: getfattr lib64/libfoo.so" "u:object_r:system_file:s0" "$(label "
 check_eq "apex: every mtime is 0" "0" "$(find "$WORK/x" -printf '%T@\n' | sed 's/\..*//' | sort -u | tr '\n' ' ' | sed 's/ $//')"
 check_eq "apex: the UUID is uuid5(URL, www.android.com)" "$(echo "$apexuuid" | tr -d -)" \
 	"$(od -An -tx1 -j $((1024 + 48)) -N 16 "$WORK/apex.img" | tr -d ' \n')"
-debian_fsck "apex" "$WORK/apex.img" "$apex"
+reader2_fsck "apex" "$WORK/apex.img" "$apex"
 finish

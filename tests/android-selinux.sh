@@ -66,7 +66,7 @@ EOF
 check_eq "the label is stored without a trailing NUL" \
 	"$(printf 'u:object_r:vendor_file:s0' | xxd -p)" "$(xattr_hex "$WORK/x/bin/tool" security.selinux)"
 check_eq "other host xattrs stay" "yes" "$(getfattr -h --absolute-names --only-values -n user.kept "$WORK/x/bin/tool")"
-debian_fsck "vendor labels" "$WORK/v.img" "$src"
+reader2_fsck "vendor labels" "$WORK/v.img" "$src"
 
 # the same labels from file_contexts.bin (sefcontext_compile, as the build does)
 if command -v sefcontext_compile >/dev/null; then

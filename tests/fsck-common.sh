@@ -232,3 +232,6 @@ fsck_failed_as() { # LABEL PASS_MSG RC LOG WORDS...: fsck must have exited 1, pr
 		fail "$label: rc $rc, wanted 1 and '$*': $(head -3 "$log")"
 	fi
 }
+
+# the second, independent reader (reader2_*)
+. "$top_srcdir/tests/second-reader.sh"

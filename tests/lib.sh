@@ -63,6 +63,20 @@ same_manifest() {
 	fi
 }
 
+# ours_extract LABEL IMAGE SOURCE: our fsck.erofs extracts the image, and
+# the tree matches SOURCE
+ours_extract() {
+	local label=$1 img=$2 src=$3
+	rm -rf "$WORK/ours"
+	if "$FSCK" --extract="$WORK/ours" "$img" >"$WORK/ours.log" 2>&1; then
+		same_manifest "$label-ours" "$src" "$WORK/ours"
+	else
+		fail "$label: our fsck.erofs rejected the image:"
+		tail -5 "$WORK/ours.log" >&2
+	fi
+	rm -rf "$WORK/ours"
+}
+
 # expect_failure LABEL PATTERN CMD...: CMD fails and its stderr matches PATTERN
 expect_failure() {
 	local label=$1 pattern=$2 rc=0
@@ -77,3 +91,6 @@ expect_failure() {
 		pass "$label: $(head -1 "$WORK/err.txt")"
 	fi
 }
+
+# the second, independent reader (reader2_*)
+. "$top_srcdir/tests/second-reader.sh"

@@ -7,8 +7,9 @@
  * Problems are printed with erofs_err() (errors) and, at debug level 1 and
  * up, erofs_warn() (warnings), and counted.
  *
- * The nid table, the ACL value check and the path join are exported too:
- * the fuzz harnesses' own walk (tests/fuzz/fuzz-walk.h) uses them.
+ * The nid table with its names and paths (lib/nidtab.c) and the ACL value
+ * check are exported too: the fuzz harnesses' own walk
+ * (tests/fuzz/fuzz-walk.h) uses them.
  */
 #ifndef EROFS_CHECK_H
 #define EROFS_CHECK_H
@@ -50,36 +51,80 @@ int erofs_check_image(struct erofs_reader *r, const struct erofs_check_opts *o,
 
 /* ---- pieces of the walk ---- */
 
-/* What the walk knows of one nid. */
+/*
+ * What the walk knows of one nid.  No path is kept: each node records the
+ * directory it is named in (where it was extracted, for a hard link) and
+ * its name there, so that paths cost O(inodes) memory in all, whatever the
+ * depth, and are built only when a message names one.
+ */
 struct erofs_check_node {
 	uint64_t nid;
-	uint16_t mode;
+	uint64_t parent;		/* directory naming it; the root: its own nid */
+	size_t name;			/* its name: offset in the table's name store */
+	uint8_t namelen;
 	uint8_t used;
+	uint16_t mode;
 	bool bad;			/* inode could not be loaded */
-	bool extracted;			/* first_path exists below the target */
+	bool extracted;			/* exists below the target, at parent/name */
 	bool overlap_reported;
 	bool packed;			/* the packed inode: no directory names it */
 	uint32_t nlink;
 	uint32_t refs;			/* dirents (other than . and ..) naming it */
+	uint32_t frame;			/* a directory being walked: 1 + its stack slot */
 	uint64_t iloc, meta_end;
-	char *first_path;		/* malloc'ed; freed by erofs_nidtab_free */
 };
 
 /* Open addressing, power-of-two size; zero-initialise before use. */
 struct erofs_nidtab {
 	struct erofs_check_node *tab;
 	size_t cap, count;
+	char *names;			/* every node's name, back to back */
+	size_t names_len, names_cap;
 };
 
 struct erofs_check_node *erofs_nidtab_find(const struct erofs_nidtab *t, uint64_t nid);
 /* A new, zeroed node for nid (not already in t); NULL when out of memory. */
 struct erofs_check_node *erofs_nidtab_add(struct erofs_nidtab *t, uint64_t nid);
+/* Records that n is entry name (len bytes) of directory parent (the root:
+ * its own nid, name ""); false when out of memory. */
+bool erofs_nidtab_name(struct erofs_nidtab *t, struct erofs_check_node *n, uint64_t parent,
+		       const char *name, size_t len);
 void erofs_nidtab_free(struct erofs_nidtab *t);
+
+/*
+ * The image path of entry name (len bytes) of directory dir, or with name
+ * NULL of dir itself, from the names in t, escaped as erofs_escape() does.
+ * A path longer than out keeps its last components behind "/...".  Costs
+ * O(depth); nothing is kept.
+ */
+const char *erofs_nidtab_path(const struct erofs_nidtab *t, uint64_t dir, const char *name,
+			      size_t len, char *out, size_t outlen);
+/* The same for a node of t ("(packed inode)" for the packed inode). */
+const char *erofs_nidtab_node_path(const struct erofs_nidtab *t, const struct erofs_check_node *n,
+				   char *out, size_t outlen);
+
+/* An extractor's name for entry name of directory dir (name NULL: dir
+ * itself), shown through erofs_nidtab_path() when a message needs it. */
+struct erofs_check_xpath {
+	struct erofs_xpath base;
+	const struct erofs_nidtab *t;
+	uint64_t dir;
+	const char *name;
+	size_t len;
+};
+
+const struct erofs_xpath *erofs_check_xpath(struct erofs_check_xpath *p,
+					    const struct erofs_nidtab *t, uint64_t dir,
+					    const char *name, size_t len);
+
+/* Opens, below the extraction target, directory dir where the walk made it
+ * (an ancestor's descriptor may be given: from, standing for directory
+ * from_nid; else -1), walking down by the names in t, never following a
+ * symlink.  A descriptor, or a negative errno. */
+int erofs_nidtab_open_dir(const struct erofs_nidtab *t, struct erofs_extractor *x, uint64_t dir,
+			  int from, uint64_t from_nid);
 
 /* A POSIX ACL xattr value as the kernel accepts it (version 2, known tags). */
 bool erofs_acl_value_ok(const uint8_t *v, unsigned int size);
-
-/* dir + "/" + name (one slash), malloc'ed; NULL when out of memory. */
-char *erofs_path_join(const char *dir, const char *name);
 
 #endif

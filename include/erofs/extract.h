@@ -12,16 +12,36 @@
  *
  * Each function reports its own failures (erofs_err/erofs_warn naming the
  * path) and returns 0 or a negative errno; the counters in the extractor
- * tell how many errors and warnings were printed.
+ * tell how many errors and warnings were printed.  A regular file whose
+ * data cannot be read is removed again: nothing empty or cut short is left
+ * to pass for it.
+ *
+ * The image path in messages comes from a struct erofs_xpath, built only
+ * when a message is printed: a walk of a deep tree need not keep paths.
  */
 #ifndef EROFS_EXTRACT_H
 #define EROFS_EXTRACT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "erofs/reader.h"
+
+/* How the caller names the entry an extractor call works on. */
+struct erofs_xpath {
+	/* Writes the entry's image path into buf (escaped for a terminal,
+	 * shortened to fit len bytes). */
+	void (*show)(const struct erofs_xpath *self, char *buf, size_t len);
+};
+
+/* An erofs_xpath for a path the caller holds as a string. */
+struct erofs_xpath_str {
+	struct erofs_xpath base;
+	const char *path;
+};
+const struct erofs_xpath *erofs_xpath_str(struct erofs_xpath_str *p, const char *path);
 
 struct erofs_extract_opts {
 	bool force;		/* allow a non-empty target and "/" */
@@ -50,20 +70,29 @@ int erofs_extract_root(struct erofs_extractor *x);
 
 /* Creates (or, with overwrite, reuses) directory name under parentfd and
  * returns a descriptor on it; its metadata is applied by dir_end, after
- * its children.  path is the image path, for messages. */
+ * its children.  path names it in messages. */
 int erofs_extract_dir_begin(struct erofs_extractor *x, int parentfd,
-			    const char *name, const char *path);
+			    const char *name, const struct erofs_xpath *path);
 /* Applies owner, xattrs, mode and mtime of vi to dirfd, then closes it. */
-int erofs_extract_dir_end(struct erofs_extractor *x, int dirfd, const char *path,
+int erofs_extract_dir_end(struct erofs_extractor *x, int dirfd, const struct erofs_xpath *path,
 			  const struct erofs_rd_inode *vi);
+
+/* Opens directory name of dirfd, made by an earlier dir_begin, again:
+ * never through a symlink.  A descriptor, or a negative errno (nothing is
+ * printed). */
+int erofs_extract_reopen_dir(struct erofs_extractor *x, int dirfd, const char *name);
+
+/* Opens the parent of dirfd again, which must still be the directory
+ * (dev, ino) it was made as; -ESTALE if it is not. */
+int erofs_extract_reopen_parent(struct erofs_extractor *x, int dirfd, uint64_t dev, uint64_t ino);
 
 /* Regular file, symlink, device, fifo or socket, with all its metadata. */
 int erofs_extract_node(struct erofs_extractor *x, int parentfd, const char *name,
-		       const char *path, const struct erofs_rd_inode *vi);
+		       const struct erofs_xpath *path, const struct erofs_rd_inode *vi);
 
-/* Hard link name under parentfd to target, the path (relative to the
- * target directory) where the same inode was extracted first. */
+/* Hard link name under parentfd to entry tname of directory tdirfd, where
+ * the same inode was extracted first. */
 int erofs_extract_hardlink(struct erofs_extractor *x, int parentfd, const char *name,
-			   const char *path, const char *target);
+			   const struct erofs_xpath *path, int tdirfd, const char *tname);
 
 #endif

@@ -14,6 +14,7 @@
 #define EROFS_ZREAD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "erofs/reader.h"
@@ -23,6 +24,8 @@
 #define EROFS_Z_MAX_PCLUSTER_BLKS	256u	/* 1 MiB of 4 KiB blocks */
 #define EROFS_Z_BLKSZBITS	12u		/* compressed files need 4 KiB blocks */
 #define EROFS_COMPR_LZMA	1u
+#define EROFS_COMPR_DEFLATE	2u
+#define EROFS_COMPR_ZSTD	3u
 #define EROFS_COMPR_MAX		2u		/* algorithms a 6.1 kernel knows */
 #define EROFS_ZFRAGMENT_INODE_BIT	7u	/* h_clusterbits: whole file in the packed inode */
 
@@ -41,6 +44,16 @@ struct erofs_lcluster {
 /* Internal: reader.c's error recorder, shared with zread.c. */
 int erofs_reader_fail(struct erofs_reader *r, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* Internal: names for the bits of a feature or algorithm mask. */
+struct erofs_bitname {
+	uint32_t bit;
+	const char *name;
+};
+
+/* Writes the names of the bits set in mask ("a, b, unknown bits 0x..."). */
+const char *erofs_name_bits(char *out, size_t len, uint32_t mask,
+			    const struct erofs_bitname *names, size_t n);
 
 /* Superblock: available algorithms and their configuration records. */
 int erofs_z_load_config(struct erofs_reader *r);

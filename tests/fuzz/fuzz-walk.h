@@ -10,7 +10,8 @@
  *     directory entered once (a second reference is a loop or a directory
  *     hard link and is not followed), entries collected and then visited
  *     depth-first over an explicit stack, as lib/check.c does (its nid
- *     table and path join are the ones used here);
+ *     table, names and paths are the ones used here: every node's path is
+ *     put together at a few buffer sizes);
  *   - xattrs (shared and inline) of every inode, ACL values parsed;
  *   - symlink targets;
  *   - file and directory data: every extent mapped (erofs_map_blocks),
@@ -96,7 +97,6 @@ struct fz_dent {
 
 struct fz_frame {
 	struct erofs_rd_inode vi;
-	char *path;
 	struct fz_dent *ents;
 	size_t n, cap, next;
 	uint32_t subdirs;
@@ -211,20 +211,31 @@ static struct erofs_check_node *fz_add(struct fz *f, uint64_t nid)
 	return ni;
 }
 
-static char *fz_join(const char *dir, const char *name)
+static void fz_name(struct fz *f, struct erofs_check_node *ni, uint64_t dir, const char *name)
 {
-	char *p = erofs_path_join(dir, name);
-
-	if (!p)
+	if (!erofs_nidtab_name(&f->nids, ni, dir, name, strlen(name)))
 		abort();
-	return p;
 }
 
-static char *fz_strdup(const char *s)
+/* A node's path, as fsck's messages build it, at a few sizes. */
+static void fz_node_path(struct fz *f, const struct erofs_check_node *ni)
 {
-	size_t n = strlen(s) + 1;
+	static const size_t sizes[] = { 0, 1, 5, 6, 13, 80, 1024 };
+	char out[1024];
+	size_t i;
 
-	return memcpy(fz_alloc(n), s, n);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t n = sizes[i];
+
+		erofs_nidtab_node_path(&f->nids, ni, out, n);
+		if (n) {
+			size_t l = strnlen(out, n);
+
+			FZ_CHECK(l < n);
+			FZ_CHECK(n < 6 || out[0] == '/');
+			fz_fold(f, l);
+		}
+	}
 }
 
 /* ---- data ---- */
@@ -491,7 +502,7 @@ static int fz_collect(void *arg, const struct erofs_rd_dentry *de)
 }
 
 static void fz_push_dir(struct fz *f, const struct erofs_rd_inode *vi, uint64_t parent,
-			char *path, int dirfd)
+			int dirfd)
 {
 	struct fz_frame *fr;
 	int err;
@@ -503,7 +514,6 @@ static void fz_push_dir(struct fz *f, const struct erofs_rd_inode *vi, uint64_t 
 	fr = &f->stack[f->depth++];
 	memset(fr, 0, sizeof(*fr));
 	fr->vi = *vi;
-	fr->path = path;
 	fr->dirfd = dirfd;
 	fz_clear_err(f);
 	err = erofs_dir_iterate(&f->r, vi, parent, fz_collect, f);
@@ -525,20 +535,25 @@ static void fz_pop_dir(struct fz *f)
 
 	if (!fr->damaged && fr->vi.di.nlink != 2 + fr->subdirs && fr->vi.di.nlink != 1)
 		f->problems++;
-	if (fr->dirfd >= 0)
-		erofs_extract_dir_end(f->x, fr->dirfd, fr->path, &fr->vi);
+	if (fr->dirfd >= 0) {
+		struct erofs_check_xpath xp;
+
+		erofs_extract_dir_end(f->x, fr->dirfd,
+				      erofs_check_xpath(&xp, &f->nids, fr->vi.nid, NULL, 0), &fr->vi);
+	}
 	for (i = 0; i < fr->n; i++)
 		free(fr->ents[i].name);
 	free(fr->ents);
-	free(fr->path);
 	f->depth--;
 }
 
 static void fz_visit(struct fz *f, const struct fz_dent *d)
 {
 	struct fz_frame *parent = &f->stack[f->depth - 1];
-	char *path = fz_join(parent->path, d->name);
 	struct erofs_check_node *ni = fz_find(f, d->nid);
+	struct erofs_check_xpath xp;
+	const struct erofs_xpath *path = erofs_check_xpath(&xp, &f->nids, parent->vi.nid, d->name,
+							   strlen(d->name));
 	struct erofs_rd_inode vi;
 	int pfd = parent->dirfd, err;
 
@@ -547,29 +562,38 @@ static void fz_visit(struct fz *f, const struct fz_dent *d)
 	if (ni) {
 		ni->refs++;
 		if (ni->bad || S_ISDIR(ni->mode))
-			goto out;	/* a directory loop or directory hard link */
+			return;		/* a directory loop or directory hard link */
 		if (pfd < 0)
-			goto out;
+			return;
 		if (ni->extracted) {
-			erofs_extract_hardlink(f->x, pfd, d->name, path, ni->first_path + 1);
+			/* the target's directory, opened down from the root by name */
+			char tname[EROFS_NAME_LEN + 1];
+			int tfd = erofs_nidtab_open_dir(&f->nids, f->x, ni->parent, -1, 0);
+
+			memcpy(tname, f->nids.names + ni->name, ni->namelen);
+			tname[ni->namelen] = '\0';
+			if (tfd >= 0) {
+				erofs_extract_hardlink(f->x, pfd, d->name, path, tfd, tname);
+				close(tfd);
+			}
 		} else if (!erofs_read_inode(&f->r, d->nid, &vi) && fz_extract_budget(f, &vi) &&
 			   !erofs_extract_node(f->x, pfd, d->name, path, &vi)) {
-			free(ni->first_path);
-			ni->first_path = fz_strdup(path);
+			fz_name(f, ni, parent->vi.nid, d->name);
 			ni->extracted = true;
 		}
-		goto out;
+		return;
 	}
 
 	ni = fz_add(f, d->nid);
 	ni->refs = 1;
-	ni->first_path = fz_strdup(path);
+	fz_name(f, ni, parent->vi.nid, d->name);
+	fz_node_path(f, ni);
 	fz_clear_err(f);
 	err = erofs_read_inode(&f->r, d->nid, &vi);
 	if (err) {
 		fz_failed(f, err);
 		ni->bad = true;
-		goto out;
+		return;
 	}
 	FZ_CHECK(vi.nid == d->nid);
 	FZ_CHECK(vi.size <= (uint64_t)INT64_MAX);
@@ -590,7 +614,7 @@ static void fz_visit(struct fz *f, const struct fz_dent *d)
 			if (fd < 0)
 				fd = -1;
 		}
-		fz_push_dir(f, &vi, parent->vi.nid, path, fd);	/* parent may move */
+		fz_push_dir(f, &vi, parent->vi.nid, fd);	/* parent may move */
 		return;
 	}
 	if (S_ISREG(vi.di.mode)) {
@@ -614,8 +638,6 @@ static void fz_visit(struct fz *f, const struct fz_dent *d)
 	if (pfd >= 0 && fz_extract_budget(f, &vi) &&
 	    !erofs_extract_node(f->x, pfd, d->name, path, &vi))
 		ni->extracted = true;
-out:
-	free(path);
 }
 
 /* The packed inode, as lib/check.c's check_packed(): not a file of the tree. */
@@ -655,7 +677,7 @@ static void fz_walk(struct fz *f, struct erofs_extractor *x)
 	f->dents_left = FZ_DENT_BUDGET;
 
 	ni = fz_add(f, root);
-	ni->first_path = fz_strdup("/");
+	fz_name(f, ni, root, "");
 	fz_clear_err(f);
 	err = erofs_read_inode(&f->r, root, &vi);
 	if (err) {
@@ -676,7 +698,7 @@ static void fz_walk(struct fz *f, struct erofs_extractor *x)
 		if (fd < 0)
 			fd = -1;
 	}
-	fz_push_dir(f, &vi, root, fz_strdup("/"), fd);
+	fz_push_dir(f, &vi, root, fd);
 	while (f->depth) {
 		struct fz_frame *fr = &f->stack[f->depth - 1];
 

@@ -12,6 +12,7 @@
 
 #include <lz4.h>
 
+#include "erofs/check.h"
 #include "erofs/ondisk.h"
 #include "erofs/reader.h"
 
@@ -167,7 +168,14 @@ static void test_super(void)
 	m.sb.blkszbits = 12;
 
 	m.sb.feature_incompat = 0x40;
-	EXPECT_ERR(img_open(&m, &r), -EOPNOTSUPP, "incompatible features 0x00000040", &r);
+	EXPECT_ERR(img_open(&m, &r), -EOPNOTSUPP,
+		   "unsupported incompatible features: xattr_prefixes (Linux 6.4 and later)", &r);
+	m.sb.feature_incompat = 0x180 | EROFS_INCOMPAT_ZERO_PADDING;
+	EXPECT_ERR(img_open(&m, &r), -EOPNOTSUPP,
+		   "features: 48bit (Linux 6.15 and later), metabox (metadata compression, Linux 6.17 and later)",
+		   &r);
+	m.sb.feature_incompat = 0x80000000u;
+	EXPECT_ERR(img_open(&m, &r), -EOPNOTSUPP, "features: unknown bits 0x80000000", &r);
 	m.sb.feature_incompat = EROFS_INCOMPAT_LINUX_6_1;
 	CHECK(img_open(&m, &r) == 0);
 	m.sb.feature_incompat = 0;
@@ -899,15 +907,19 @@ static void test_compressed(void)
 	EXPECT_ERR(img_open(&m, &r), -EUCLEAN, "LZ4 pclusters of 257 blocks (at most 256)", &r);
 	put_le16(m.b + 1152, 13);
 	EXPECT_ERR(img_open(&m, &r), -EUCLEAN, "LZ4 config of 13 bytes (want 14)", &r);
-	m.sb.u1 = 3;	/* LZ4 and MicroLZMA: two records, the second past the end */
+	put_le16(m.b + 1152, 0);	/* 0 means 65536 bytes */
+	EXPECT_ERR(img_open(&m, &r), -EUCLEAN, "compression config of algorithm 0 (65536 bytes) beyond the end", &r);
+	/* other algorithms: refused by name, with the first Linux that reads them */
+	m.sb.u1 = 3;
 	put_le16(m.b + 1152, 14);
 	put_le16(m.b + 1156, 4);
-	put_le16(m.b + 1168, 0);	/* 0 means 65536 bytes */
-	EXPECT_ERR(img_open(&m, &r), -EUCLEAN, "compression config of algorithm 1 (65536 bytes) beyond the end", &r);
-	put_le16(m.b + 1168, 14);
-	CHECK(img_open(&m, &r) == 0 && r.available_compr_algs == 3 && r.sb_end == 1168 + 16);
+	EXPECT_ERR(img_open(&m, &r), -EOPNOTSUPP,
+		   "superblock: unsupported compression algorithms: lzma (MicroLZMA, Linux 5.16 and later) (this reader decodes LZ4 only)",
+		   &r);
 	m.sb.u1 = 4;
-	EXPECT_ERR(img_open(&m, &r), -EOPNOTSUPP, "unknown compression algorithms 0x0004", &r);
+	EXPECT_ERR(img_open(&m, &r), -EOPNOTSUPP, "algorithms: deflate (Linux 6.6 and later) (", &r);
+	m.sb.u1 = 0x8009;
+	EXPECT_ERR(img_open(&m, &r), -EOPNOTSUPP, "algorithms: zstd (Linux 6.10 and later), unknown bits 0x8000 (", &r);
 	m.sb.feature_incompat = EROFS_INCOMPAT_ZERO_PADDING;
 	m.sb.u1 = 4096;	/* now lz4_max_distance */
 	CHECK(img_open(&m, &r) == 0 && r.lz4_max_distance == 4096 && r.available_compr_algs == 1 &&
@@ -1018,7 +1030,7 @@ static void check_file(struct erofs_reader *r, uint64_t nid, const uint8_t *want
 
 static void test_fragments(void)
 {
-	static uint8_t packed[10000], cdata[9000], want[9000];
+	static uint8_t packed[10000], cdata[9000], want[16384];
 	const struct erofs_rd_inode *pk;
 	struct erofs_reader r;
 	struct erofs_rd_inode vi;
@@ -1189,6 +1201,83 @@ static void test_fragments(void)
 		   "lcluster 2: an extent starts after the tail extent (a fragment) at lcluster 1", &r);
 	erofs_reader_close(&r);
 	free(m.b);
+
+	/* erofs-utils' form: the tail fragment (head at lcluster 1) ends inside
+	 * lcluster 3, whose entry is a PLAIN head at exactly i_size; 6.1 never
+	 * maps it, and neither may we refuse the file for it */
+	frag_image(&m, packed, cdata, false);
+	put_inode(&m, FB, S_IFREG | 0644, EROFS_LAYOUT_COMPRESSED_FULL, 3 * BLK + 100, 1, false);
+	put_le32(zhdr(&m, FB), 1000);
+	put_le16(zhdr(&m, FB) + 16 + 16, EROFS_LCLUSTER_NONHEAD);
+	put_le16(zhdr(&m, FB) + 16 + 20, 1);
+	put_le16(zhdr(&m, FB) + 16 + 22, 1);
+	put_full_entry(&m, FB, 3, EROFS_LCLUSTER_PLAIN, 100, 0);
+	CHECK(img_open(&m, &r) == 0 && erofs_read_inode(&r, FB, &vi) == 0 && vi.z_tail_lcn == 1 &&
+	      vi.z_frag_la == BLK);
+	CHECK(erofs_map_blocks(&r, &vi, 3 * BLK + 99, &map) == 0 && map.la == BLK &&
+	      map.llen == 2 * BLK + 100 && map.pa == 1000 && (map.flags & EROFS_MAP_FRAGMENT));
+	memcpy(want, m.b + 6 * BLK, BLK);
+	memcpy(want + BLK, packed + 1000, 2 * BLK + 100);
+	check_file(&r, FB, want, 3 * BLK + 100);
+	erofs_reader_close(&r);
+	/* ... but a head that starts before i_size is the tail's own head (and
+	 * uncompressed), and one past i_size is refused as in any file */
+	put_full_entry(&m, FB, 3, EROFS_LCLUSTER_PLAIN, 99, 0);
+	CHECK(img_open(&m, &r) == 0);
+	EXPECT_ERR(erofs_read_inode(&r, FB, &vi), -EUCLEAN,
+		   "lcluster 3: the tail extent is a fragment, but its head is uncompressed", &r);
+	erofs_reader_close(&r);
+	put_full_entry(&m, FB, 3, EROFS_LCLUSTER_PLAIN, 101, 0);
+	CHECK(img_open(&m, &r) == 0 && erofs_read_inode(&r, FB, &vi) == 0);
+	EXPECT_ERR(erofs_map_blocks(&r, &vi, 2 * BLK, &map), -EUCLEAN,
+		   "lcluster 3: an extent starts at byte 12389, beyond i_size 12388", &r);
+	erofs_reader_close(&r);
+	free(m.b);
+}
+
+/* fsck's paths, put together from the names of the nid table (lib/nidtab.c) */
+static void test_paths(void)
+{
+	struct erofs_nidtab t = { 0 };
+	struct erofs_check_node *n;
+	char out[64], longname[256];
+	const char *want;
+
+	memset(longname, 'x', 255);
+	longname[255] = '\0';
+	n = erofs_nidtab_add(&t, 1);
+	CHECK(n && erofs_nidtab_name(&t, n, 1, "", 0));		/* the root */
+	n = erofs_nidtab_add(&t, 2);
+	CHECK(n && erofs_nidtab_name(&t, n, 1, "usr", 3));
+	n = erofs_nidtab_add(&t, 3);
+	CHECK(n && erofs_nidtab_name(&t, n, 2, "a\nb", 3));
+	n = erofs_nidtab_add(&t, 4);
+	CHECK(n && erofs_nidtab_name(&t, n, 3, longname, 255));
+
+	CHECK(!strcmp(erofs_nidtab_path(&t, 1, NULL, 0, out, sizeof(out)), "/"));
+	CHECK(!strcmp(erofs_nidtab_path(&t, 1, "etc", 3, out, sizeof(out)), "/etc"));
+	CHECK(!strcmp(erofs_nidtab_path(&t, 3, NULL, 0, out, sizeof(out)), "/usr/a\\x0ab"));
+	CHECK(!strcmp(erofs_nidtab_path(&t, 3, "f", 1, out, sizeof(out)), "/usr/a\\x0ab/f"));
+	CHECK(!strcmp(erofs_nidtab_node_path(&t, erofs_nidtab_find(&t, 3), out, sizeof(out)),
+		      "/usr/a\\x0ab"));
+	/* too long: the last components stay, behind "/..." */
+	CHECK(!strcmp(erofs_nidtab_path(&t, 3, "f", 1, out, 13), "/.../f"));
+	CHECK(!strcmp(erofs_nidtab_path(&t, 3, "f", 1, out, 14), "/usr/a\\x0ab/f"));
+	CHECK(!strcmp(erofs_nidtab_path(&t, 3, "file", 4, out, 16), "/.../file"));
+	CHECK(!strcmp(erofs_nidtab_path(&t, 3, "file", 4, out, 17), "/usr/a\\x0ab/file"));
+	CHECK(!strcmp(erofs_nidtab_path(&t, 4, "file", 4, out, 20), "/.../file"));
+	CHECK(!strcmp(erofs_nidtab_path(&t, 3, "file", 4, out, 6), "/..."));
+	/* a leaf longer than the buffer is cut, not dropped */
+	erofs_nidtab_path(&t, 4, longname, 255, out, sizeof(out));
+	CHECK(!strncmp(out, "/.../xxxx", 9) && strlen(out) < sizeof(out) &&
+	      !strcmp(out + strlen(out) - 3, "..."));
+	/* a dir the table does not know, and a cycle, end in "/..." */
+	want = "/.../f";
+	CHECK(!strcmp(erofs_nidtab_path(&t, 99, "f", 1, out, sizeof(out)), want));
+	erofs_nidtab_find(&t, 2)->parent = 3;
+	CHECK(!strncmp(erofs_nidtab_path(&t, 3, NULL, 0, out, sizeof(out)), "/...", 4));
+	erofs_nidtab_free(&t);
+	CHECK(!t.tab && !t.names && !t.count);
 }
 
 int main(void)
@@ -1202,6 +1291,7 @@ int main(void)
 	test_xattrs();
 	test_compressed();
 	test_fragments();
+	test_paths();
 
 	CHECK(!strcmp(erofs_escape(out, sizeof(out), "a\nb\\", 4), "a\\x0ab\\x5c"));
 	CHECK(!strcmp(erofs_escape(out, 16, "abcdefghijklmnopqrstuvwxyz", 26), "abcdefgh..."));
