@@ -86,7 +86,7 @@ for variant in "plain:" "lz4hc:-z lz4hc,9" "legacy:-z lz4 -E legacy-compress" \
 	"$FSCK" --extract="$WORK/x" "$WORK/$name.img" >/dev/null 2>&1 &&
 		diff -r --no-dereference "$src" "$WORK/x" >/dev/null &&
 		pass "$name: our fsck.erofs extracts the same tree" || fail "$name: extraction differs"
-	debian_fsck "$name" "$WORK/$name.img" "$src"
+	reader2_fsck "$name" "$WORK/$name.img" "$src"
 done
 
 # ---- without a block list, identical files are still stored once ----
