@@ -16,9 +16,13 @@
 #include "erofs/plain.h"
 #include "erofs/tails.h"
 
-/* Chunks stored so far, by content: open addressing on the hash. */
+/*
+ * Chunks stored so far, by content: open addressing on 64 bits of the hash
+ * (16 bytes a slot, up to three quarters full); a match is confirmed byte
+ * by byte anyway, so the rest of the hash would only spare rare compares.
+ */
 struct chunk_entry {
-	XXH128_hash_t hash;
+	uint64_t hash;
 	uint32_t len;
 	uint32_t blkaddr;	/* EROFS_NULL_ADDR: empty slot */
 };
@@ -164,9 +168,9 @@ void erofs_chunk_end(struct erofs_commit *cc)
 	cc->chunk_index = NULL;
 }
 
-static size_t slot_of(const struct erofs_chunk_index *k, XXH128_hash_t h)
+static size_t slot_of(const struct erofs_chunk_index *k, uint64_t h)
 {
-	return (size_t)h.low64 & k->mask;
+	return (size_t)h & k->mask;
 }
 
 static int table_grow(struct erofs_chunk_index *k)
@@ -183,7 +187,7 @@ static int table_grow(struct erofs_chunk_index *k)
 
 		if (k->table[i].blkaddr == EROFS_NULL_ADDR)
 			continue;
-		for (s = (size_t)k->table[i].hash.low64 & mask; bigger[s].blkaddr != EROFS_NULL_ADDR;
+		for (s = (size_t)k->table[i].hash & mask; bigger[s].blkaddr != EROFS_NULL_ADDR;
 		     s = (s + 1) & mask)
 			;
 		bigger[s] = k->table[i];
@@ -199,11 +203,11 @@ static int table_add(struct erofs_chunk_index *k, XXH128_hash_t h, uint32_t len,
 	size_t s;
 	int err;
 
-	if ((k->used + 1) * 2 > k->mask && (err = table_grow(k)))
+	if ((k->used + 1) * 4 > k->mask * 3 && (err = table_grow(k)))
 		return err;
-	for (s = slot_of(k, h); k->table[s].blkaddr != EROFS_NULL_ADDR; s = (s + 1) & k->mask)
+	for (s = slot_of(k, h.low64); k->table[s].blkaddr != EROFS_NULL_ADDR; s = (s + 1) & k->mask)
 		;
-	k->table[s] = (struct chunk_entry){ h, len, blkaddr };
+	k->table[s] = (struct chunk_entry){ h.low64, len, blkaddr };
 	k->used++;
 	return 0;
 }
@@ -248,13 +252,14 @@ static int find_same(struct erofs_commit *cc, XXH128_hash_t h, const uint8_t *by
 	struct erofs_chunk_index *k = cc->chunk_index;
 
 	*found = EROFS_NULL_ADDR;
-	for (size_t s = slot_of(k, h); k->table && k->table[s].blkaddr != EROFS_NULL_ADDR;
+	for (size_t s = k->table ? slot_of(k, h.low64) : 0;
+	     k->table && k->table[s].blkaddr != EROFS_NULL_ADDR;
 	     s = (s + 1) & k->mask) {
 		const struct chunk_entry *e = &k->table[s];
 		bool same;
 		int err;
 
-		if (e->len != len || !XXH128_isEqual(e->hash, h))
+		if (e->len != len || e->hash != h.low64)
 			continue;
 		if ((err = same_as_stored(cc, e->blkaddr, bytes, len, pending, &same)))
 			return err;
