@@ -216,6 +216,19 @@ make_dup_tree() {
 	setfattr -n user.note -v differs "$t/c/copy-3"
 }
 
+# bigroot: a root whose record (two 1,500-byte xattrs) does not fit beside the
+# superblock, over 3 MB of data: nid 0 then starts the metadata area after
+# the data (meta_blkaddr > 0), the layout's fallback
+make_bigroot_tree() {
+	local t=$1
+	mkdir -p "$t/sub"
+	head -c 3000000 /dev/urandom > "$t/data"
+	seq 1 200000 > "$t/sub/numbers"
+	echo small > "$t/sub/small"
+	setfattr -n user.first -v "$(head -c 1500 /dev/zero | tr '\0' a)" "$t"
+	setfattr -n user.second -v "$(head -c 1500 /dev/zero | tr '\0' b)" "$t"
+}
+
 prepare_tree() { # NAME -> sets TREE_DIR
 	local name=$1
 	case $name in
@@ -243,6 +256,9 @@ prepare_tree() { # NAME -> sets TREE_DIR
 	dup)
 		TREE_DIR=$SCRATCH/trees/dup
 		[ -d "$TREE_DIR" ] || make_dup_tree "$TREE_DIR" ;;
+	bigroot)
+		TREE_DIR=$SCRATCH/trees/bigroot
+		[ -d "$TREE_DIR" ] || make_bigroot_tree "$TREE_DIR" ;;
 	*)
 		die "matrix: unknown tree '$name'" ;;
 	esac
