@@ -183,9 +183,9 @@ static void choose_layout(const struct erofs_build_options *opts, struct erofs_p
 					? EROFS_LAYOUT_COMPRESSED_FULL : EROFS_LAYOUT_COMPRESSED_COMPACT;
 		inode->index_size = erofs_zindex_size(opts, meta, inode->size, inode->z);
 		inode->inline_size = inode->z->tail_size;	/* after the index */
-	} else if (S_ISREG(inode->mode)) {
+	} else if (S_ISREG(inode->mode) && !inode->tail_late) {
 		inode->inline_size = inode->tail_inline;
-	} else if (S_ISDIR(inode->mode) || S_ISLNK(inode->mode)) {
+	} else if (S_ISREG(inode->mode) || S_ISDIR(inode->mode) || S_ISLNK(inode->mode)) {
 		uint32_t tail = (uint32_t)(inode->size & (blksz - 1));
 
 		if (tail && opts->inline_data && meta + tail <= blksz)
@@ -239,8 +239,18 @@ static int place_records(struct erofs_tree *tree, struct erofs_plan *plan, uint3
 	return err;
 }
 
-/* Blocks for directories and symlinks whose data does not all fit inline. */
-static int place_dir_blocks(struct erofs_tree *tree, struct erofs_plan *plan, uint32_t *next)
+/* Whether the planner places the inode's data blocks (see place_late_blocks()). */
+bool erofs_placed_late(const struct erofs_inode *inode)
+{
+	return S_ISDIR(inode->mode) || S_ISLNK(inode->mode) ||
+	       (S_ISREG(inode->mode) && inode->tail_late);
+}
+
+/*
+ * Blocks for the data of directories, symlinks and files under a block
+ * that does not fit inline: after the file data, before the metadata.
+ */
+static int place_late_blocks(struct erofs_tree *tree, struct erofs_plan *plan, uint32_t *next)
 {
 	const unsigned int bits = plan->blkszbits;
 
@@ -248,7 +258,7 @@ static int place_dir_blocks(struct erofs_tree *tree, struct erofs_plan *plan, ui
 		struct erofs_inode *inode = tree->inodes[i];
 		uint64_t bytes;
 
-		if (!S_ISDIR(inode->mode) && !S_ISLNK(inode->mode))
+		if (!erofs_placed_late(inode))
 			continue;
 		bytes = inode->size - inode->inline_size;
 		inode->nr_blocks = (uint32_t)((bytes + (1u << bits) - 1) >> bits);
@@ -360,7 +370,7 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 		return err;
 	for (uint32_t i = 0; i < tree->nr_inodes + !!tree->packed; i++)
 		choose_layout(opts, plan, i < tree->nr_inodes ? tree->inodes[i] : tree->packed);
-	if ((err = place_dir_blocks(tree, plan, &next)))
+	if ((err = place_late_blocks(tree, plan, &next)))
 		return err;
 	meta_start = (uint64_t)next << bits;
 	if (plan->shared.count && !plan->shared_pos) {

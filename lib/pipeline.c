@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* The data pipeline (see include/erofs/pipeline.h). */
 #include <errno.h>
+#include <stdio.h>
+#include <time.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -454,6 +456,21 @@ static int run_packed(struct pipeline *p, struct erofs_packed *packed)
 	return run_phase(p, NULL);
 }
 
+/* -d 3 and up: when each phase ended, and what the workers did meanwhile */
+static void phase_done(const struct erofs_build_options *opts, const char *phase,
+		       const struct erofs_commit *cc)
+{
+	struct timespec now;
+
+	if (opts->debug_level < 3)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	fprintf(stderr, "mkfs.erofs: %-10s ends at %.3f s: %llu MiB read, %llu MiB written\n",
+		phase, (double)now.tv_sec + now.tv_nsec / 1e9,
+		(unsigned long long)(cc->stats->bytes_read >> 20),
+		(unsigned long long)(cc->stats->bytes_written >> 20));
+}
+
 int erofs_pipeline_run(const struct erofs_build_options *opts, struct erofs_tree *tree,
 		       const struct erofs_source *source, struct erofs_image *img,
 		       struct erofs_tails *tails, struct erofs_build_stats *stats)
@@ -498,8 +515,11 @@ int erofs_pipeline_run(const struct erofs_build_options *opts, struct erofs_tree
 	erofs_progress_start(&p.progress, opts->show_progress);
 
 	err = run_phase(&p, source);
-	if (!err && packed.size)
+	phase_done(opts, "files", &p.cc);
+	if (!err && packed.size) {
 		err = run_packed(&p, &packed);
+		phase_done(opts, "packed", &p.cc);
+	}
 	if (!err) {
 		struct erofs_progress_state s = {
 			.files_done = stats->files_done, .files_total = p.files_total,

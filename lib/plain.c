@@ -78,7 +78,12 @@ static int write_blocks(struct erofs_commit *cc, uint32_t blk, const uint8_t *bu
 	return err;
 }
 
-/* The last partial block: kept for the inode, or in a block of its own. */
+/*
+ * The last partial block: kept for the inode, or in a block of its own.  A
+ * file of less than a block has no other block to stay next to, so the
+ * planner decides, knowing the inode's record; a longer one decides now,
+ * against the largest record it can have.
+ */
 static int put_tail(struct erofs_commit *cc, struct erofs_inode *inode, const uint8_t *tail,
 		    uint32_t len)
 {
@@ -86,7 +91,8 @@ static int put_tail(struct erofs_commit *cc, struct erofs_inode *inode, const ui
 	uint32_t blk;
 	int err;
 
-	if (erofs_plain_tail_inline(cc->opts, inode)) {
+	inode->tail_late = inode->size < 1u << bits;
+	if (inode->tail_late || erofs_plain_tail_inline(cc->opts, inode)) {
 		inode->tail_inline = (uint16_t)len;
 		return erofs_tails_add(cc->tails, tail, len, &inode->tail_pos);
 	}

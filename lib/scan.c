@@ -20,10 +20,6 @@
 /* Files are handed to the pipeline this many at a time, or when a directory is done. */
 #define HAND_OVER_BATCH	64
 
-/* Directories deeper than this below the current one have their fds closed;
- * going back up reopens them through "..", checked against what was seen. */
-#define OPEN_DIRS_MAX	48
-
 /* Hard-link lookup: (st_dev, st_ino) -> inode, open addressing. */
 struct link_slot {
 	dev_t dev;
@@ -43,16 +39,6 @@ struct size_set {
 	size_t mask, used;
 };
 
-/* A directory on the way down. */
-struct frame {
-	struct erofs_inode *dir;
-	int fd;			/* -1: closed for now (see OPEN_DIRS_MAX) */
-	dev_t dev;
-	ino_t ino;
-	uint32_t next, count;	/* the next name to scan, of how many */
-	size_t path_len;	/* its path's length in the path buffer */
-};
-
 struct scan {
 	const struct erofs_build_options *opts;
 	struct erofs_tree *tree;
@@ -67,8 +53,15 @@ struct scan {
 	char *path;			/* the current entry's path, relative */
 	size_t path_len, path_cap;
 	size_t source_len;		/* strlen(opts->source) */
-	struct frame *stack;
-	size_t depth, stack_cap;
+	/* the directory being scanned: its path is path[0, dir_len) */
+	const struct erofs_inode *dir;
+	size_t dir_len;
+	const struct erofs_inode **chain;	/* scratch for moving between directories */
+	size_t chain_cap;
+	/* directories found and not scanned yet, in breadth-first order */
+	struct erofs_inode **queue;
+	size_t queue_head, queue_tail, queue_cap;
+	struct erofs_dir_cache dirs;	/* opens them through their parents */
 };
 
 static size_t link_hash(dev_t dev, ino_t ino)
@@ -154,6 +147,68 @@ static int set_path(struct scan *s, size_t len, const char *name)
 		s->path[len++] = '/';
 	memcpy(s->path + len, name, nl + 1);
 	s->path_len = len + nl;
+	return 0;
+}
+
+/* What a directory's name adds to the path of its parent ("/name", or "name" at the top). */
+static size_t name_part(const struct erofs_inode *dir)
+{
+	return dir->dentry->name_len + (dir->depth > 1);
+}
+
+/*
+ * Makes the path buffer hold dir's path, moving from the directory it held:
+ * as many components change as lie between the two, so walking the tree in
+ * order costs time linear in its size, however deep it is.
+ */
+static int chain_push(struct scan *s, size_t n, const struct erofs_inode *dir)
+{
+	if (n == s->chain_cap) {
+		size_t cap = s->chain_cap ? s->chain_cap * 2 : 64;
+		const struct erofs_inode **bigger = realloc(s->chain, cap * sizeof(*bigger));
+
+		if (!bigger)
+			return -ENOMEM;
+		s->chain = bigger;
+		s->chain_cap = cap;
+	}
+	s->chain[n] = dir;
+	return 0;
+}
+
+static int set_dir_path(struct scan *s, const struct erofs_inode *dir)
+{
+	const struct erofs_inode *from = s->dir, *to = dir;
+	size_t len = s->dir_len, n = 0;
+	int err;
+
+	/* up to the deepest common ancestor, noting the way down to dir */
+	while (from->depth > to->depth) {
+		len -= name_part(from);
+		from = from->parent;
+	}
+	while (to->depth > from->depth) {
+		if ((err = chain_push(s, n++, to)))
+			return err;
+		to = to->parent;
+	}
+	while (from != to) {
+		len -= name_part(from);
+		from = from->parent;
+		if ((err = chain_push(s, n++, to)))
+			return err;
+		to = to->parent;
+	}
+	while (n) {
+		if ((err = set_path(s, len, s->chain[--n]->dentry->name)))
+			return err;
+		len = s->path_len;
+	}
+	if ((err = set_path(s, len, "")))	/* (makes room; a name of "" adds nothing) */
+		return err;
+	s->path[len] = '\0';
+	s->path_len = s->dir_len = len;
+	s->dir = dir;
 	return 0;
 }
 
@@ -327,18 +382,18 @@ static int hand_over(struct scan *s)
 }
 
 /* Creates (or, for a hard link, finds) the inode behind one directory entry. */
-static int scan_entry(struct scan *s, struct frame *f, const char *name,
+static int scan_entry(struct scan *s, int dirfd, struct erofs_inode *dir, const char *name,
 		      struct erofs_dentry *dentry, bool *descend)
 {
 	const struct erofs_build_options *opts = s->opts;
-	struct erofs_inode *dir = f->dir, *inode;
+	struct erofs_inode *inode;
 	struct link_slot *slot = NULL;
 	struct stat st;
 	char xattr_path[PATH_MAX];
 	int err;
 
 	*descend = false;
-	if (fstatat(f->fd, name, &st, AT_SYMLINK_NOFOLLOW)) {
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
 		err = errno;
 		erofs_err("%s/%s: cannot stat: %s", opts->source, s->path, strerror(err));
 		return -err;
@@ -381,7 +436,7 @@ static int scan_entry(struct scan *s, struct frame *f, const char *name,
 		choose_compression(opts, inode, s->path);
 		break;
 	case S_IFLNK:
-		if ((err = read_symlink(s, f->fd, name, st.st_size, inode)))
+		if ((err = read_symlink(s, dirfd, name, st.st_size, inode)))
 			return err;
 		break;
 	case S_IFCHR:
@@ -404,7 +459,7 @@ static int scan_entry(struct scan *s, struct frame *f, const char *name,
 	}
 
 	if (opts->xattr_tolerance >= 0 &&
-	    (err = erofs_xattrs_read(xattr_path_of(s, f->fd, name, xattr_path), s->path,
+	    (err = erofs_xattrs_read(xattr_path_of(s, dirfd, name, xattr_path), s->path,
 				     &inode->xattrs)))
 		return err;
 	if ((err = erofs_android_inode(s->android, inode, s->path)))
@@ -426,135 +481,74 @@ static int scan_entry(struct scan *s, struct frame *f, const char *name,
 	return 0;
 }
 
-/* Starts scanning directory `dir`, open as fd, whose path is s->path[0, path_len). */
-static int push_dir(struct scan *s, struct erofs_inode *dir, int fd, size_t path_len)
+static int enqueue(struct scan *s, struct erofs_inode *dir)
 {
-	struct stat st;
+	if (s->queue_tail == s->queue_cap) {
+		size_t cap = s->queue_cap ? s->queue_cap * 2 : 256;
+		struct erofs_inode **bigger = realloc(s->queue, cap * sizeof(*bigger));
+
+		if (!bigger)
+			return -ENOMEM;
+		s->queue = bigger;
+		s->queue_cap = cap;
+	}
+	s->queue[s->queue_tail++] = dir;
+	return 0;
+}
+
+/* Scans one directory: its entries become inodes, its subdirectories wait in the queue. */
+static int scan_dir(struct scan *s, struct erofs_inode *dir)
+{
 	char *arena = NULL;
 	size_t *offsets = NULL, count = 0;
-	struct frame *f;
-	int err;
+	int dirfd, err;
 
-	if (fstat(fd, &st)) {
+	if ((err = set_dir_path(s, dir)))
+		return err;
+	dirfd = erofs_tree_open_dir(s->tree, dir, &s->dirs);
+	if (dirfd < 0) {
 		err = -errno;
-		close(fd);
+		erofs_err("%s/%s: cannot open directory: %s", s->opts->source, s->path,
+			  strerror(-err));
 		return err;
 	}
-	s->path[path_len] = '\0';
-	err = read_names(fd, path_len ? s->path : s->opts->source, &arena, &offsets, &count);
-	if (err) {
-		close(fd);
+	err = read_names(dirfd, s->dir_len ? s->path : s->opts->source, &arena, &offsets, &count);
+	if (err)
 		return err;
-	}
 	dir->names = arena;
 	dir->nlink = 2;
 	dir->children = calloc(count ? count : 1, sizeof(*dir->children));
 	if (!dir->children) {
 		free(offsets);
-		close(fd);
 		return -ENOMEM;
 	}
-	/* the names in order; scan_entry() fills the entries in as it goes */
-	for (size_t i = 0; i < count; i++)
-		dir->children[i].name = arena + offsets[i];
+	/* scan_entry() fills in, in order, the entries it keeps */
+	for (size_t i = 0; i < count && !err; i++) {
+		const char *name = arena + offsets[i];
+		struct erofs_dentry *dentry = &dir->children[dir->nr_children];
+		bool descend;
+
+		if ((err = set_path(s, s->dir_len, name)))
+			break;
+		if (s->opts->nr_excludes && is_excluded(s->opts, s->path))
+			continue;
+		err = scan_entry(s, dirfd, dir, name, dentry, &descend);
+		if (dentry->inode)
+			dir->nr_children++;
+		if (!err && descend)
+			err = enqueue(s, dentry->inode);
+	}
 	free(offsets);
-	if (s->depth == s->stack_cap) {
-		size_t cap = s->stack_cap ? s->stack_cap * 2 : 64;
-		struct frame *bigger = realloc(s->stack, cap * sizeof(*bigger));
-
-		if (!bigger) {
-			close(fd);
-			return -ENOMEM;
-		}
-		s->stack = bigger;
-		s->stack_cap = cap;
-	}
-	/* only the deepest directories stay open */
-	if (s->depth >= OPEN_DIRS_MAX) {
-		struct frame *far = &s->stack[s->depth - OPEN_DIRS_MAX];
-
-		if (far->fd >= 0)
-			close(far->fd);
-		far->fd = -1;
-	}
-	f = &s->stack[s->depth++];
-	/* scan_entry() counts the entries it keeps in nr_children */
-	*f = (struct frame){
-		.dir = dir, .fd = fd, .dev = st.st_dev, .ino = st.st_ino, .path_len = path_len,
-		.count = (uint32_t)count,
-	};
-	dir->nr_children = 0;
-	return 0;
+	return err ? err : hand_over(s);
 }
 
-/* Back to the parent of the finished top directory, reopening it through ".." if needed. */
-static int pop_dir(struct scan *s)
-{
-	struct frame *f = &s->stack[--s->depth];
-	struct frame *parent = s->depth ? &s->stack[s->depth - 1] : NULL;
-	int err = 0;
-
-	if (parent && parent->fd < 0) {
-		struct stat st;
-		int fd = openat(f->fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-		if (fd < 0 || fstat(fd, &st) || st.st_dev != parent->dev || st.st_ino != parent->ino) {
-			s->path[parent->path_len] = '\0';
-			erofs_err("%s/%s: moved or replaced during the build", s->opts->source, s->path);
-			err = -ESTALE;
-			if (fd >= 0)
-				close(fd);
-		} else {
-			parent->fd = fd;
-		}
-	}
-	close(f->fd);
-	return err;
-}
-
+/* Breadth first: the order the planner numbers inodes in, and the data's order. */
 static int scan_tree(struct scan *s)
 {
 	int err = 0;
 
-	while (s->depth && !err) {
-		struct frame *f = &s->stack[s->depth - 1];
-		struct erofs_inode *dir = f->dir;
-		struct erofs_dentry *dentry;
-		const char *name;
-		bool descend;
-		int fd;
-
-		if (f->next == f->count) {
-			if (!(err = hand_over(s)))
-				err = pop_dir(s);
-			continue;
-		}
-		name = dir->children[f->next++].name;
-		if ((err = set_path(s, f->path_len, name)))
-			break;
-		if (s->opts->nr_excludes && is_excluded(s->opts, s->path))
-			continue;
-		dentry = &dir->children[dir->nr_children];
-		err = scan_entry(s, f, name, dentry, &descend);
-		if (dentry->inode)
-			dir->nr_children++;
-		if (err || !descend)
-			continue;
-		fd = openat(f->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0) {
-			err = -errno;
-			erofs_err("%s/%s: cannot open directory: %s", s->opts->source, s->path,
-				  strerror(-err));
-			break;
-		}
-		err = push_dir(s, dentry->inode, fd, s->path_len);
-	}
-	while (s->depth) {	/* after an error */
-		struct frame *f = &s->stack[--s->depth];
-
-		if (f->fd >= 0)
-			close(f->fd);
-	}
+	while (s->queue_head < s->queue_tail && !err)
+		err = scan_dir(s, s->queue[s->queue_head++]);
 	return err;
 }
 
@@ -564,7 +558,7 @@ static int scan_root(struct scan *s)
 	struct erofs_tree *tree = s->tree;
 	struct erofs_inode *root;
 	struct stat st;
-	int err, fd;
+	int err;
 
 	tree->source_dirfd = open(opts->source, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (tree->source_dirfd < 0) {
@@ -592,10 +586,9 @@ static int scan_root(struct scan *s)
 	if ((err = set_path(s, 0, "")) || (err = erofs_android_inode(s->android, root, "")))
 		return err;
 	root->ibody_bound = erofs_xattr_ibody_max(root->xattrs);
-	fd = dup(tree->source_dirfd);
-	if (fd < 0)
-		return -errno;
-	return push_dir(s, root, fd, 0);
+	s->dir = root;
+	s->dir_len = 0;
+	return enqueue(s, root);
 }
 
 int erofs_scan_run(void *arg, erofs_file_sink sink, void *pipeline)
@@ -606,7 +599,10 @@ int erofs_scan_run(void *arg, erofs_file_sink sink, void *pipeline)
 		.sizes_wanted = src->opts->share_identical_files && !src->opts->chunkbits,
 		.source_len = strlen(src->opts->source),
 	};
-	int err = erofs_android_begin(s.opts, &s.android);
+	int err;
+
+	erofs_dir_cache_init(&s.dirs);
+	err = erofs_android_begin(s.opts, &s.android);
 
 	if (!err)
 		err = scan_root(&s);
@@ -623,6 +619,8 @@ int erofs_scan_run(void *arg, erofs_file_sink sink, void *pipeline)
 	free(s.links.slots);
 	free(s.sizes.slots);
 	free(s.path);
-	free(s.stack);
+	free(s.chain);
+	free(s.queue);
+	erofs_dir_cache_release(&s.dirs);
 	return err;
 }

@@ -136,6 +136,12 @@ static int cache_open_dir(const struct erofs_tree *tree, struct erofs_dir_cache 
 	return at;
 }
 
+int erofs_tree_open_dir(const struct erofs_tree *tree, const struct erofs_inode *dir,
+			struct erofs_dir_cache *cache)
+{
+	return cache_open_dir(tree, cache, dir);
+}
+
 /*
  * The scan saw a regular file; what is there now may be anything.  fd is
  * what opening it gave, with O_NOFOLLOW (a symlink fails with ELOOP, as
@@ -232,6 +238,8 @@ int erofs_tree_list(struct erofs_tree *tree)
 	struct erofs_inode **list;
 	uint64_t head = 0, tail = 0, cap = 1024;
 
+	if (tree->inodes)	/* listed already: the tree does not change */
+		return 0;
 	list = malloc(cap * sizeof(*list));
 	if (!list)
 		return -ENOMEM;

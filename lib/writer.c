@@ -137,20 +137,27 @@ static int dir_bytes(struct write_ctx *w, const struct erofs_inode *inode, const
 	return 0;
 }
 
-/* The blocks of directories and long symlinks, in block order. */
-static int put_dir_blocks(struct write_ctx *w)
+/* The blocks the planner placed, in block order (see erofs_placed_late()). */
+static int put_late_blocks(struct write_ctx *w)
 {
 	for (uint32_t i = 0; i < w->tree->nr_inodes; i++) {
 		const struct erofs_inode *inode = w->tree->inodes[i];
 		const uint8_t *bytes;
 		int err;
 
-		if (!inode->nr_blocks || (!S_ISDIR(inode->mode) && !S_ISLNK(inode->mode)))
+		if (!inode->nr_blocks || !erofs_placed_late(inode))
 			continue;
-		if (S_ISLNK(inode->mode))
+		if (S_ISLNK(inode->mode)) {
 			bytes = (const uint8_t *)inode->symlink;
-		else if ((err = dir_bytes(w, inode, &bytes)))
+		} else if (S_ISREG(inode->mode)) {	/* a small file's bytes, from the tail store */
+			if (grow(&w->bytes, &w->bytes_cap, inode->size))
+				return -ENOMEM;
+			if ((err = erofs_tails_read(w->tails, w->bytes, inode->size, inode->tail_pos)))
+				return err;
+			bytes = w->bytes;
+		} else if ((err = dir_bytes(w, inode, &bytes))) {
 			return err;
+		}
 		if ((err = put_bytes(w, inode, NULL, bytes)))
 			return err;
 	}
@@ -313,7 +320,7 @@ int erofs_write_metadata(const struct erofs_build_options *opts, const struct er
 	if ((err = erofs_seq_init(&w.out, img->fd, opts->image, WRITE_BUFFER_SIZE)))
 		return err;
 	w.out.buf_pos = (uint64_t)plan->data_end << plan->blkszbits;
-	err = put_dir_blocks(&w);
+	err = put_late_blocks(&w);
 	if (!err && plan->shared.count)
 		err = put_shared_xattrs(&w);
 	if (!err)

@@ -101,6 +101,8 @@ struct erofs_inode {
 	uint32_t blkaddr;		/* first data block, or EROFS_NULL_ADDR */
 	uint32_t nr_blocks;		/* data blocks it stored (plain or compressed) */
 	uint16_t tail_inline;		/* plain: bytes of the tail kept for the inode */
+	bool tail_late;			/* plain, under a block: the planner puts the tail
+					 * inline, or in a block after the data */
 	bool size_seen;			/* an earlier file had this size (dedup candidate) */
 
 	/* metadata plan */

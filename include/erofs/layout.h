@@ -7,7 +7,8 @@
  *
  * Image layout, data first: block 0 holds the superblock at 1024; file data
  * follows from block 1 in the order the pipeline committed it (then the
- * packed inode's data); then the blocks of directories and long symlinks;
+ * packed inode's data); then the blocks of directories, long symlinks and
+ * small files whose tail did not fit inline;
  * then the metadata area: the shared xattrs (unless they fit beside the
  * superblock) and the inode records (with their xattrs, indexes and inline
  * tails), placed best fit.  nid 0 is the
@@ -42,6 +43,10 @@ struct erofs_plan {
 	uint16_t max_pclusterblks;	/* the largest pcluster of the image, in blocks */
 	uint32_t nr_extended;		/* inodes that needed the 64-byte form */
 };
+
+/* Whether the planner places the inode's data blocks: directories, symlinks,
+ * and files under a block whose tail may go inline. */
+bool erofs_placed_late(const struct erofs_inode *inode);
 
 /* The end of what the superblock (and its config record) take in block 0. */
 uint32_t erofs_super_end(bool lz4_config);

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The directory source: scans opts->source into the tree, depth first with
- * each directory's entries in name-byte order (so nothing depends on
- * readdir order), and hands every regular file with data to the pipeline
- * as it finds it.  Directories are read relative to open directory fds, so
- * no path length limit applies and nothing the tree contains is followed;
- * only a bounded number of them stay open however deep the tree is.
+ * The directory source: scans opts->source into the tree breadth first, as
+ * the planner numbers inodes, each directory's entries in name-byte order
+ * (so nothing depends on readdir order), and hands every regular file with
+ * data to the pipeline as it finds it.  Directories are opened relative to
+ * their parents, so no path length limit applies and nothing the tree
+ * contains is followed; only a bounded number stay open however deep the
+ * tree is, and moving from one directory to the next costs as many opens as
+ * directories lie between them.
  * Owners, times, xattrs, the Android image step, exclusions and compress
  * hints are applied here, where each path is at hand.
  */

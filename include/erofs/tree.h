@@ -51,6 +51,13 @@ void erofs_dir_cache_init(struct erofs_dir_cache *cache);
 void erofs_dir_cache_release(struct erofs_dir_cache *cache);
 
 /*
+ * The fd of directory `dir`, owned by the cache (the source root's for the
+ * root), or -1 with errno set.
+ */
+int erofs_tree_open_dir(const struct erofs_tree *tree, const struct erofs_inode *dir,
+			struct erofs_dir_cache *cache);
+
+/*
  * Returns an fd, or -1 with errno set.  An entry that is no longer a regular
  * file (replaced by a directory, a symlink, a FIFO... since the scan) is
  * ESTALE; it is never followed, and a FIFO is not waited on.  cache may be
@@ -74,7 +81,7 @@ void erofs_report_source_error(const struct erofs_build_options *opts,
 
 /* Lists the inodes breadth-first into tree->inodes, each directory's
  * children in name order; a hard-linked inode appears once, where it is
- * first named. */
+ * first reached.  Once the scan is done; a second call keeps the list. */
 int erofs_tree_list(struct erofs_tree *tree);
 
 void erofs_tree_free(struct erofs_tree *tree);
