@@ -62,7 +62,7 @@ void erofs_progress_finish(struct erofs_progress *p, const struct erofs_progress
 {
 	struct timespec now;
 
-	if (!p->enabled || !p->drawn)
+	if (!p->enabled)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	draw(p, s, &now, "\n");

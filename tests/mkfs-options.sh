@@ -113,4 +113,28 @@ for opt in $(grep -oE -- '(^| )--?[a-zA-Z][a-zA-Z-]*' "$WORK/help.txt" | sort -u
 	fi
 done
 [ "$undocumented" = 1 ] || pass "man page covers every option of --help"
+# progress: one line on a terminal for the whole build, ending with every
+# file done; nothing with --quiet, nothing when stderr is not a terminal
+if command -v script >/dev/null; then
+	prog_src=$WORK/progress-src
+	mkdir -p "$prog_src/d"
+	for i in $(seq 1 20); do seq 1 $((i * 1000)) >"$prog_src/d/f$i"; done
+	script -qefc "$MKFS -z lz4hc $WORK/progress.img $prog_src" /dev/null >"$WORK/progress.tty" 2>&1
+	last=$(tr '\r' '\n' <"$WORK/progress.tty" | grep 'MiB read' | tail -1)
+	if [[ $last =~ mkfs.erofs:\ 20/20\ files,\ [0-9.]+/[0-9.]+\ MiB\ read,\ [0-9.]+\ MiB\ written,\ [0-9.]+\ MiB/s ]]; then
+		pass "progress: one line on a terminal, ending at 20/20 files"
+	else
+		fail "progress: last line '$last'"
+	fi
+	script -qefc "$MKFS --quiet $WORK/progress.img $prog_src" /dev/null >"$WORK/progress.q" 2>&1
+	"$MKFS" "$WORK/progress.img" "$prog_src" 2>"$WORK/progress.err" >/dev/null
+	if grep -q 'MiB read' "$WORK/progress.q" "$WORK/progress.err"; then
+		fail "progress shown with --quiet or without a terminal"
+	else
+		pass "progress: silent with --quiet and when stderr is not a terminal"
+	fi
+else
+	echo "note: script(1) missing: progress line not checked"
+fi
+
 finish

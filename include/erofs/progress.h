@@ -28,7 +28,7 @@ struct erofs_progress_state {
 
 void erofs_progress_start(struct erofs_progress *p, bool enabled);
 void erofs_progress_update(struct erofs_progress *p, const struct erofs_progress_state *s);
-/* Ends the line, if one was drawn. */
+/* Draws the final state and ends the line. */
 void erofs_progress_finish(struct erofs_progress *p, const struct erofs_progress_state *s);
 
 #endif
