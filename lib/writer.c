@@ -317,7 +317,8 @@ int erofs_write_metadata(const struct erofs_build_options *opts, const struct er
 			       .tails = tails };
 	int err;
 
-	if ((err = erofs_seq_init(&w.out, img->fd, opts->image, WRITE_BUFFER_SIZE)))
+	if ((err = erofs_tails_seal(tails)) ||
+	    (err = erofs_seq_init(&w.out, img->fd, opts->image, WRITE_BUFFER_SIZE)))
 		return err;
 	w.out.buf_pos = (uint64_t)plan->data_end << plan->blkszbits;
 	err = put_late_blocks(&w);

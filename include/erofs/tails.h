@@ -16,6 +16,7 @@
 struct erofs_tails {
 	struct erofs_seq_writer out;
 	uint64_t size;
+	const uint8_t *map;	/* the whole store, once no more is added */
 };
 
 int erofs_tails_open(struct erofs_tails *t, const char *image);
@@ -23,5 +24,11 @@ void erofs_tails_close(struct erofs_tails *t);
 /* Appends len bytes; *pos is where they are. */
 int erofs_tails_add(struct erofs_tails *t, const void *data, size_t len, uint64_t *pos);
 int erofs_tails_read(struct erofs_tails *t, void *buf, size_t len, uint64_t pos);
+/*
+ * Once every tail is in: maps the store, so that the metadata writer copies
+ * tails from memory instead of making a read for each (a million for a
+ * million small files).  Without it (no mapping possible), reads go on.
+ */
+int erofs_tails_seal(struct erofs_tails *t);
 
 #endif
