@@ -56,6 +56,19 @@ entries() {
 		awk '$5 == "l" { $4 = "-" } { print }' | LC_ALL=C sort
 }
 
+# same_entries LABEL DIR: the owners, groups, modes and types under DIR
+# (entries) are the list on standard input
+same_entries() {
+	cat >"$WORK/want"
+	entries "$2" >"$WORK/got"
+	if diff -u "$WORK/want" "$WORK/got" >"$WORK/d"; then
+		pass "$1"
+	else
+		fail "$1: owners or modes differ:"
+		cat "$WORK/d" >&2
+	fi
+}
+
 # label PATH / caps PATH: what getfattr and getcap show ("-" when nothing)
 label() {
 	local v
