@@ -4,6 +4,8 @@ set -euo pipefail
 packages=(
 	build-essential autoconf automake libtool pkg-config
 	liblz4-dev uuid-dev libselinux1-dev libxxhash-dev
+	liblzma-dev zlib1g-dev libdeflate-dev libzstd-dev libfuse3-dev fuse3
+	libarchive-tools
 	attr python3 util-linux xxd time
 	erofs-utils squashfs-tools
 	qemu-system-x86 busybox-static cpio xz-utils
