@@ -2,6 +2,8 @@
 /* Field-by-field codecs for the on-disk records (see include/erofs/format.h). */
 #include <string.h>
 
+#include <xxhash.h>
+
 #include "erofs/ondisk.h"
 
 /* superblock field offsets */
@@ -11,7 +13,8 @@ enum {
 	SB_BUILD_NSEC = 0x20, SB_BLOCKS = 0x24, SB_META_BLKADDR = 0x28,
 	SB_XATTR_BLKADDR = 0x2C, SB_UUID = 0x30, SB_VOLUME_NAME = 0x40,
 	SB_INCOMPAT = 0x50, SB_U1 = 0x54, SB_EXTRA_DEVICES = 0x56,
-	SB_DEVT_SLOTOFF = 0x58, SB_DIRBLKBITS = 0x5A, SB_PACKED_NID = 0x60,
+	SB_DEVT_SLOTOFF = 0x58, SB_DIRBLKBITS = 0x5A, SB_XATTR_PREFIX_COUNT = 0x5B,
+	SB_XATTR_PREFIX_START = 0x5C, SB_PACKED_NID = 0x60, SB_XATTR_FILTER_RESERVED = 0x68,
 };
 
 void erofs_super_encode(const struct erofs_super *sb, uint8_t out[EROFS_SUPER_SIZE])
@@ -36,7 +39,10 @@ void erofs_super_encode(const struct erofs_super *sb, uint8_t out[EROFS_SUPER_SI
 	put_le16(out + SB_EXTRA_DEVICES, sb->extra_devices);
 	put_le16(out + SB_DEVT_SLOTOFF, sb->devt_slotoff);
 	out[SB_DIRBLKBITS] = sb->dirblkbits;
+	out[SB_XATTR_PREFIX_COUNT] = sb->xattr_prefix_count;
+	put_le32(out + SB_XATTR_PREFIX_START, sb->xattr_prefix_start);
 	put_le64(out + SB_PACKED_NID, sb->packed_nid);
+	out[SB_XATTR_FILTER_RESERVED] = sb->xattr_filter_reserved;
 }
 
 void erofs_super_decode(const uint8_t in[EROFS_SUPER_SIZE], struct erofs_super *sb)
@@ -61,7 +67,10 @@ void erofs_super_decode(const uint8_t in[EROFS_SUPER_SIZE], struct erofs_super *
 	sb->extra_devices = get_le16(in + SB_EXTRA_DEVICES);
 	sb->devt_slotoff = get_le16(in + SB_DEVT_SLOTOFF);
 	sb->dirblkbits = in[SB_DIRBLKBITS];
+	sb->xattr_prefix_count = in[SB_XATTR_PREFIX_COUNT];
+	sb->xattr_prefix_start = get_le32(in + SB_XATTR_PREFIX_START);
 	sb->packed_nid = get_le64(in + SB_PACKED_NID);
+	sb->xattr_filter_reserved = in[SB_XATTR_FILTER_RESERVED];
 }
 
 /* inode field offsets: compact (C_) and extended (X_) */
@@ -154,6 +163,12 @@ void erofs_xattr_entry_decode(const uint8_t in[4], struct erofs_xattr_entry *e)
 	e->name_len = in[0];
 	e->name_index = in[1];
 	e->value_size = get_le16(in + 2);
+}
+
+unsigned int erofs_xattr_filter_bit(unsigned int base_index, const void *name, size_t len)
+{
+	return XXH32(name, len, EROFS_XATTR_FILTER_SEED + base_index) &
+	       (EROFS_XATTR_FILTER_BITS - 1);
 }
 
 size_t erofs_sb_checksum_span(unsigned int blkszbits)

@@ -846,7 +846,7 @@ const char *erofs_rd_xattr_prefix(unsigned int index)
 /* Checks one entry (header + name + value at p) and hands it to fn. */
 static int xattr_entry(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 		       const struct erofs_xattr_entry *e, const uint8_t *p,
-		       bool shared, uint64_t addr, const char *where,
+		       bool shared, uint64_t addr, const char *where, uint32_t absent,
 		       erofs_xattr_fn fn, void *arg)
 {
 	struct erofs_rd_xattr x;
@@ -873,6 +873,12 @@ static int xattr_entry(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 		return fail(r, -EFSCORRUPTED,
 			    "%s xattr name '%s' contains a NUL byte",
 			    where, erofs_escape(pn, sizeof(pn), p, e->name_len));
+	/* a wrong filter makes Linux 6.6+ answer "no such xattr" for this one */
+	if (absent & (1u << erofs_xattr_filter_bit(e->name_index, p, e->name_len)))
+		return fail(r, -EFSCORRUPTED,
+			    "%s xattr '%s%s' is marked absent by the inode's xattr name filter",
+			    where, erofs_rd_xattr_prefix(e->name_index),
+			    erofs_escape(pn, sizeof(pn), p, e->name_len));
 	if (!fn)
 		return 0;
 	x.index = e->name_index;
@@ -891,6 +897,7 @@ int erofs_xattr_iterate(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 {
 	uint8_t *ibody, *sbuf = NULL;
 	unsigned int count, i, pos;
+	uint32_t absent = 0;
 	int err = 0;
 
 	if (!vi->xattr_isize)
@@ -902,6 +909,9 @@ int erofs_xattr_iterate(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 	if (err)
 		goto out;
 	count = ibody[4];
+	/* the filter counts only when the superblock says so (Linux 6.6's rule) */
+	if ((r->sb.feature_compat & EROFS_COMPAT_XATTR_FILTER) && !r->sb.xattr_filter_reserved)
+		absent = get_le32(ibody);
 	if (EROFS_XATTR_IBODY_HEADER_SIZE + 4u * count > vi->xattr_isize) {
 		err = fail(r, -EFSCORRUPTED,
 			   "%u shared xattrs do not fit in the %u-byte xattr area",
@@ -942,7 +952,7 @@ int erofs_xattr_iterate(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 		err = erofs_dev_read(r, sbuf, body, at + sizeof(hdr));
 		if (err)
 			goto out;
-		err = xattr_entry(r, vi, &e, sbuf, true, at, "shared", fn, arg);
+		err = xattr_entry(r, vi, &e, sbuf, true, at, "shared", absent, fn, arg);
 		if (err)
 			goto out;
 	}
@@ -967,7 +977,7 @@ int erofs_xattr_iterate(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 			goto out;
 		}
 		err = xattr_entry(r, vi, &e, ibody + pos + EROFS_XATTR_ENTRY_HEADER_SIZE,
-				  false, vi->iloc + vi->isize + pos, "inline", fn, arg);
+				  false, vi->iloc + vi->isize + pos, "inline", absent, fn, arg);
 		if (err)
 			goto out;
 		pos += esz;

@@ -86,7 +86,7 @@ static uint8_t *build_record(struct write_ctx *w, const struct erofs_inode *inod
 	p = w->record;
 	erofs_dinode_encode(&di, p);
 	if (inode->xattr_size)
-		erofs_xattr_ibody_encode(inode, p + core);
+		erofs_xattr_ibody_encode(inode, w->opts->xattr_name_filter, p + core);
 	if (inode->chunks)
 		erofs_chunk_table_encode(inode->chunks, core + inode->xattr_size,
 					 p + core + inode->xattr_size);
@@ -276,6 +276,8 @@ static int put_superblock(struct write_ctx *w, int fd)
 	uint8_t raw[EROFS_SUPER_SIZE], *block;
 	int err;
 
+	if (w->opts->xattr_name_filter && plan->shared.xattr_inodes)
+		sb.feature_compat |= EROFS_COMPAT_XATTR_FILTER;
 	memcpy(sb.uuid, w->opts->uuid, sizeof(sb.uuid));
 	memcpy(sb.volume_name, w->opts->label, sizeof(sb.volume_name));
 	erofs_super_encode(&sb, raw);

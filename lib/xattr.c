@@ -300,6 +300,7 @@ int erofs_xattr_plan(const struct erofs_build_options *opts, struct erofs_tree *
 			return -E2BIG;
 		}
 		inode->xattr_size = size;
+		table->xattr_inodes++;
 		inode->xattr_icount = (uint16_t)((size - EROFS_XATTR_IBODY_HEADER_SIZE) / 4 + 1);
 	}
 	return 0;
@@ -334,13 +335,29 @@ void erofs_xattr_table_encode(const struct erofs_xattr_table *table, uint8_t *ou
 		out += encode_entry(table->entries[i], out);
 }
 
-void erofs_xattr_ibody_encode(const struct erofs_inode *inode, uint8_t *out)
+/* Bit set: no xattr of the set hashes there, so a lookup may stop at once. */
+static uint32_t name_filter(const struct erofs_xattr_set *set)
+{
+	uint32_t present = 0;
+
+	for (uint32_t j = 0; j < set->count; j++) {
+		const struct erofs_xattr *x = &set->items[j];
+
+		present |= 1u << erofs_xattr_filter_bit(x->index, x->name + x->prefix_len,
+						       x->name_len - x->prefix_len);
+	}
+	return ~present;
+}
+
+void erofs_xattr_ibody_encode(const struct erofs_inode *inode, bool filter, uint8_t *out)
 {
 	const struct erofs_xattr_set *set = inode->xattrs;
 	uint8_t *p = out + EROFS_XATTR_IBODY_HEADER_SIZE;
 	uint8_t shared = 0;
 
 	memset(out, 0, EROFS_XATTR_IBODY_HEADER_SIZE);
+	if (filter)
+		put_le32(out, name_filter(set));
 	/* shared ids first: items are sorted like the shared area, so ids ascend */
 	for (uint32_t j = 0; j < set->count; j++)
 		if (set->items[j].shared_id >= 0) {

@@ -74,6 +74,8 @@ static void usage(FILE *out)
 	      "                         all-fragments[=BYTES] (whole files packed there),\n"
 	      "                         dedupe (identical pclusters stored once; without -z,\n"
 	      "                         identical blocks: --chunksize of one block)\n"
+	      "                         ^xattr-name-filter (no per-inode xattr name filters,\n"
+	      "                         which Linux 6.6+ uses to answer absent names fast)\n"
 	      " -L LABEL                volume label, at most 15 bytes\n"
 	      " -T SECONDS              fixed UNIX time for the image and every file\n"
 	      " -U UUID                 volume UUID, or 'clear' (all zero) or 'random'\n"
@@ -163,6 +165,10 @@ static int parse_extended(char *list, struct erofs_build_options *opts)
 			opts->inline_data = false;
 		else if (!strcmp(opt, "inline_data"))
 			opts->inline_data = true;
+		else if (!strcmp(opt, "xattr-name-filter"))
+			opts->xattr_name_filter = true;
+		else if (!strcmp(opt, "^xattr-name-filter"))
+			opts->xattr_name_filter = false;
 		else if (!strcmp(opt, "dedupe"))
 			opts->dedupe = true;
 		else if (!strcmp(opt, "ztailpacking"))
@@ -643,6 +649,7 @@ int main(int argc, char **argv)
 		.force_uid = -1,
 		.force_gid = -1,
 		.inline_data = true,
+		.xattr_name_filter = true,
 		.xattr_tolerance = 2,
 		.compact_2b = true,
 		.share_identical_files = true,

@@ -28,6 +28,16 @@
 /* compat features: unknown ones are ignored by the kernel */
 #define EROFS_COMPAT_SB_CHKSUM		0x00000001u
 #define EROFS_COMPAT_MTIME		0x00000002u
+#define EROFS_COMPAT_XATTR_FILTER	0x00000004u	/* Linux 6.6 reads it; 6.1 ignores it */
+
+/*
+ * The per-inode xattr name filter: a 32-bit Bloom filter in the ibody
+ * header's first word, where a set bit means "no xattr of this inode hashes
+ * here".  The hash is xxh32 of the name after its base prefix, seeded with
+ * EROFS_XATTR_FILTER_SEED plus the base prefix's index.
+ */
+#define EROFS_XATTR_FILTER_BITS		32u
+#define EROFS_XATTR_FILTER_SEED		0x25BBE08Fu
 
 /* incompat features: a 6.1 kernel refuses any bit outside this set */
 #define EROFS_INCOMPAT_ZERO_PADDING	0x00000001u
@@ -139,7 +149,10 @@ struct erofs_super {
 	uint16_t extra_devices;
 	uint16_t devt_slotoff;
 	uint8_t dirblkbits;
+	uint8_t xattr_prefix_count;	/* long xattr name prefixes (Linux 6.4) */
+	uint32_t xattr_prefix_start;	/* their table's byte offset / 4 */
 	uint64_t packed_nid;
+	uint8_t xattr_filter_reserved;	/* must be 0 for the name filter to be used */
 };
 
 /* Offsets inside the 128-byte superblock that code other than the codec needs. */

@@ -66,5 +66,10 @@ void erofs_dirent_decode(const uint8_t in[EROFS_DIRENT_SIZE], struct erofs_diren
 
 void erofs_xattr_entry_encode(const struct erofs_xattr_entry *e, uint8_t out[4]);
 void erofs_xattr_entry_decode(const uint8_t in[4], struct erofs_xattr_entry *e);
+/*
+ * The name filter bit of an xattr: base_index is its short prefix's index
+ * (a long prefix's base index), name what follows that prefix.
+ */
+unsigned int erofs_xattr_filter_bit(unsigned int base_index, const void *name, size_t len);
 
 #endif

@@ -7,6 +7,7 @@
 #ifndef EROFS_XATTR_H
 #define EROFS_XATTR_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "erofs/build.h"
@@ -33,6 +34,7 @@ struct erofs_xattr_table {
 	const struct erofs_xattr **entries;	/* points into inode sets */
 	uint32_t count;
 	uint32_t size;				/* bytes, a multiple of 4 */
+	uint32_t xattr_inodes;			/* inodes with an xattr ibody */
 };
 
 /*
@@ -58,6 +60,7 @@ int erofs_xattr_plan(const struct erofs_build_options *opts, struct erofs_tree *
 void erofs_xattr_table_free(struct erofs_xattr_table *table);
 
 void erofs_xattr_table_encode(const struct erofs_xattr_table *table, uint8_t *out);
-void erofs_xattr_ibody_encode(const struct erofs_inode *inode, uint8_t *out);
+/* name_filter: fill in the header's name filter (-E xattr-name-filter, the default). */
+void erofs_xattr_ibody_encode(const struct erofs_inode *inode, bool name_filter, uint8_t *out);
 
 #endif
