@@ -349,6 +349,21 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 	}
 
 	/*
+	 * A long xattr prefix table lies at the start of the packed inode's
+	 * data when there is one (where Linux 6.4 looks), else in the image:
+	 * beside the superblock when it fits, else first in the metadata area.
+	 */
+	plan->prefix_size = erofs_xattr_prefix_table_size(opts);
+	if (plan->prefix_size) {
+		plan->feature_incompat |= EROFS_INCOMPAT_XATTR_PREFIXES;
+		sb_end = (sb_end + 3) & ~3u;
+		if (!tree->packed && sb_end + plan->prefix_size <= sb_block_end) {
+			plan->prefix_pos = sb_end;
+			sb_end += plan->prefix_size;
+		}
+	}
+
+	/*
 	 * The shared xattrs go beside the superblock when they fit there (ids
 	 * count from block 0), else they start the metadata area, after the
 	 * directories' blocks.  Their size does not depend on where they go.
@@ -373,6 +388,10 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 	if ((err = place_late_blocks(tree, plan, &next)))
 		return err;
 	meta_start = (uint64_t)next << bits;
+	if (plan->prefix_size && !tree->packed && !plan->prefix_pos) {
+		plan->prefix_pos = meta_start;
+		meta_start += (plan->prefix_size + EROFS_SLOT_SIZE - 1) & ~(EROFS_SLOT_SIZE - 1);
+	}
 	if (plan->shared.count && !plan->shared_pos) {
 		plan->xattr_blkaddr = next;
 		plan->shared_pos = meta_start;

@@ -18,6 +18,7 @@
 #include "erofs/pipeline.h"
 #include "erofs/plain.h"
 #include "erofs/progress.h"
+#include "erofs/xattr.h"
 #include "erofs/zcommit.h"
 #include "erofs/zdedupe.h"
 
@@ -432,6 +433,24 @@ static int run_phase(struct pipeline *p, const struct erofs_source *source)
 	return st.err ? st.err : err;
 }
 
+/* The long xattr prefix table starts the packed inode's data (Linux 6.4 looks there). */
+static int add_prefix_table(const struct erofs_build_options *opts, struct erofs_packed *packed)
+{
+	uint32_t size = erofs_xattr_prefix_table_size(opts);
+	uint64_t off;
+	uint8_t *table;
+	int err;
+
+	if (!size)
+		return 0;
+	if (!(table = malloc(size)))
+		return -ENOMEM;
+	erofs_xattr_prefix_table_encode(opts, table);
+	err = erofs_packed_add(packed, table, size, false, &off);
+	free(table);
+	return err;
+}
+
 /*
  * The packed inode: a regular file no directory names, whose data is every
  * fragment back to back, compressed in pclusters of its own size.
@@ -495,6 +514,8 @@ int erofs_pipeline_run(const struct erofs_build_options *opts, struct erofs_tree
 		return err;
 	p.wctx.dedup = p.cc.dedup = dedup;
 	if (opts->fragments && (err = erofs_packed_open(&packed, opts->image)))
+		goto out;
+	if (opts->fragments && (err = add_prefix_table(opts, &packed)))
 		goto out;
 	p.cc.packed = opts->fragments ? &packed : NULL;
 	p.ring = calloc(RING_SIZE, sizeof(*p.ring));

@@ -77,7 +77,6 @@ const char *erofs_name_bits(char *out, size_t len, uint32_t mask,
 /* The incompatible features newer than 6.1's, named as erofs-utils' -E
  * options and dump.erofs name them, with the first Linux that reads them. */
 static const struct erofs_bitname newer_features[] = {
-	{ 0x00000040u, "xattr_prefixes (Linux 6.4 and later)" },
 	{ 0x00000080u, "48bit (Linux 6.15 and later)" },
 	{ 0x00000100u, "metabox (metadata compression, Linux 6.17 and later)" },
 };
@@ -199,8 +198,9 @@ static int load_super(struct erofs_reader *r)
 				    sb->checksum, crc);
 	}
 
-	if (sb->feature_incompat & ~EROFS_INCOMPAT_LINUX_6_1)
-		return refuse_features(r, sb->feature_incompat & ~EROFS_INCOMPAT_LINUX_6_1);
+	if (sb->feature_incompat & ~(EROFS_INCOMPAT_LINUX_6_1 | EROFS_INCOMPAT_XATTR_PREFIXES))
+		return refuse_features(r, sb->feature_incompat &
+					  ~(EROFS_INCOMPAT_LINUX_6_1 | EROFS_INCOMPAT_XATTR_PREFIXES));
 	if (sb->dirblkbits)
 		return fail(r, -EFSCORRUPTED,
 			    "superblock: dirblkbits %u (must be 0)", sb->dirblkbits);
@@ -274,6 +274,7 @@ int erofs_reader_open_mem(struct erofs_reader *r, const void *buf, size_t size)
 
 void erofs_reader_close(struct erofs_reader *r)
 {
+	erofs_xattr_prefixes_free(r);
 	erofs_z_release(r);
 }
 
@@ -827,163 +828,3 @@ int erofs_dir_iterate(struct erofs_reader *r, const struct erofs_rd_inode *dir,
 	return err;
 }
 
-/* ------------------------------------------------------------------ */
-/* extended attributes                                                 */
-
-const char *erofs_rd_xattr_prefix(unsigned int index)
-{
-	switch (index) {
-	case EROFS_XATTR_INDEX_USER: return "user.";
-	case EROFS_XATTR_INDEX_POSIX_ACL_ACCESS: return "system.posix_acl_access";
-	case EROFS_XATTR_INDEX_POSIX_ACL_DEFAULT: return "system.posix_acl_default";
-	case EROFS_XATTR_INDEX_TRUSTED: return "trusted.";
-	case EROFS_XATTR_INDEX_LUSTRE: return "lustre.";
-	case EROFS_XATTR_INDEX_SECURITY: return "security.";
-	default: return NULL;
-	}
-}
-
-/* Checks one entry (header + name + value at p) and hands it to fn. */
-static int xattr_entry(struct erofs_reader *r, const struct erofs_rd_inode *vi,
-		       const struct erofs_xattr_entry *e, const uint8_t *p,
-		       bool shared, uint64_t addr, const char *where, uint32_t absent,
-		       erofs_xattr_fn fn, void *arg)
-{
-	struct erofs_rd_xattr x;
-	char pn[80];
-	bool acl;
-
-	if (e->name_index == EROFS_XATTR_INDEX_NONE)
-		return 0;	/* hidden full-name entry: the kernel ignores it */
-	if (!erofs_rd_xattr_prefix(e->name_index))
-		return fail(r, -EFSCORRUPTED,
-			    "%s xattr with unknown name index %u",
-			    where, e->name_index);
-	acl = e->name_index == EROFS_XATTR_INDEX_POSIX_ACL_ACCESS ||
-	      e->name_index == EROFS_XATTR_INDEX_POSIX_ACL_DEFAULT;
-	if (acl && e->name_len)
-		return fail(r, -EFSCORRUPTED,
-			    "%s ACL xattr carries a name suffix '%s'",
-			    where, erofs_escape(pn, sizeof(pn), p, e->name_len));
-	if (!acl && !e->name_len)
-		return fail(r, -EFSCORRUPTED,
-			    "%s xattr '%s' with an empty name",
-			    where, erofs_rd_xattr_prefix(e->name_index));
-	if (memchr(p, '\0', e->name_len))
-		return fail(r, -EFSCORRUPTED,
-			    "%s xattr name '%s' contains a NUL byte",
-			    where, erofs_escape(pn, sizeof(pn), p, e->name_len));
-	/* a wrong filter makes Linux 6.6+ answer "no such xattr" for this one */
-	if (absent & (1u << erofs_xattr_filter_bit(e->name_index, p, e->name_len)))
-		return fail(r, -EFSCORRUPTED,
-			    "%s xattr '%s%s' is marked absent by the inode's xattr name filter",
-			    where, erofs_rd_xattr_prefix(e->name_index),
-			    erofs_escape(pn, sizeof(pn), p, e->name_len));
-	if (!fn)
-		return 0;
-	x.index = e->name_index;
-	x.name = (const char *)p;
-	x.name_len = e->name_len;
-	x.value = p + e->name_len;
-	x.value_size = e->value_size;
-	x.shared = shared;
-	x.addr = addr;
-	x.entry_size = EROFS_XATTR_ENTRY_HEADER_SIZE + e->name_len + e->value_size;
-	return fn(arg, &x);
-}
-
-int erofs_xattr_iterate(struct erofs_reader *r, const struct erofs_rd_inode *vi,
-			erofs_xattr_fn fn, void *arg)
-{
-	uint8_t *ibody, *sbuf = NULL;
-	unsigned int count, i, pos;
-	uint32_t absent = 0;
-	int err = 0;
-
-	if (!vi->xattr_isize)
-		return 0;
-	ibody = malloc(vi->xattr_isize);
-	if (!ibody)
-		return fail(r, -ENOMEM, "out of memory");
-	err = erofs_dev_read(r, ibody, vi->xattr_isize, vi->iloc + vi->isize);
-	if (err)
-		goto out;
-	count = ibody[4];
-	/* the filter counts only when the superblock says so (Linux 6.6's rule) */
-	if ((r->sb.feature_compat & EROFS_COMPAT_XATTR_FILTER) && !r->sb.xattr_filter_reserved)
-		absent = get_le32(ibody);
-	if (EROFS_XATTR_IBODY_HEADER_SIZE + 4u * count > vi->xattr_isize) {
-		err = fail(r, -EFSCORRUPTED,
-			   "%u shared xattrs do not fit in the %u-byte xattr area",
-			    count, vi->xattr_isize);
-		goto out;
-	}
-
-	for (i = 0; i < count; i++) {
-		uint32_t id = get_le32(ibody + EROFS_XATTR_IBODY_HEADER_SIZE + 4 * i);
-		uint64_t at = r->xattr_base + 4 * (uint64_t)id;
-		struct erofs_xattr_entry e;
-		uint8_t hdr[EROFS_XATTR_ENTRY_HEADER_SIZE];
-		size_t body;
-
-		if (at > r->size || r->size - at < sizeof(hdr)) {
-			err = fail(r, -EFSCORRUPTED,
-				   "shared xattr id %u beyond the end of the image",
-				    id);
-			goto out;
-		}
-		err = erofs_dev_read(r, hdr, sizeof(hdr), at);
-		if (err)
-			goto out;
-		erofs_xattr_entry_decode(hdr, &e);
-		body = (size_t)e.name_len + e.value_size;
-		if (body > r->size - at - sizeof(hdr)) {
-			err = fail(r, -EFSCORRUPTED,
-				   "shared xattr id %u runs past the end of the image",
-				    id);
-			goto out;
-		}
-		free(sbuf);
-		sbuf = malloc(body ? body : 1);
-		if (!sbuf) {
-			err = fail(r, -ENOMEM, "out of memory");
-			goto out;
-		}
-		err = erofs_dev_read(r, sbuf, body, at + sizeof(hdr));
-		if (err)
-			goto out;
-		err = xattr_entry(r, vi, &e, sbuf, true, at, "shared", absent, fn, arg);
-		if (err)
-			goto out;
-	}
-
-	pos = EROFS_XATTR_IBODY_HEADER_SIZE + 4 * count;
-	while (pos < vi->xattr_isize) {
-		struct erofs_xattr_entry e;
-		unsigned int esz;
-
-		if (vi->xattr_isize - pos < EROFS_XATTR_ENTRY_HEADER_SIZE) {
-			err = fail(r, -EFSCORRUPTED,
-				   "truncated inline xattr entry at offset %u",
-				    pos);
-			goto out;
-		}
-		erofs_xattr_entry_decode(ibody + pos, &e);
-		esz = erofs_xattr_entry_size(e.name_len, e.value_size);
-		if (esz > vi->xattr_isize - pos) {
-			err = fail(r, -EFSCORRUPTED,
-				   "inline xattr entry at offset %u (%u bytes) overruns the %u-byte xattr area",
-				    pos, esz, vi->xattr_isize);
-			goto out;
-		}
-		err = xattr_entry(r, vi, &e, ibody + pos + EROFS_XATTR_ENTRY_HEADER_SIZE,
-				  false, vi->iloc + vi->isize + pos, "inline", absent, fn, arg);
-		if (err)
-			goto out;
-		pos += esz;
-	}
-out:
-	free(sbuf);
-	free(ibody);
-	return err;
-}

@@ -203,26 +203,40 @@ static int put_record(struct write_ctx *w, const struct erofs_inode *inode)
 	return w->out.error;
 }
 
-/* The shared xattr area: beside the superblock, or where the metadata area starts. */
-static int put_shared_xattrs(struct write_ctx *w)
+/*
+ * An xattr area (the long prefix table, the shared xattrs): beside the
+ * superblock, or where the metadata area starts.
+ */
+static int put_xattr_area(struct write_ctx *w, uint64_t pos, uint32_t size,
+			  void (*encode)(const struct write_ctx *w, uint8_t *out))
 {
 	const struct erofs_plan *plan = w->plan;
 	uint8_t *area;
 	int err;
 
-	if (plan->shared_pos >= (uint64_t)plan->data_end << plan->blkszbits) {
-		area = erofs_seq_reserve(&w->out, plan->shared_pos, plan->shared.size);
+	if (pos >= (uint64_t)plan->data_end << plan->blkszbits) {
+		area = erofs_seq_reserve(&w->out, pos, size);
 		if (area)
-			erofs_xattr_table_encode(&plan->shared, area);
+			encode(w, area);
 		return w->out.error;
 	}
-	area = calloc(1, plan->shared.size);
+	area = calloc(1, size);
 	if (!area)
 		return -ENOMEM;
-	erofs_xattr_table_encode(&plan->shared, area);
-	err = erofs_image_pwrite(w->img, area, plan->shared.size, plan->shared_pos);
+	encode(w, area);
+	err = erofs_image_pwrite(w->img, area, size, pos);
 	free(area);
 	return err;
+}
+
+static void encode_shared(const struct write_ctx *w, uint8_t *out)
+{
+	erofs_xattr_table_encode(&w->plan->shared, out);
+}
+
+static void encode_prefixes(const struct write_ctx *w, uint8_t *out)
+{
+	erofs_xattr_prefix_table_encode(w->opts, out);
 }
 
 static int compare_nids(const void *a, const void *b)
@@ -278,6 +292,12 @@ static int put_superblock(struct write_ctx *w, int fd)
 
 	if (w->opts->xattr_name_filter && plan->shared.xattr_inodes)
 		sb.feature_compat |= EROFS_COMPAT_XATTR_FILTER;
+	if (plan->prefix_size) {
+		sb.xattr_prefix_count = (uint8_t)w->opts->nr_xattr_prefixes;
+		sb.xattr_prefix_start = (uint32_t)(plan->prefix_pos / 4);
+		if (plan->prefix_pos)
+			sb.feature_compat |= EROFS_COMPAT_PLAIN_XATTR_PFX;
+	}
 	memcpy(sb.uuid, w->opts->uuid, sizeof(sb.uuid));
 	memcpy(sb.volume_name, w->opts->label, sizeof(sb.volume_name));
 	erofs_super_encode(&sb, raw);
@@ -324,8 +344,10 @@ int erofs_write_metadata(const struct erofs_build_options *opts, const struct er
 		return err;
 	w.out.buf_pos = (uint64_t)plan->data_end << plan->blkszbits;
 	err = put_late_blocks(&w);
+	if (!err && plan->prefix_pos)
+		err = put_xattr_area(&w, plan->prefix_pos, plan->prefix_size, encode_prefixes);
 	if (!err && plan->shared.count)
-		err = put_shared_xattrs(&w);
+		err = put_xattr_area(&w, plan->shared_pos, plan->shared.size, encode_shared);
 	if (!err)
 		err = put_records(&w);
 	if (!err)

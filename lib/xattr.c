@@ -29,6 +29,14 @@ static const struct {
 	{ "security.", 9, EROFS_XATTR_INDEX_SECURITY, false },
 };
 
+static size_t name_index_prefix_len(uint8_t index)
+{
+	for (size_t i = 0; i < sizeof(name_indexes) / sizeof(name_indexes[0]); i++)
+		if (name_indexes[i].index == index)
+			return name_indexes[i].len;
+	return 0;
+}
+
 static bool find_index(const char *name, size_t len, struct erofs_xattr *x)
 {
 	for (size_t i = 0; i < sizeof(name_indexes) / sizeof(name_indexes[0]); i++) {
@@ -43,6 +51,89 @@ static bool find_index(const char *name, size_t len, struct erofs_xattr *x)
 		return true;
 	}
 	return false;
+}
+
+int erofs_xattr_prefix_base(const char *prefix, uint8_t *base)
+{
+	struct erofs_xattr x;
+	size_t len = strlen(prefix);
+
+	/* the index then covers the whole prefix: it must fit prefix_len */
+	if (len >= EROFS_NAME_LEN || !find_index(prefix, len, &x) ||
+	    (x.index != EROFS_XATTR_INDEX_USER && x.index != EROFS_XATTR_INDEX_TRUSTED &&
+	     x.index != EROFS_XATTR_INDEX_SECURITY))
+		return -EINVAL;
+	*base = x.index;
+	return 0;
+}
+
+/* Each record: u16 length, base index, infix; 4-byte aligned. */
+static uint32_t prefix_record_size(const char *prefix, uint8_t base)
+{
+	size_t infix = strlen(prefix) - name_index_prefix_len(base);
+
+	return (uint32_t)((2 + 1 + infix + 3) & ~(size_t)3);
+}
+
+uint32_t erofs_xattr_prefix_table_size(const struct erofs_build_options *opts)
+{
+	uint32_t size = 0;
+	uint8_t base;
+
+	for (uint32_t n = 0; n < opts->nr_xattr_prefixes; n++)
+		if (!erofs_xattr_prefix_base(opts->xattr_prefixes[n], &base))
+			size += prefix_record_size(opts->xattr_prefixes[n], base);
+	return size;
+}
+
+void erofs_xattr_prefix_table_encode(const struct erofs_build_options *opts, uint8_t *out)
+{
+	uint8_t base;
+
+	for (uint32_t n = 0; n < opts->nr_xattr_prefixes; n++) {
+		const char *prefix = opts->xattr_prefixes[n];
+		size_t skip, infix;
+		uint32_t size;
+
+		if (erofs_xattr_prefix_base(prefix, &base))
+			continue;	/* mkfs refused it already */
+		skip = name_index_prefix_len(base);
+		infix = strlen(prefix) - skip;
+		size = prefix_record_size(prefix, base);
+		memset(out, 0, size);
+		put_le16(out, (uint16_t)(1 + infix));
+		out[2] = base;
+		memcpy(out + 3, prefix + skip, infix);
+		out += size;
+	}
+}
+
+/*
+ * The longest --xattr-prefix that covers the name (leaving a non-empty
+ * suffix) replaces its short prefix.  Idempotent: planning runs twice.
+ */
+static void apply_long_prefix(const struct erofs_build_options *opts, struct erofs_xattr *x)
+{
+	size_t best = 0;
+	uint8_t base;
+
+	if (!(x->index & EROFS_XATTR_LONG_PREFIX)) {
+		x->base_index = x->index;
+		x->base_len = x->prefix_len;
+	}
+	x->index = x->base_index;
+	x->prefix_len = x->base_len;
+	for (uint32_t n = 0; n < opts->nr_xattr_prefixes; n++) {
+		const char *prefix = opts->xattr_prefixes[n];
+		size_t len = strlen(prefix);
+
+		if (len > best && len < x->name_len && !memcmp(x->name, prefix, len) &&
+		    !erofs_xattr_prefix_base(prefix, &base) && base == x->base_index) {
+			best = len;
+			x->index = (uint8_t)(EROFS_XATTR_LONG_PREFIX | n);
+			x->prefix_len = (uint8_t)len;
+		}
+	}
 }
 
 static int compare_xattrs(const struct erofs_xattr *a, const struct erofs_xattr *b)
@@ -257,8 +348,10 @@ int erofs_xattr_plan(const struct erofs_build_options *opts, struct erofs_tree *
 	for (uint32_t i = 0; i < tree->nr_inodes; i++) {
 		struct erofs_xattr_set *set = tree->inodes[i]->xattrs;
 
-		for (uint32_t j = 0; set && j < set->count; j++)
+		for (uint32_t j = 0; set && j < set->count; j++) {
+			apply_long_prefix(opts, &set->items[j]);
 			all[n++] = &set->items[j];
+		}
 	}
 
 	/* equal pairs are adjacent once sorted: share runs longer than -x */
@@ -343,8 +436,9 @@ static uint32_t name_filter(const struct erofs_xattr_set *set)
 	for (uint32_t j = 0; j < set->count; j++) {
 		const struct erofs_xattr *x = &set->items[j];
 
-		present |= 1u << erofs_xattr_filter_bit(x->index, x->name + x->prefix_len,
-						       x->name_len - x->prefix_len);
+		/* the name after its short prefix, whatever long prefix covers it */
+		present |= 1u << erofs_xattr_filter_bit(x->base_index, x->name + x->base_len,
+						       x->name_len - x->base_len);
 	}
 	return ~present;
 }

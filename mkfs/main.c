@@ -21,6 +21,7 @@
 #include "erofs/diag.h"
 #include "erofs/format.h"
 #include "erofs/mkfs.h"
+#include "erofs/xattr.h"
 
 enum {
 	OPT_ALL_ROOT = 256, OPT_FORCE_UID, OPT_FORCE_GID, OPT_UID_OFFSET, OPT_GID_OFFSET,
@@ -28,7 +29,7 @@ enum {
 	OPT_HARD_DEREF, OPT_MKFS_TIME, OPT_WORKERS, OPT_COMPRESS_HINTS, OPT_CHUNKSIZE,
 	/* Android */
 	OPT_MOUNT_POINT, OPT_PRODUCT_OUT, OPT_FS_CONFIG_FILE, OPT_FILE_CONTEXTS,
-	OPT_BLOCK_LIST_FILE,
+	OPT_BLOCK_LIST_FILE, OPT_XATTR_PREFIX,
 };
 
 static const struct option long_options[] = {
@@ -50,6 +51,7 @@ static const struct option long_options[] = {
 	{ "fs-config-file", required_argument, NULL, OPT_FS_CONFIG_FILE },
 	{ "file-contexts", required_argument, NULL, OPT_FILE_CONTEXTS },
 	{ "block-list-file", required_argument, NULL, OPT_BLOCK_LIST_FILE },
+	{ "xattr-prefix", required_argument, NULL, OPT_XATTR_PREFIX },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, 'V' },
@@ -99,6 +101,9 @@ static void usage(FILE *out)
 	      " --compress-hints=FILE   per-path pcluster sizes: lines of\n"
 	      "                         'BYTES [ALGORITHM-INDEX] REGEX', first match wins,\n"
 	      "                         BYTES 0 stores matching files uncompressed\n"
+	      " --xattr-prefix=PREFIX   store xattr names starting with PREFIX (which extends\n"
+	      "                         user., trusted. or security.) by a long prefix index;\n"
+	      "                         repeatable, at most 128 (Linux 6.4+)\n"
 	      " --quiet                 no progress and no summary\n"
 	      " -V, --version           print the version and exit\n"
 	      " --help                  print this help and exit\n"
@@ -335,6 +340,30 @@ static int parse_uuid(const char *arg, struct erofs_build_options *opts)
 	return 0;
 }
 
+/* --xattr-prefix: a longer prefix of user., trusted. or security. names (Linux 6.4+) */
+static int add_xattr_prefix(struct erofs_build_options *opts, const char *prefix)
+{
+	const char **bigger;
+	uint8_t base;
+
+	if (erofs_xattr_prefix_base(prefix, &base)) {
+		erofs_err("--xattr-prefix=%s: not a longer prefix of user., trusted. or security. "
+			  "names (under %u bytes)", prefix, EROFS_NAME_LEN);
+		return -EINVAL;
+	}
+	if (opts->nr_xattr_prefixes >= EROFS_XATTR_LONG_PREFIX_MAX) {
+		erofs_err("--xattr-prefix=%s: at most %u long prefixes", prefix,
+			  EROFS_XATTR_LONG_PREFIX_MAX);
+		return -EINVAL;
+	}
+	bigger = realloc(opts->xattr_prefixes, (opts->nr_xattr_prefixes + 1) * sizeof(*bigger));
+	if (!bigger)
+		return -ENOMEM;
+	opts->xattr_prefixes = bigger;
+	bigger[opts->nr_xattr_prefixes++] = prefix;
+	return 0;
+}
+
 static int add_exclude(struct erofs_build_options *opts, const char *arg, bool regex)
 {
 	struct erofs_exclude *ex, *bigger;
@@ -448,6 +477,7 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts)
 			err = parse_int64(optarg, "mkfs time", INT64_MIN, INT64_MAX, &opts->mkfs_time);
 			opts->mkfs_time_set = true;
 			break;
+		case OPT_XATTR_PREFIX: err = add_xattr_prefix(opts, optarg); break;
 		case OPT_QUIET: opts->quiet = true; break;
 		case OPT_MOUNT_POINT: opts->mount_point = optarg; break;
 		case OPT_PRODUCT_OUT: opts->product_out = optarg; break;

@@ -71,6 +71,8 @@ struct erofs_build_options {
 	/* layout */
 	bool inline_data;		/* tails inline with the inode (default) */
 	bool xattr_name_filter;		/* per-inode xattr name filters (default) */
+	const char **xattr_prefixes;	/* --xattr-prefix: long name prefixes, in order */
+	uint32_t nr_xattr_prefixes;
 	int xattr_tolerance;		/* -x: share values seen on more inodes; <0: no xattrs */
 
 	/* compression (-z, -C, -E legacy-compress) */

@@ -29,6 +29,7 @@
 #define EROFS_COMPAT_SB_CHKSUM		0x00000001u
 #define EROFS_COMPAT_MTIME		0x00000002u
 #define EROFS_COMPAT_XATTR_FILTER	0x00000004u	/* Linux 6.6 reads it; 6.1 ignores it */
+#define EROFS_COMPAT_PLAIN_XATTR_PFX	0x00000010u	/* the prefix table is not in the packed inode */
 
 /*
  * The per-inode xattr name filter: a 32-bit Bloom filter in the ibody
@@ -47,6 +48,18 @@
 #define EROFS_INCOMPAT_ZTAILPACKING	0x00000010u
 #define EROFS_INCOMPAT_FRAGMENTS	0x00000020u	/* same bit: DEDUPE */
 #define EROFS_INCOMPAT_LINUX_6_1	0x0000003Fu
+#define EROFS_INCOMPAT_XATTR_PREFIXES	0x00000040u	/* long xattr name prefixes: Linux 6.4 */
+
+/*
+ * Long xattr name prefixes: name index 0x80 | n stands for prefix n of a
+ * table of xattr_prefix_count records, each at a 4-byte aligned offset: u16
+ * length, then the base (short) prefix's index and the infix that follows
+ * it.  The table lies at byte xattr_prefix_start * 4 of the packed inode's
+ * data when the image has one, else of the image (COMPAT_PLAIN_XATTR_PFX).
+ */
+#define EROFS_XATTR_LONG_PREFIX		0x80u
+#define EROFS_XATTR_LONG_PREFIX_MASK	0x7Fu
+#define EROFS_XATTR_LONG_PREFIX_MAX	128u
 
 /* i_format: bit 0 version, bits 1..3 data layout; 6.1 rejects higher bits */
 #define EROFS_I_VERSION_MASK		0x0001u

@@ -32,6 +32,8 @@ struct erofs_plan {
 	uint32_t epoch_nsec;
 	struct erofs_xattr_table shared;
 	uint64_t shared_pos;		/* where the shared area is (0: there is none) */
+	uint32_t prefix_size;		/* the long xattr prefix table's bytes (0: none) */
+	uint64_t prefix_pos;		/* its byte offset in the image, or 0 in the packed inode */
 	uint32_t xattr_blkaddr;		/* shared xattr ids count from this block */
 	uint32_t meta_blkaddr;		/* nid 0 is this block's first byte */
 	uint32_t data_end;		/* the first block after the file data */

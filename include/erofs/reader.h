@@ -74,6 +74,10 @@ struct erofs_reader {
 	uint16_t lz4_max_pclusterblks;	/* largest LZ4 pcluster, in blocks */
 	struct erofs_zcache *zc;	/* decode buffers and caches, made on demand */
 
+	/* long xattr name prefixes, loaded on first use (lib/rxattr.c) */
+	struct erofs_rd_prefix *prefixes;
+	bool prefixes_in_packed;
+
 	char err[EROFS_ERRMSG_LEN];	/* last error, see erofs_reader_error() */
 };
 
@@ -90,6 +94,11 @@ const char *erofs_reader_error(const struct erofs_reader *r);
  * truncating with "..." when out is too small: names from an image must
  * never reach a terminal raw. */
 const char *erofs_escape(char *out, size_t outlen, const void *s, size_t len);
+
+/* Internal: records the reader's error message and returns err; shared by
+ * the reader's files (reader.c, rxattr.c, zread.c). */
+int erofs_reader_fail(struct erofs_reader *r, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* Read len bytes at off; anything past the image end is -EUCLEAN. */
 int erofs_dev_read(struct erofs_reader *r, void *buf, size_t len, uint64_t off);
@@ -267,9 +276,14 @@ struct erofs_rd_xattr {
 typedef int (*erofs_xattr_fn)(void *arg, const struct erofs_rd_xattr *x);
 
 /* Iterates shared then inline xattrs with full checks; index 0 (hidden
- * full-name) entries are checked and skipped. */
+ * full-name) entries are checked and skipped.  An entry under a long
+ * prefix is handed over with the prefix's base index and the name that
+ * follows it (infix and suffix), as if it had been stored that way. */
 int erofs_xattr_iterate(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 			erofs_xattr_fn fn, void *arg);
+
+/* Frees the long prefix table (erofs_reader_close() does). */
+void erofs_xattr_prefixes_free(struct erofs_reader *r);
 
 /* "user.", "system.posix_acl_access", ...; NULL for an unknown index. */
 const char *erofs_rd_xattr_prefix(unsigned int index);

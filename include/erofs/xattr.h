@@ -19,8 +19,9 @@ struct erofs_xattr {
 	char *name;			/* full name, e.g. "user.foo" */
 	uint8_t *value;
 	uint16_t name_len, value_len;
-	uint8_t index;			/* EROFS_XATTR_INDEX_* */
+	uint8_t index;			/* EROFS_XATTR_INDEX_*, or 0x80 | long prefix */
 	uint8_t prefix_len;		/* bytes of name covered by the index */
+	uint8_t base_index, base_len;	/* the short prefix's (set by planning) */
 	int32_t shared_id;		/* id in the shared area, or -1 for inline */
 };
 
@@ -58,6 +59,15 @@ int erofs_xattr_plan(const struct erofs_build_options *opts, struct erofs_tree *
 		     uint32_t first_id, struct erofs_xattr_table *table,
 		     struct erofs_inode **too_big);
 void erofs_xattr_table_free(struct erofs_xattr_table *table);
+
+/*
+ * A --xattr-prefix argument: 0 with its base prefix's index in *base when
+ * it extends user., trusted. or security.; else -EINVAL (not reported).
+ */
+int erofs_xattr_prefix_base(const char *prefix, uint8_t *base);
+/* The long prefix table's bytes, and the table itself. */
+uint32_t erofs_xattr_prefix_table_size(const struct erofs_build_options *opts);
+void erofs_xattr_prefix_table_encode(const struct erofs_build_options *opts, uint8_t *out);
 
 void erofs_xattr_table_encode(const struct erofs_xattr_table *table, uint8_t *out);
 /* name_filter: fill in the header's name filter (-E xattr-name-filter, the default). */
