@@ -15,8 +15,9 @@
  *   0-padding feature lets the kernel find where they start);
  * - a pcluster of more than one block needs a non-head lcluster after its
  *   head, where the index records the block count;
- * - an extent decodes to at most EXTENT_INPUT_MAX bytes, below the
- *   2047-lcluster reach of an index delta.
+ * - an extent decodes to at most EXTENT_INPUT_MAX bytes, and to fewer than
+ *   the 2047-lcluster reach of an index delta (which binds with blocks
+ *   smaller than 2 KiB).
  *
  * Files are cut into segments of EROFS_SEGMENT_SIZE bytes (an extent never
  * crosses one), each a piece of work; the cut points do not depend on the
@@ -48,6 +49,7 @@
 struct erofs_compressor {
 	const struct erofs_build_options *opts;
 	uint32_t blksz;
+	uint32_t extent_max;		/* input offered to one pcluster */
 	LZ4_streamHC_t *hc_state;	/* initialised once, then reset cheaply */
 	uint8_t *input;			/* the segment being compressed */
 	uint8_t *pcluster;		/* output of one pcluster */
@@ -103,6 +105,9 @@ int erofs_compressor_new(const struct erofs_build_options *opts, struct erofs_co
 		return -ENOMEM;
 	c->opts = opts;
 	c->blksz = 1u << opts->blkszbits;
+	/* an extent may start inside its first lcluster: one lcluster spare */
+	c->extent_max = EXTENT_INPUT_MAX < (EROFS_LI_DELTA_MAX - 1) << opts->blkszbits
+				? EXTENT_INPUT_MAX : (EROFS_LI_DELTA_MAX - 1) << opts->blkszbits;
 	c->input = malloc(EROFS_SEGMENT_SIZE);
 	c->pcluster = malloc(EROFS_PCLUSTER_MAX_SIZE);
 	c->estimate = malloc(LZ4_COMPRESSBOUND(ESTIMATE_PIECE));
@@ -173,7 +178,7 @@ static int fast_rest_size(struct erofs_compressor *c, const uint8_t *src, uint64
 {
 	int src_len = (int)left, out;
 
-	if (left > EXTENT_INPUT_MAX)
+	if (left > c->extent_max)
 		return 0;
 	out = LZ4_compress_destSize((const char *)src, (char *)c->pcluster, &src_len, cap);
 	return out > 0 && (uint64_t)src_len == left ? out : 0;
@@ -308,7 +313,7 @@ static int compress_segment(struct erofs_compressor *c, struct erofs_work *item)
 	out = item->blocks;
 	while (pos < len) {
 		uint64_t left = len - pos;
-		int src_len = (int)(left < EXTENT_INPUT_MAX ? left : EXTENT_INPUT_MAX), out_len;
+		int src_len = (int)(left < c->extent_max ? left : c->extent_max), out_len;
 		uint64_t nblks, raw_blocks, lofs = item->start + pos;
 
 		/* an extent may end at an anchor only past its own lcluster

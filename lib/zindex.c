@@ -184,7 +184,7 @@ static void encode_pack(const struct erofs_build_options *opts, const struct ero
 			lo = lc.delta1;	/* the last entry of a pack looks ahead instead */
 		else
 			lo = lc.delta0;
-		v = (lo | (uint32_t)lc.type << opts->blkszbits) << (bitpos & 7);
+		v = (lo | (uint32_t)lc.type << erofs_compact_lobits(opts->blkszbits)) << (bitpos & 7);
 		for (unsigned int b = bitpos / 8; v; b++, v >>= 8)
 			out[b] |= (uint8_t)v;
 	}

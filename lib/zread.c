@@ -362,10 +362,6 @@ int erofs_z_setup_inode(struct erofs_reader *r, struct erofs_rd_inode *vi)
 	vi->z_blocks = vi->di.u;
 	if (!vi->size)
 		return 0;	/* nothing to map: the kernel never reads the header */
-	if (r->blkszbits != EROFS_Z_BLKSZBITS)
-		return fail(r, -EOPNOTSUPP,
-			    "compressed data needs 4096-byte blocks (the image has %u-byte blocks)",
-			    r->blksz);
 	hdr = (vi->meta_end + 7) & ~(uint64_t)7;
 	if (hdr > r->size || EROFS_ZMAP_HEADER_SIZE > r->size - hdr)
 		return fail(r, -EFSCORRUPTED,
@@ -565,7 +561,7 @@ static unsigned int lookahead_distance(const uint8_t *in, unsigned int bits_each
 static int load_compact(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 			uint64_t lcn, bool lookahead, struct erofs_lcluster *lc)
 {
-	const unsigned int lobits = vi->z_lclusterbits;
+	const unsigned int lobits = erofs_compact_lobits(vi->z_lclusterbits);
 	const bool big = vi->z_advise & EROFS_ZADVISE_BIG_PCLUSTER_1;
 	unsigned int amortshift, vcnt, packsize, bits_each, lo, type, nblk;
 	uint64_t pos = vi->z_index, idx = lcn, pack;
@@ -602,7 +598,7 @@ static int load_compact(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 	lo = cdecode(in, bits_each * (unsigned int)i, lobits, &type);
 	lc->type = type;
 	if (type == EROFS_LCLUSTER_NONHEAD) {
-		lc->clusterofs = 1u << lobits;
+		lc->clusterofs = 1u << vi->z_lclusterbits;
 		if (lookahead)
 			lc->delta[1] = lookahead_distance(in, bits_each, vcnt, lobits,
 							  (unsigned int)i);

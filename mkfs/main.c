@@ -540,11 +540,6 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts)
 	if (opts->dedupe && opts->compressor == EROFS_COMPRESS_NONE && !opts->chunkbits)
 		opts->chunkbits = opts->blkszbits;
 	opts->share_identical_files = !opts->block_list_file || opts->dedupe || opts->chunkbits;
-	if (opts->compressor != EROFS_COMPRESS_NONE && opts->blkszbits != EROFS_MAX_BLKSZBITS) {
-		erofs_err("-z with -b %u: Linux 6.1 reads compressed files only with 4096-byte blocks",
-			  1u << opts->blkszbits);
-		return -EOPNOTSUPP;
-	}
 	if (argc - optind != 2) {
 		erofs_err("expected IMAGE and SOURCE_DIRECTORY (see --help)");
 		return -EINVAL;

@@ -141,6 +141,16 @@ enum erofs_lcluster_type {
 #define EROFS_LI_D0_CBLKCNT		0x0800u	/* first nonhead: delta[0] holds the block count */
 #define EROFS_LI_DELTA_MAX		(EROFS_LI_D0_CBLKCNT - 1u)
 
+/*
+ * Bits of an entry's value in a compact index pack: lclusterbits, but never
+ * fewer than CBLKCNT's flag needs (sub-page blocks, Linux 6.8+; Linux 6.1
+ * reads compact indexes of 4 KiB lclusters only, where both are 12).
+ */
+static inline unsigned int erofs_compact_lobits(unsigned int lclusterbits)
+{
+	return lclusterbits > 12 ? lclusterbits : 12;
+}
+
 /* The superblock, decoded. Fields beyond 6.1's 128 bytes are not modelled. */
 struct erofs_super {
 	uint32_t magic;

@@ -22,7 +22,6 @@
 /* Limits this reader enforces (newer kernels enforce the same). */
 #define EROFS_Z_MAX_DSIZE	(12u << 20)	/* decoded bytes of one extent */
 #define EROFS_Z_MAX_PCLUSTER_BLKS	256u	/* 1 MiB of 4 KiB blocks */
-#define EROFS_Z_BLKSZBITS	12u		/* compressed files need 4 KiB blocks */
 #define EROFS_COMPR_LZMA	1u
 #define EROFS_COMPR_DEFLATE	2u
 #define EROFS_COMPR_ZSTD	3u
@@ -40,10 +39,6 @@ struct erofs_lcluster {
 	bool has_cblkcnt;		/* this nonhead carries CBLKCNT (delta[0] is then 1) */
 	bool partialref;		/* full index heads: PARTIAL_REF */
 };
-
-/* Internal: reader.c's error recorder, shared with zread.c. */
-int erofs_reader_fail(struct erofs_reader *r, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 
 /* Internal: names for the bits of a feature or algorithm mask. */
 struct erofs_bitname {
