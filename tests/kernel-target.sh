@@ -41,12 +41,16 @@ expect_needs fragments 'needs Linux 6.1 (fragments)' -z lz4hc -E ztailpacking,fr
 # -E dedupe: pclusters used again at other offsets (no superblock bit says
 # so, and fsck.erofs reads the superblock only: it sees LZ4); text as in
 # qemu-tests/run.sh's dup tree, once as is and once shifted
-mkdir -p "$WORK/dup"
-find /usr/share/common-licenses -type f | sort | xargs cat >"$WORK/dup/text"
-{ head -c 777 /dev/urandom; cat "$WORK/dup/text" "$WORK/dup/text"; } >"$WORK/dup/shifted"
-SRC=$WORK/dup FSCK_WANT='needs Linux 5.4 (lz4)' \
-	expect_needs dedupe 'needs Linux 6.0 (shared pclusters)' -z lz4hc -E dedupe
-SRC=$WORK/dup expect_needs dedupe-frag 'needs Linux 6.1 (fragments)' -z lz4hc -E dedupe,fragments
+if [ -d /usr/share/common-licenses ]; then
+	mkdir -p "$WORK/dup"
+	find /usr/share/common-licenses -type f | sort | xargs cat >"$WORK/dup/text"
+	{ head -c 777 /dev/urandom; cat "$WORK/dup/text" "$WORK/dup/text"; } >"$WORK/dup/shifted"
+	SRC=$WORK/dup FSCK_WANT='needs Linux 5.4 (lz4)' \
+		expect_needs dedupe 'needs Linux 6.0 (shared pclusters)' -z lz4hc -E dedupe
+	SRC=$WORK/dup expect_needs dedupe-frag 'needs Linux 6.1 (fragments)' -z lz4hc -E dedupe,fragments
+else
+	echo "note: no /usr/share/common-licenses: the -E dedupe summary is not checked"
+fi
 expect_needs b1024 'needs Linux 6.4 (sub-page blocks (1024-byte blocks); 6.1.113 and later 6.1 too)' -b 1024
 
 # --max-kernel refuses before any write: an existing file at the image path
