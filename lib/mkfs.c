@@ -2,9 +2,12 @@
 /* Building an image (see include/erofs/mkfs.h). */
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "erofs/blocklist.h"
+#include "erofs/diag.h"
 #include "erofs/format.h"
 #include "erofs/image.h"
 #include "erofs/layout.h"
@@ -27,6 +30,15 @@ static void stage_done(const struct erofs_build_options *opts, const char *stage
 	*since = now;
 }
 
+/* The image failed after its blob was committed: a regular blob goes too. */
+static void remove_blob(const char *path)
+{
+	struct stat st;
+
+	if (!stat(path, &st) && S_ISREG(st.st_mode) && unlink(path))
+		erofs_err("%s: cannot remove the blob of the failed image", path);
+}
+
 int erofs_mkfs(const struct erofs_build_options *opts, struct erofs_tree *tree,
 	       struct erofs_build_result *result)
 {
@@ -35,7 +47,7 @@ int erofs_mkfs(const struct erofs_build_options *opts, struct erofs_tree *tree,
 	const uint32_t first_data_blk = (erofs_super_end(true) + blksz - 1) / blksz;
 	struct erofs_scan_source scan = { .opts = opts, .tree = tree };
 	struct erofs_source source = { .run = erofs_scan_run, .arg = &scan };
-	struct erofs_image img;
+	struct erofs_image img, blob;
 	struct erofs_tails tails;
 	struct timespec stage;
 	int err;
@@ -44,8 +56,15 @@ int erofs_mkfs(const struct erofs_build_options *opts, struct erofs_tree *tree,
 	clock_gettime(CLOCK_MONOTONIC, &stage);
 	if ((err = erofs_image_open(&img, opts->image, opts->blkszbits, first_data_blk)))
 		return err;
+	if (opts->blobdev && (err = erofs_image_open(&blob, opts->blobdev, opts->blkszbits, 0))) {
+		erofs_image_abort(&img);
+		return err;
+	}
+	img.blob = opts->blobdev ? &blob : NULL;
 	if ((err = erofs_tails_open(&tails, opts->image))) {
 		erofs_image_abort(&img);
+		if (img.blob)
+			erofs_image_abort(&blob);
 		return err;
 	}
 	err = erofs_pipeline_run(opts, tree, &source, &img, &tails, &result->stats);
@@ -53,12 +72,21 @@ int erofs_mkfs(const struct erofs_build_options *opts, struct erofs_tree *tree,
 	if (!err)
 		err = erofs_plan_image(opts, tree, img.next_blk, &result->plan);
 	stage_done(opts, "plan", &stage);
+	if (!err && img.blob) {
+		result->plan.blob_blocks = blob.next_blk;
+		err = erofs_image_resize(&blob, (uint64_t)blob.next_blk << opts->blkszbits);
+	}
 	if (!err)
 		err = erofs_write_metadata(opts, tree, &result->plan, &img, &tails);
 	erofs_tails_close(&tails);
-	if (!err)
-		err = erofs_image_commit(&img);
-	else
+	/* the blob first: an image is never left without its blob */
+	if (!err && img.blob)
+		err = erofs_image_commit(&blob);
+	else if (img.blob)
+		erofs_image_abort(&blob);
+	if (!err && (err = erofs_image_commit(&img)) && img.blob)
+		remove_blob(opts->blobdev);
+	else if (err)
 		erofs_image_abort(&img);
 	if (!err)
 		err = erofs_blocklist_write(opts, tree, &result->plan);

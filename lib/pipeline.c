@@ -101,7 +101,8 @@ static enum erofs_work_kind kind_of(const struct pipeline *p, const struct erofs
 		return EROFS_WORK_COMPRESS;
 	/* files within one block keep their inline tails */
 	if (p->opts->chunkbits)
-		return inode->size > 1u << p->opts->blkszbits ? EROFS_WORK_CHUNKS : EROFS_WORK_PLAIN;
+		return inode->size > 1u << p->opts->blkszbits ||
+		       (p->opts->blobdev && inode->size) ? EROFS_WORK_CHUNKS : EROFS_WORK_PLAIN;
 	if (p->opts->compressor != EROFS_COMPRESS_NONE && inode->pcluster_size)
 		return EROFS_WORK_COMPRESS;
 	return EROFS_WORK_PLAIN;

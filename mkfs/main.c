@@ -29,6 +29,7 @@ enum {
 	/* Android */
 	OPT_MOUNT_POINT, OPT_PRODUCT_OUT, OPT_FS_CONFIG_FILE, OPT_FILE_CONTEXTS,
 	OPT_BLOCK_LIST_FILE,
+	OPT_BLOBDEV,
 };
 
 static const struct option long_options[] = {
@@ -45,6 +46,7 @@ static const struct option long_options[] = {
 	{ "workers", required_argument, NULL, OPT_WORKERS },
 	{ "compress-hints", required_argument, NULL, OPT_COMPRESS_HINTS },
 	{ "chunksize", required_argument, NULL, OPT_CHUNKSIZE },
+	{ "blobdev", required_argument, NULL, OPT_BLOBDEV },
 	{ "mount-point", required_argument, NULL, OPT_MOUNT_POINT },
 	{ "product-out", required_argument, NULL, OPT_PRODUCT_OUT },
 	{ "fs-config-file", required_argument, NULL, OPT_FS_CONFIG_FILE },
@@ -93,6 +95,8 @@ static void usage(FILE *out)
 	      " --mkfs-time=SECONDS     set only the image time, keeping file mtimes\n"
 	      " --chunksize=BYTES       chunk-based files: identical chunks stored once, chunks\n"
 	      "                         of zeros (holes) not at all; a power of two >= -b\n"
+	      " --blobdev=FILE          with --chunksize: every file's chunks go to FILE, an\n"
+	      "                         extra device (mount with -o device=, fsck --device=)\n"
 	      " --workers=N             compression threads (default: online CPUs)\n"
 	      " --compress-hints=FILE   per-path pcluster sizes: lines of\n"
 	      "                         'BYTES [ALGORITHM-INDEX] REGEX', first match wins,\n"
@@ -362,6 +366,28 @@ static int add_exclude(struct erofs_build_options *opts, const char *arg, bool r
 	return 0;
 }
 
+/* --blobdev: chunks only (as in erofs-utils), somewhere else than the image. */
+static int check_blobdev(const struct erofs_build_options *opts)
+{
+	if (!*opts->blobdev) {
+		erofs_err("--blobdev= needs a file");
+		return -EINVAL;
+	}
+	if (!opts->chunkbits) {
+		erofs_err("--blobdev=%s needs --chunksize: the blob holds chunks", opts->blobdev);
+		return -EINVAL;
+	}
+	if (!strcmp(opts->blobdev, opts->image)) {
+		erofs_err("--blobdev=%s: the blob cannot be the image itself", opts->blobdev);
+		return -EINVAL;
+	}
+	if (opts->block_list_file) {
+		erofs_err("--blobdev cannot be used with --block-list-file: the blocks are not in the image");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct erofs_build_options *opts)
 {
 	int64_t v;
@@ -448,6 +474,7 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts)
 		case OPT_FS_CONFIG_FILE: opts->fs_config_file = optarg; break;
 		case OPT_FILE_CONTEXTS: opts->file_contexts = optarg; break;
 		case OPT_BLOCK_LIST_FILE: opts->block_list_file = optarg; break;
+		case OPT_BLOBDEV: opts->blobdev = optarg; break;
 		default:
 			usage(stderr);
 			return -EINVAL;
@@ -515,7 +542,7 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts)
 	}
 	opts->image = argv[optind];
 	opts->source = argv[optind + 1];
-	return 0;
+	return opts->blobdev ? check_blobdev(opts) : 0;
 }
 
 /* SOURCE_DATE_EPOCH clamps mtimes unless -T fixed them outright. */
@@ -532,7 +559,8 @@ static int apply_source_date_epoch(struct erofs_build_options *opts)
 }
 
 /* An image written inside its own source would be scanned into itself. */
-static int check_image_outside_source(const struct erofs_build_options *opts)
+static int check_outside_source(const struct erofs_build_options *opts, const char *out,
+				const char *what)
 {
 	char *src = realpath(opts->source, NULL), *dir, *slash, *img_dir;
 	int err = 0;
@@ -542,7 +570,7 @@ static int check_image_outside_source(const struct erofs_build_options *opts)
 		erofs_err("%s: cannot use as source: %s", opts->source, strerror(err));
 		return -err;
 	}
-	dir = strdup(opts->image);
+	dir = strdup(out);
 	if (!dir) {
 		free(src);
 		return -ENOMEM;
@@ -553,14 +581,14 @@ static int check_image_outside_source(const struct erofs_build_options *opts)
 	img_dir = realpath(slash ? dir : ".", NULL);
 	if (!img_dir) {
 		err = errno;
-		erofs_err("%s: cannot create the image: %s", opts->image, strerror(err));
+		erofs_err("%s: cannot create the %s: %s", out, what, strerror(err));
 	} else {
 		size_t n = strlen(src);
 
 		if (!strncmp(img_dir, src, n) &&
 		    (img_dir[n] == '\0' || img_dir[n] == '/' || n == 1)) {
-			erofs_err("%s: the image would be inside the source directory %s",
-				  opts->image, opts->source);
+			erofs_err("%s: the %s would be inside the source directory %s",
+				  out, what, opts->source);
 			err = EINVAL;
 		}
 	}
@@ -568,6 +596,13 @@ static int check_image_outside_source(const struct erofs_build_options *opts)
 	free(dir);
 	free(src);
 	return -err;
+}
+
+static int check_image_outside_source(const struct erofs_build_options *opts)
+{
+	int err = check_outside_source(opts, opts->image, "image");
+
+	return !err && opts->blobdev ? check_outside_source(opts, opts->blobdev, "blob") : err;
 }
 
 static void raise_fd_limit(void)
@@ -633,6 +668,10 @@ static void print_summary(const struct erofs_build_options *opts, const struct e
 		       " holes; %" PRIu64 " bytes saved; %" PRIu64 " files sharing nothing "
 		       "kept flat with inline tails\n", opts->image, st->chunks, st->shared_chunks,
 		       st->null_chunks, st->chunk_saved_bytes, st->flat_chunk_files);
+	if (opts->blobdev)
+		printf("%s: chunk data in the blob %s: %" PRIu32 " blocks (%" PRIu64 " bytes), "
+		       "extra device 1\n", opts->image, opts->blobdev, plan->blob_blocks,
+		       (uint64_t)plan->blob_blocks << plan->blkszbits);
 }
 
 int main(int argc, char **argv)

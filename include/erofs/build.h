@@ -95,6 +95,7 @@ struct erofs_build_options {
 	 */
 	bool share_identical_files;
 	unsigned int chunkbits;		/* --chunksize: log2 of the chunk size; 0 = off */
+	const char *blobdev;		/* --blobdev: every chunk goes to this extra device */
 	unsigned int workers;		/* compression threads */
 	struct erofs_compress_hint *hints;	/* first match wins */
 	size_t nr_hints;

@@ -220,7 +220,14 @@ static void test_super(void)
 
 	m.sb.feature_incompat = EROFS_INCOMPAT_DEVICE_TABLE;
 	m.sb.extra_devices = 1;
-	EXPECT_ERR(img_open(&m, &r), -EOPNOTSUPP, "multi-device", &r);
+	EXPECT_ERR(img_open(&m, &r), -EUCLEAN, "device table", &r);	/* slot 0: the superblock */
+	m.sb.devt_slotoff = 9;		/* 1152: right after the superblock */
+	CHECK(img_open(&m, &r) == 0);
+	CHECK(r.nr_devs == 1 && r.device_id_mask == 1 && r.devs[0].fd == -1);
+	erofs_reader_close(&r);
+	m.sb.devt_slotoff = 0xFFFF;
+	EXPECT_ERR(img_open(&m, &r), -EUCLEAN, "device table", &r);
+	m.sb.devt_slotoff = 0;
 	m.sb.feature_incompat = 0;
 	CHECK(img_open(&m, &r) == 0);	/* extra_devices ignored without the bit */
 	m.sb.extra_devices = 0;
