@@ -138,7 +138,7 @@ int erofs_chunk_work(const struct erofs_work_ctx *ctx, struct erofs_work *w,
 {
 	const struct erofs_build_options *opts = ctx->opts;
 	const uint64_t chunksize = 1ull << opts->chunkbits;
-	struct stat st;
+	const uint64_t base = erofs_tree_data_base(ctx->tree, w->inode);
 	int err = 0;
 
 	w->fd = erofs_tree_open_or_report(opts, ctx->tree, w->inode, dirs);
@@ -159,21 +159,22 @@ int erofs_chunk_work(const struct erofs_work_ctx *ctx, struct erofs_work *w,
 		uint64_t off = w->start + i * chunksize;
 		size_t len = (size_t)(w->end - off < chunksize ? w->end - off : chunksize);
 		uint8_t *buf = w->data + i * chunksize;
-		off_t data = lseek(w->fd, (off_t)off, SEEK_DATA);
+		off_t data = lseek(w->fd, (off_t)(base + off), SEEK_DATA);
 
 		/* a hole: no need to read it */
-		if ((data < 0 && errno == ENXIO) || (data >= 0 && (uint64_t)data >= off + len)) {
+		if ((data < 0 && errno == ENXIO) ||
+		    (data >= 0 && (uint64_t)data >= base + off + len)) {
 			w->chunks[i].null = true;
 			continue;
 		}
-		if ((err = erofs_pread_all(w->fd, buf, len, off)))
+		if ((err = erofs_pread_all(w->fd, buf, len, base + off)))
 			break;
 		if (erofs_is_zero(buf, len))
 			w->chunks[i].null = true;
 		else
 			w->chunks[i].hash = XXH3_128bits(buf, len);
 	}
-	if (!err && w->last && (fstat(w->fd, &st) || (uint64_t)st.st_size != w->inode->size))
+	if (!err && w->last && !erofs_tree_size_unchanged(ctx->tree, w->inode, w->fd))
 		err = -EAGAIN;
 	if (err)
 		erofs_report_source_error(opts, w->inode, err);

@@ -15,6 +15,7 @@
 #include "erofs/pipeline.h"
 #include "erofs/scan.h"
 #include "erofs/tails.h"
+#include "erofs/tarsrc.h"
 #include "erofs/writer.h"
 
 /* -d 3 and up: how long each stage took, on stderr */
@@ -46,6 +47,7 @@ int erofs_mkfs(const struct erofs_build_options *opts, struct erofs_tree *tree,
 	/* data starts after the superblock's block, whatever its config record */
 	const uint32_t first_data_blk = (erofs_super_end(true) + blksz - 1) / blksz;
 	struct erofs_scan_source scan = { .opts = opts, .tree = tree };
+	struct erofs_tar_source tar = { .opts = opts, .tree = tree };
 	struct erofs_source source = { .run = erofs_scan_run, .arg = &scan };
 	struct erofs_image img, blob;
 	struct erofs_tails tails;
@@ -53,6 +55,8 @@ int erofs_mkfs(const struct erofs_build_options *opts, struct erofs_tree *tree,
 	int err;
 
 	memset(result, 0, sizeof(*result));
+	if (opts->tar)
+		source = (struct erofs_source){ .run = erofs_tar_source_run, .arg = &tar };
 	clock_gettime(CLOCK_MONOTONIC, &stage);
 	if ((err = erofs_image_open(&img, opts->image, opts->blkszbits, first_data_blk)))
 		return err;

@@ -30,6 +30,8 @@ enum {
 	OPT_MOUNT_POINT, OPT_PRODUCT_OUT, OPT_FS_CONFIG_FILE, OPT_FILE_CONTEXTS,
 	OPT_BLOCK_LIST_FILE,
 	OPT_BLOBDEV,
+	/* tar input */
+	OPT_TAR, OPT_AUFS, OPT_OVLFS_STRIP, OPT_SORT, OPT_UNGZIP, OPT_UNXZ, OPT_UNZSTD,
 };
 
 static const struct option long_options[] = {
@@ -52,6 +54,14 @@ static const struct option long_options[] = {
 	{ "fs-config-file", required_argument, NULL, OPT_FS_CONFIG_FILE },
 	{ "file-contexts", required_argument, NULL, OPT_FILE_CONTEXTS },
 	{ "block-list-file", required_argument, NULL, OPT_BLOCK_LIST_FILE },
+	{ "tar", required_argument, NULL, OPT_TAR },
+	{ "aufs", no_argument, NULL, OPT_AUFS },
+	{ "ovlfs-strip", optional_argument, NULL, OPT_OVLFS_STRIP },
+	{ "sort", required_argument, NULL, OPT_SORT },
+	{ "ungzip", optional_argument, NULL, OPT_UNGZIP },
+	{ "gzip", no_argument, NULL, OPT_UNGZIP },
+	{ "unxz", optional_argument, NULL, OPT_UNXZ },
+	{ "unzstd", optional_argument, NULL, OPT_UNZSTD },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, 'V' },
@@ -61,7 +71,9 @@ static const struct option long_options[] = {
 static void usage(FILE *out)
 {
 	fputs("Usage: mkfs.erofs [OPTIONS] IMAGE SOURCE_DIRECTORY\n"
-	      "Build an EROFS image of SOURCE_DIRECTORY into IMAGE.\n"
+	      "       mkfs.erofs --tar=f [OPTIONS] IMAGE [TARBALL]\n"
+	      "Build an EROFS image of SOURCE_DIRECTORY (or of a tar stream, from TARBALL\n"
+	      "or standard input) into IMAGE.\n"
 	      "\n"
 	      "Options:\n"
 	      " -b SIZE                 block size in bytes: 512, 1024, 2048 or 4096 (default 4096)\n"
@@ -117,6 +129,16 @@ static void usage(FILE *out)
 	      " --block-list-file=FILE  write each regular file's blocks to FILE; no block is\n"
 	      "                         then shared by two files unless -E dedupe or\n"
 	      "                         --chunksize asks for it\n"
+	      "\n"
+	      "Tar input (see the man page):\n"
+	      " --tar=f                 SOURCE is a tar stream (standard input without it):\n"
+	      "                         ustar, GNU and PAX, xattrs from PAX records\n"
+	      " --ungzip, --unxz, --unzstd\n"
+	      "                         decompress the stream with zlib, liblzma or libzstd\n"
+	      " --aufs                  .wh.NAME becomes an overlayfs whiteout, .wh..wh..opq\n"
+	      "                         its directory's opaque xattr\n"
+	      " --ovlfs-strip=0|1       1: leave out whiteouts and opaque xattrs\n"
+	      " --sort=path|none        data in path order (default) or the tar's order\n"
 	      "\n"
 	      "Without -T or --mkfs-time, the image time is SOURCE_DATE_EPOCH when set (file\n"
 	      "mtimes are then clamped to it), else the most common mtime of the tree.\n",
@@ -475,6 +497,39 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts)
 		case OPT_FILE_CONTEXTS: opts->file_contexts = optarg; break;
 		case OPT_BLOCK_LIST_FILE: opts->block_list_file = optarg; break;
 		case OPT_BLOBDEV: opts->blobdev = optarg; break;
+		case OPT_TAR:
+			if (!strcmp(optarg, "f")) {
+				opts->tar = true;
+			} else {
+				erofs_err("--tar=%s: only --tar=f (a full image) is supported", optarg);
+				err = -EINVAL;
+			}
+			break;
+		case OPT_AUFS: opts->aufs = true; break;
+		case OPT_OVLFS_STRIP:
+			opts->ovlfs_strip = !optarg || !strcmp(optarg, "1");
+			if (optarg && strcmp(optarg, "0") && strcmp(optarg, "1")) {
+				erofs_err("--ovlfs-strip=%s: expected 0 or 1", optarg);
+				err = -EINVAL;
+			}
+			break;
+		case OPT_SORT:
+			opts->tar_sort_none = !strcmp(optarg, "none");
+			if (strcmp(optarg, "none") && strcmp(optarg, "path")) {
+				erofs_err("--sort=%s: expected path or none", optarg);
+				err = -EINVAL;
+			}
+			break;
+		case OPT_UNGZIP: case OPT_UNXZ: case OPT_UNZSTD:
+			opts->tar_decoder = c == OPT_UNGZIP ? EROFS_TAR_GZIP :
+					    c == OPT_UNXZ ? EROFS_TAR_XZ : EROFS_TAR_ZSTD;
+			if (optarg) {
+				erofs_err("--%s=%s: dumping the decoded stream is not supported",
+					  c == OPT_UNGZIP ? "ungzip" : c == OPT_UNXZ ? "unxz" : "unzstd",
+					  optarg);
+				err = -EINVAL;
+			}
+			break;
 		default:
 			usage(stderr);
 			return -EINVAL;
@@ -536,8 +591,22 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts)
 			  1u << opts->blkszbits);
 		return -EOPNOTSUPP;
 	}
+	if (opts->tar && (opts->mount_point || opts->product_out || opts->fs_config_file ||
+			  opts->file_contexts || opts->nr_excludes)) {
+		erofs_err("--tar=f: the Android options and --exclude-* apply to directories only");
+		return -EINVAL;
+	}
+	if (opts->tar && argc - optind == 1) {	/* the tar from standard input */
+		opts->image = argv[optind];
+		return 0;
+	}
 	if (argc - optind != 2) {
-		erofs_err("expected IMAGE and SOURCE_DIRECTORY (see --help)");
+		erofs_err(opts->tar ? "expected IMAGE and optionally TARBALL (see --help)"
+				    : "expected IMAGE and SOURCE_DIRECTORY (see --help)");
+		return -EINVAL;
+	}
+	if (!opts->tar && (opts->aufs || opts->ovlfs_strip || opts->tar_decoder)) {
+		erofs_err("--aufs, --ovlfs-strip, --ungzip, --unxz and --unzstd need --tar=f");
 		return -EINVAL;
 	}
 	opts->image = argv[optind];
@@ -694,7 +763,7 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	uuid_generate(opts.uuid);
 	if (parse_args(argc, argv, &opts) || apply_source_date_epoch(&opts) ||
-	    check_image_outside_source(&opts))
+	    (!opts.tar && check_image_outside_source(&opts)))
 		return 1;
 	opts.show_progress = !opts.quiet && isatty(STDERR_FILENO);
 	raise_fd_limit();

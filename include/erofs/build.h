@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "erofs/tar.h"
+
 enum erofs_time_policy {
 	EROFS_TIME_KEEP,	/* keep every mtime; epoch = the most common one */
 	EROFS_TIME_FIXED,	/* -T: every mtime and the epoch are fixed_time */
@@ -113,6 +115,13 @@ struct erofs_build_options {
 	const char *fs_config_file;	/* --fs-config-file: canned fs_config */
 	const char *file_contexts;	/* --file-contexts: SELinux labels */
 	const char *block_list_file;	/* --block-list-file: each file's blocks */
+
+	/* tar input (lib/tarsrc.c): --tar=f; source is the tar file, NULL: stdin */
+	bool tar;
+	enum erofs_tar_decoder tar_decoder;	/* --ungzip, --unxz, --unzstd */
+	bool aufs;			/* --aufs: .wh. files become overlayfs whiteouts */
+	bool ovlfs_strip;		/* --ovlfs-strip=1: no whiteouts, no opaque xattrs */
+	bool tar_sort_none;		/* --sort=none: data in the tar's order */
 };
 
 #endif
