@@ -352,6 +352,9 @@ build_images() {
 		prepare_tree "$tree"
 		# @tree@ stands for the tree's own folder (rule files inside it)
 		args=${args//@tree@/$TREE_DIR}
+		# @blob@: a second device (--blobdev), attached beside the image
+		[[ $args != *@blob@* ]] || BLOB[$name]=$SCRATCH/img/$name.blob
+		args=${args//@blob@/$SCRATCH/img/$name.blob}
 		# shellcheck disable=SC2086 # ARGS are words by design
 		set -- $args
 		local img=$SCRATCH/img/$name.img
@@ -397,9 +400,16 @@ build_data_disk() {
 		size=$(stat -c %s "${IMG[$name]}")
 		dd if="${IMG[$name]}" of="$DATA_DISK" bs=1M seek=$((off / ALIGN)) \
 			conv=sparse,notrunc status=none
-		echo "$i $name $off $size ${GUEST_KIND[$name]:-manifest}" >> "$SCRATCH/images"
+		local blob= end=$((off + size))
+		if [ -n "${BLOB[$name]:-}" ]; then	# right after the image: OFFSET SIZE
+			blob="$(( (end + ALIGN - 1) / ALIGN * ALIGN )) $(stat -c %s "${BLOB[$name]}")"
+			dd if="${BLOB[$name]}" of="$DATA_DISK" bs=1M seek=$((${blob% *} / ALIGN)) \
+				conv=sparse,notrunc status=none
+			end=$((${blob% *} + ${blob#* }))
+		fi
+		echo "$i $name $off $size ${GUEST_KIND[$name]:-manifest}${blob:+ $blob}" >> "$SCRATCH/images"
 		INDEX[$name]=$i
-		off=$(( (off + size + ALIGN - 1) / ALIGN * ALIGN ))
+		off=$(( (end + ALIGN - 1) / ALIGN * ALIGN ))
 		i=$((i + 1))
 	done
 	truncate -s "$off" "$DATA_DISK"
@@ -708,6 +718,7 @@ main() {
 	[ -e "/boot/vmlinuz-$KVER" ] || die "/boot/vmlinuz-$KVER missing"
 	[ -x /bin/busybox ] || die "busybox missing (apt-get install busybox-static)"
 	declare -gA KIND IMG INDEX ENDED ENDLOG REFUSE HOSTILE_CASE GUEST_KIND NO_SYMLINK_MODE
+	declare -gA BLOB	# @blob@ lines: the extra device's file
 	setup_dirs
 	msg "run $RUN_ID: kernel $KVER, accel $QEMU_ACCEL, mkfs $MKFS"
 	build_kmod
