@@ -41,7 +41,7 @@ uint16_t erofs_chunk_format(const struct erofs_build_options *opts,
 			    const struct erofs_chunks *chunks)
 {
 	return (uint16_t)((chunks->chunkbits - opts->blkszbits) |
-			  (opts->blobdev ? CHUNK_FORMAT_INDEXES : 0));
+			  (erofs_opts_extra_device(opts) ? CHUNK_FORMAT_INDEXES : 0));
 }
 
 /* Where chunk data goes: the blob, or the image itself. */
@@ -92,7 +92,7 @@ static void merge_runs(const struct erofs_build_options *opts, struct erofs_chun
 
 static uint32_t table_unit(const struct erofs_build_options *opts)
 {
-	return opts->blobdev ? CHUNK_INDEX_SIZE : 4u;
+	return erofs_opts_extra_device(opts) ? CHUNK_INDEX_SIZE : 4u;
 }
 
 uint32_t erofs_chunk_table_size(const struct erofs_build_options *opts, uint32_t meta_size,

@@ -326,7 +326,7 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 		return err;
 	plan_features(opts, tree, plan);
 	sb_end = erofs_super_end(plan->lz4_config);
-	if (opts->blobdev) {
+	if (erofs_opts_extra_device(opts)) {
 		/* the device table: one 128-byte slot, on a slot boundary */
 		plan->feature_incompat |= EROFS_INCOMPAT_DEVICE_TABLE;
 		plan->extra_devices = 1;

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Building an image (see include/erofs/mkfs.h). */
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -15,6 +17,7 @@
 #include "erofs/pipeline.h"
 #include "erofs/scan.h"
 #include "erofs/tails.h"
+#include "erofs/tarindex.h"
 #include "erofs/tarsrc.h"
 #include "erofs/writer.h"
 
@@ -31,13 +34,34 @@ static void stage_done(const struct erofs_build_options *opts, const char *stage
 	*since = now;
 }
 
-/* The image failed after its blob was committed: a regular blob goes too. */
-static void remove_blob(const char *path)
+/* A build failed after path (a blob, an image) was committed: a regular file goes. */
+static void remove_output(const char *path)
 {
 	struct stat st;
 
 	if (!stat(path, &st) && S_ISREG(st.st_mode) && unlink(path))
-		erofs_err("%s: cannot remove the blob of the failed image", path);
+		erofs_err("%s: cannot remove the output of the failed build", path);
+}
+
+/* --tar=i: the tar itself is device 1; its size in blocks goes in the table. */
+static int tar_device_blocks(const struct erofs_build_options *opts,
+			     const struct erofs_tree *tree, uint32_t *blocks)
+{
+	struct stat st;
+	uint64_t n;
+
+	if (fstat(tree->data_fd, &st)) {
+		erofs_err("%s: %s", opts->source, strerror(errno));
+		return -errno;
+	}
+	n = ((uint64_t)st.st_size + (1u << opts->blkszbits) - 1) >> opts->blkszbits;
+	if (n > UINT32_MAX) {
+		erofs_err("%s: more than 2^32 blocks of %u bytes", opts->source,
+			  1u << opts->blkszbits);
+		return -EFBIG;
+	}
+	*blocks = (uint32_t)n;
+	return 0;
 }
 
 int erofs_mkfs(const struct erofs_build_options *opts, struct erofs_tree *tree,
@@ -79,6 +103,8 @@ int erofs_mkfs(const struct erofs_build_options *opts, struct erofs_tree *tree,
 	if (!err && img.blob) {
 		result->plan.blob_blocks = blob.next_blk;
 		err = erofs_image_resize(&blob, (uint64_t)blob.next_blk << opts->blkszbits);
+	} else if (!err && opts->tar_index && !opts->tar_mapfile) {
+		err = tar_device_blocks(opts, tree, &result->plan.blob_blocks);
 	}
 	if (!err)
 		err = erofs_write_metadata(opts, tree, &result->plan, &img, &tails);
@@ -89,9 +115,11 @@ int erofs_mkfs(const struct erofs_build_options *opts, struct erofs_tree *tree,
 	else if (img.blob)
 		erofs_image_abort(&blob);
 	if (!err && (err = erofs_image_commit(&img)) && img.blob)
-		remove_blob(opts->blobdev);
+		remove_output(opts->blobdev);
 	else if (err)
 		erofs_image_abort(&img);
+	if (!err && opts->tar_mapfile && (err = erofs_tarindex_write_mapfile(opts, tree)))
+		remove_output(opts->image);
 	if (!err)
 		err = erofs_blocklist_write(opts, tree, &result->plan);
 	stage_done(opts, "metadata", &stage);

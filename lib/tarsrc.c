@@ -604,6 +604,10 @@ static int read_tar(struct tarsrc *t)
 	if ((err = erofs_tar_open(&t->tar, t->in_fd, t->opts->tar_decoder, t->name)))
 		return err;
 	t->in_place = erofs_tar_in_place(t->tar, &t->base);
+	if (t->opts->tar_index && !t->in_place) {
+		erofs_err("%s: --tar=i needs a plain tar file: the image points into it", t->name);
+		return -EINVAL;
+	}
 	if (!t->in_place) {
 		t->spool_fd = erofs_scratch_open(t->opts->image);
 		if (t->spool_fd < 0)

@@ -410,6 +410,35 @@ static int check_blobdev(const struct erofs_build_options *opts)
 	return 0;
 }
 
+/*
+ * --tar=i: the data stays in the tar, so nothing may transform it, and the
+ * device form addresses it in the tar's own 512-byte blocks (forced, as
+ * erofs-utils does).
+ */
+static int check_tar_index(struct erofs_build_options *opts, int nr_args)
+{
+	if (nr_args != 2) {
+		erofs_err("--tar=i: expected IMAGE and TARBALL (a file: the image points into it)");
+		return -EINVAL;
+	}
+	if (opts->compressor != EROFS_COMPRESS_NONE || opts->chunkbits || opts->blobdev ||
+	    opts->fragments || opts->dedupe || opts->block_list_file || opts->tar_decoder) {
+		erofs_err("--tar=i keeps file data in the tar as it is: no -z, --chunksize, "
+			  "--blobdev, -E fragments or dedupe, --block-list-file or --un*");
+		return -EINVAL;
+	}
+	if (!opts->tar_mapfile && opts->blkszbits != EROFS_MAX_BLKSZBITS &&
+	    opts->blkszbits != EROFS_MIN_BLKSZBITS) {
+		erofs_err("--tar=i: the tar is a device of 512-byte blocks; -b %u needs --tar=i,MAPFILE",
+			  1u << opts->blkszbits);
+		return -EINVAL;
+	}
+	if (!opts->tar_mapfile)
+		opts->blkszbits = EROFS_MIN_BLKSZBITS;
+	opts->share_identical_files = false;
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct erofs_build_options *opts)
 {
 	int64_t v;
@@ -500,8 +529,15 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts)
 		case OPT_TAR:
 			if (!strcmp(optarg, "f")) {
 				opts->tar = true;
+			} else if (!strcmp(optarg, "i") || !strncmp(optarg, "i,", 2)) {
+				opts->tar = opts->tar_index = true;
+				if (optarg[1] && !*(opts->tar_mapfile = optarg + 2)) {
+					erofs_err("--tar=i,: the map file name is empty");
+					err = -EINVAL;
+				}
 			} else {
-				erofs_err("--tar=%s: only --tar=f (a full image) is supported", optarg);
+				erofs_err("--tar=%s: expected f (a full image), i (an index of the "
+					  "tar, its extra device) or i,MAPFILE", optarg);
 				err = -EINVAL;
 			}
 			break;
@@ -596,6 +632,8 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts)
 		erofs_err("--tar=f: the Android options and --exclude-* apply to directories only");
 		return -EINVAL;
 	}
+	if (opts->tar_index && check_tar_index(opts, argc - optind))
+		return -EINVAL;
 	if (opts->tar && argc - optind == 1) {	/* the tar from standard input */
 		opts->image = argv[optind];
 		return 0;

@@ -122,6 +122,15 @@ struct erofs_build_options {
 	bool aufs;			/* --aufs: .wh. files become overlayfs whiteouts */
 	bool ovlfs_strip;		/* --ovlfs-strip=1: no whiteouts, no opaque xattrs */
 	bool tar_sort_none;		/* --sort=none: data in the tar's order */
+	/* --tar=i (lib/tarindex.c): metadata only, file data left in the tar */
+	bool tar_index;
+	const char *tar_mapfile;	/* --tar=i,FILE: the tar mapped by FILE, else a device */
 };
+
+/* Whether the image has an extra device: the blob, or the tar of --tar=i. */
+static inline bool erofs_opts_extra_device(const struct erofs_build_options *opts)
+{
+	return opts->blobdev || (opts->tar_index && !opts->tar_mapfile);
+}
 
 #endif
