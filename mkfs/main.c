@@ -851,11 +851,9 @@ int main(int argc, char **argv)
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	uuid_generate(opts.uuid);
-	if (parse_args(argc, argv, &opts) || apply_source_date_epoch(&opts) ||
-	    (!opts.tar && check_image_outside_source(&opts)))
 	if (parse_args(argc, argv, &opts, &max_kernel) || check_max_kernel(&opts, max_kernel) ||
 	    apply_source_date_epoch(&opts) ||
-	    check_image_outside_source(&opts))
+	    (!opts.tar && check_image_outside_source(&opts)))
 		return 1;
 	opts.show_progress = !opts.quiet && isatty(STDERR_FILENO);
 	raise_fd_limit();
