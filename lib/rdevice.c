@@ -99,7 +99,7 @@ int erofs_devn_read(struct erofs_reader *r, unsigned int dev, void *buf, size_t 
 					 r->nr_devs);
 	d = &r->devs[dev - 1];
 	if (d->fd < 0)
-		return erofs_reader_fail(r, -ENODEV,
+		return erofs_reader_fail(r, -EIO,
 			"data on extra device %u, which was not given (--device=PATH)", dev);
 	limit = (uint64_t)d->blocks << r->blkszbits;
 	if (off > limit || len > limit - off)

@@ -259,12 +259,22 @@ static int load_super(struct erofs_reader *r)
 	return 0;
 }
 
+/* A reader that failed to open holds nothing: callers do not close it. */
+static int open_super(struct erofs_reader *r)
+{
+	int err = load_super(r);
+
+	if (err)
+		erofs_rd_free_devices(r);
+	return err;
+}
+
 int erofs_reader_open_fd(struct erofs_reader *r, int fd, uint64_t size)
 {
 	memset(r, 0, sizeof(*r));
 	r->fd = fd;
 	r->size = size;
-	return load_super(r);
+	return open_super(r);
 }
 
 int erofs_reader_open_mem(struct erofs_reader *r, const void *buf, size_t size)
@@ -273,7 +283,7 @@ int erofs_reader_open_mem(struct erofs_reader *r, const void *buf, size_t size)
 	r->fd = -1;
 	r->mem = buf;
 	r->size = size;
-	return load_super(r);
+	return open_super(r);
 }
 
 void erofs_reader_close(struct erofs_reader *r)
