@@ -472,7 +472,7 @@ build_data_disk() {
 		size=$(stat -c %s "${IMG[$name]}")
 		dd if="${IMG[$name]}" of="$DATA_DISK" bs=1M seek=$((off / ALIGN)) \
 			conv=sparse,notrunc status=none
-		local blob= end=$((off + size))
+		local blob='' end=$((off + size))
 		if [ -n "${BLOB[$name]:-}" ]; then	# right after the image: OFFSET SIZE
 			blob="$(( (end + ALIGN - 1) / ALIGN * ALIGN )) $(stat -c %s "${BLOB[$name]}")"
 			dd if="${BLOB[$name]}" of="$DATA_DISK" bs=1M seek=$((${blob% *} / ALIGN)) \
