@@ -36,6 +36,8 @@ struct fsck_opts {
 	int preserve_owner;		/* -1: default (root) */
 	int preserve_perms;
 	bool force, overwrite;
+	const char **devices;		/* --device=PATH, in device table order */
+	unsigned int nr_devices;
 };
 
 struct fsck {
@@ -65,6 +67,8 @@ static void usage(FILE *out)
 "  -a, -y, -n             accepted for compatibility and ignored\n"
 "  --extract[=DIR]        read every byte of every file; with DIR, also\n"
 "                         recreate the tree below DIR\n"
+"  --device=PATH          an extra device of a multi-device image (--blobdev,\n"
+"                         --tar=i), once per device, in order\n"
 "\n"
 "Extraction options (with --extract=DIR):\n"
 "  --force                extract into a non-empty DIR, or into /\n"
@@ -85,7 +89,7 @@ static void usage(FILE *out)
 enum {
 	OPT_EXTRACT = 256, OPT_FORCE, OPT_OVERWRITE, OPT_PRESERVE, OPT_NO_PRESERVE,
 	OPT_PRESERVE_OWNER, OPT_PRESERVE_PERMS, OPT_NO_PRESERVE_OWNER,
-	OPT_NO_PRESERVE_PERMS,
+	OPT_NO_PRESERVE_PERMS, OPT_DEVICE,
 };
 
 static const struct option long_options[] = {
@@ -100,6 +104,7 @@ static const struct option long_options[] = {
 	{ "preserve-perms", no_argument, NULL, OPT_PRESERVE_PERMS },
 	{ "no-preserve-owner", no_argument, NULL, OPT_NO_PRESERVE_OWNER },
 	{ "no-preserve-perms", no_argument, NULL, OPT_NO_PRESERVE_PERMS },
+	{ "device", required_argument, NULL, OPT_DEVICE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -176,6 +181,18 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o)
 			o->preserve_perms = 0;
 			extract_only_opts = true;
 			break;
+		case OPT_DEVICE:
+			if (!*optarg) {
+				erofs_err("--device= needs a path");
+				return -1;
+			}
+			o->devices = realloc(o->devices, (o->nr_devices + 1) * sizeof(*o->devices));
+			if (!o->devices) {
+				erofs_err("out of memory");
+				return -1;
+			}
+			o->devices[o->nr_devices++] = optarg;
+			break;
 		case ':':
 			erofs_err("option '%s' needs an argument", argv[optind - 1]);
 			return -1;
@@ -230,6 +247,40 @@ static int open_image(const char *path, uint64_t *size)
 		return -1;
 	}
 	return fd;
+}
+
+/*
+ * Opens the extra devices the image's device table lists, one --device
+ * each: their count must match (as Linux wants it for -o device=).
+ * Returns an exit status (EXIT_CLEAN when all are in place).
+ */
+static int open_devices(struct fsck *f, int *fds)
+{
+	for (unsigned int i = 0; i < f->o.nr_devices; i++)
+		fds[i] = -1;
+	if (f->o.nr_devices != f->r.nr_devs) {
+		if (f->r.nr_devs)
+			erofs_err("%s: the image has %u extra device%s: give %s with --device=PATH (%u given)",
+				  f->o.image, f->r.nr_devs, f->r.nr_devs == 1 ? "" : "s",
+				  f->r.nr_devs == 1 ? "it" : "each, in order", f->o.nr_devices);
+		else
+			erofs_err("%s: --device given, but the image has no extra devices",
+				  f->o.image);
+		return EXIT_USAGE;
+	}
+	for (unsigned int i = 0; i < f->o.nr_devices; i++) {
+		uint64_t size;
+
+		fds[i] = open_image(f->o.devices[i], &size);
+		if (fds[i] < 0)
+			return EXIT_USAGE;
+		if (erofs_reader_set_device(&f->r, i + 1, fds[i], size)) {
+			erofs_err("%s: %s: %s", f->o.image, f->o.devices[i],
+				  erofs_reader_error(&f->r));
+			return EXIT_CORRUPT;
+		}
+	}
+	return EXIT_CLEAN;
 }
 
 static void print_super(const struct fsck *f)
@@ -298,7 +349,7 @@ int main(int argc, char **argv)
 	struct fsck f;
 	struct erofs_check_opts co;
 	unsigned long errors;
-	int fd, err, ret;
+	int fd, err, ret, *dev_fds = NULL;
 
 	memset(&f, 0, sizeof(f));
 	if (parse_args(argc, argv, &f.o)) {
@@ -314,6 +365,15 @@ int main(int argc, char **argv)
 		close(fd);
 		return EXIT_CORRUPT;
 	}
+	dev_fds = calloc(f.o.nr_devices + 1, sizeof(*dev_fds));
+	if (!dev_fds) {
+		erofs_err("out of memory");
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	ret = open_devices(&f, dev_fds);
+	if (ret != EXIT_CLEAN)
+		goto out;
 	if (f.o.debug >= 3)
 		print_super(&f);
 
@@ -327,9 +387,8 @@ int main(int argc, char **argv)
 		xo.preserve_perms = f.o.preserve_perms < 0 ? root : f.o.preserve_perms;
 		raise_nofile();
 		if (erofs_extract_open(&f.x, &f.r, f.o.extract_dir, &xo)) {
-			erofs_reader_close(&f.r);
-			close(fd);
-			return EXIT_USAGE;
+			ret = EXIT_USAGE;
+			goto out;
 		}
 		f.extracting = true;
 	}
@@ -362,5 +421,10 @@ out:
 		erofs_extract_close(&f.x);
 	erofs_reader_close(&f.r);
 	close(fd);
+	for (unsigned int i = 0; dev_fds && i < f.o.nr_devices; i++)
+		if (dev_fds[i] >= 0)
+			close(dev_fds[i]);
+	free(dev_fds);
+	free(f.o.devices);
 	return ret;
 }

@@ -379,6 +379,31 @@ static int read_range(struct checker *f, uint64_t pa, uint64_t len)
 	return 0;
 }
 
+/*
+ * Reads an extent of an extra device (each one read once, as far as the
+ * extent cache remembers).  Their blocks are not in the image's bitmap,
+ * nor in the overlap check: a blob device's chunks are shared by design.
+ */
+static int read_device_range(struct checker *f, const struct erofs_map *map, uint64_t pos,
+			     uint64_t len)
+{
+	uint64_t key = map->pa + (pos - map->la) + ((uint64_t)map->device << 48);
+	size_t slot = (size_t)((key * 0x9E3779B97F4A7C15ULL ^ len) % EXTENT_CACHE);
+
+	if (f->extent_cache[slot][0] == key && f->extent_cache[slot][1] == len)
+		return 0;
+	for (uint64_t done = 0; done < len;) {
+		size_t n = len - done < READ_CHUNK ? (size_t)(len - done) : READ_CHUNK;
+
+		if (erofs_read_mapped(f->r, map, f->buf, n, pos + done))
+			return -EIO;
+		done += n;
+	}
+	f->extent_cache[slot][0] = key;
+	f->extent_cache[slot][1] = len;
+	return 0;
+}
+
 /* Remembers where data lives, for the overlap check after the walk. */
 static void record_extent(struct checker *f, uint64_t pa, uint64_t len, uint64_t nid,
 			  bool xattr)
@@ -450,7 +475,8 @@ static void scan_data(struct checker *f, const struct place *at, const struct er
 			off = map.la + map.llen;
 			continue;
 		}
-		if ((map.flags & EROFS_MAP_MAPPED) && !(map.flags & EROFS_MAP_META))
+		if ((map.flags & EROFS_MAP_MAPPED) && !(map.flags & EROFS_MAP_META) &&
+		    !map.device)
 			record_extent(f, map.pa, map.plen, vi->nid, false);
 		if ((map.flags & EROFS_MAP_MAPPED) && map.pa != last_pa) {
 			zblocks += map.plen >> f->r->blkszbits;
@@ -464,7 +490,8 @@ static void scan_data(struct checker *f, const struct place *at, const struct er
 			}
 		} else if ((map.flags & EROFS_MAP_MAPPED) && read) {
 			uint64_t skip = off - map.la;
-			int err = map.flags & EROFS_MAP_INTERLACED ?
+			int err = map.device ? read_device_range(f, &map, off, map.llen - skip) :
+				  map.flags & EROFS_MAP_INTERLACED ?
 				  read_range(f, map.pa, map.plen) :	/* the ring, whole */
 				  read_range(f, map.pa + skip, map.llen - skip);
 

@@ -33,10 +33,21 @@ struct erofs_chunk_index {
 	uint32_t next_chunk;	/* of the file being committed */
 };
 
+#define CHUNK_FORMAT_INDEXES	0x0020u
+#define CHUNK_INDEX_SIZE	8u
+#define BLOB_DEVICE_ID		1u
+
 uint16_t erofs_chunk_format(const struct erofs_build_options *opts,
 			    const struct erofs_chunks *chunks)
 {
-	return (uint16_t)(chunks->chunkbits - opts->blkszbits);
+	return (uint16_t)((chunks->chunkbits - opts->blkszbits) |
+			  (erofs_opts_extra_device(opts) ? CHUNK_FORMAT_INDEXES : 0));
+}
+
+/* Where chunk data goes: the blob, or the image itself. */
+static struct erofs_image *chunk_dest(const struct erofs_commit *cc)
+{
+	return cc->img->blob ? cc->img->blob : cc->img;
 }
 
 /* Whether groups of 2^shift chunks are each all holes or one contiguous run. */
@@ -79,19 +90,38 @@ static void merge_runs(const struct erofs_build_options *opts, struct erofs_chun
 	ch->chunkbits = (uint8_t)(opts->chunkbits + shift);
 }
 
-uint32_t erofs_chunk_table_size(uint32_t meta_size, uint32_t count)
+static uint32_t table_unit(const struct erofs_build_options *opts)
 {
-	return ((meta_size + 3) & ~3u) - meta_size + 4 * count;
+	return erofs_opts_extra_device(opts) ? CHUNK_INDEX_SIZE : 4u;
 }
 
-void erofs_chunk_table_encode(const struct erofs_chunks *chunks, uint32_t meta_size,
-			      uint8_t *out)
+uint32_t erofs_chunk_table_size(const struct erofs_build_options *opts, uint32_t meta_size,
+				uint32_t count)
 {
-	uint32_t pad = ((meta_size + 3) & ~3u) - meta_size;
+	uint32_t unit = table_unit(opts);
 
-	memset(out, 0, pad);
-	for (uint32_t i = 0; i < chunks->count; i++)
-		put_le32(out + pad + 4 * i, chunks->blkaddr[i]);
+	return ((meta_size + unit - 1) & ~(unit - 1)) - meta_size + unit * count;
+}
+
+void erofs_chunk_table_encode(const struct erofs_build_options *opts,
+			      const struct erofs_chunks *chunks, uint32_t meta_size, uint8_t *out)
+{
+	uint32_t unit = table_unit(opts);
+	uint32_t pad = ((meta_size + unit - 1) & ~(unit - 1)) - meta_size;
+
+	memset(out, 0, pad + (size_t)unit * chunks->count);
+	for (uint32_t i = 0; i < chunks->count; i++) {
+		uint8_t *at = out + pad + (size_t)unit * i;
+
+		if (unit == 4) {
+			put_le32(at, chunks->blkaddr[i]);
+			continue;
+		}
+		/* advise 0; a hole names no device */
+		if (chunks->blkaddr[i] != EROFS_NULL_ADDR)
+			put_le16(at + 2, BLOB_DEVICE_ID);
+		put_le32(at + 4, chunks->blkaddr[i]);
+	}
 }
 
 uint64_t erofs_chunk_piece_size(const struct erofs_build_options *opts)
@@ -108,7 +138,7 @@ int erofs_chunk_work(const struct erofs_work_ctx *ctx, struct erofs_work *w,
 {
 	const struct erofs_build_options *opts = ctx->opts;
 	const uint64_t chunksize = 1ull << opts->chunkbits;
-	struct stat st;
+	const uint64_t base = erofs_tree_data_base(ctx->tree, w->inode);
 	int err = 0;
 
 	w->fd = erofs_tree_open_or_report(opts, ctx->tree, w->inode, dirs);
@@ -129,21 +159,22 @@ int erofs_chunk_work(const struct erofs_work_ctx *ctx, struct erofs_work *w,
 		uint64_t off = w->start + i * chunksize;
 		size_t len = (size_t)(w->end - off < chunksize ? w->end - off : chunksize);
 		uint8_t *buf = w->data + i * chunksize;
-		off_t data = lseek(w->fd, (off_t)off, SEEK_DATA);
+		off_t data = lseek(w->fd, (off_t)(base + off), SEEK_DATA);
 
 		/* a hole: no need to read it */
-		if ((data < 0 && errno == ENXIO) || (data >= 0 && (uint64_t)data >= off + len)) {
+		if ((data < 0 && errno == ENXIO) ||
+		    (data >= 0 && (uint64_t)data >= base + off + len)) {
 			w->chunks[i].null = true;
 			continue;
 		}
-		if ((err = erofs_pread_all(w->fd, buf, len, off)))
+		if ((err = erofs_pread_all(w->fd, buf, len, base + off)))
 			break;
 		if (erofs_is_zero(buf, len))
 			w->chunks[i].null = true;
 		else
 			w->chunks[i].hash = XXH3_128bits(buf, len);
 	}
-	if (!err && w->last && (fstat(w->fd, &st) || (uint64_t)st.st_size != w->inode->size))
+	if (!err && w->last && !erofs_tree_size_unchanged(ctx->tree, w->inode, w->fd))
 		err = -EAGAIN;
 	if (err)
 		erofs_report_source_error(opts, w->inode, err);
@@ -234,7 +265,8 @@ static int same_as_stored(struct erofs_commit *cc, uint32_t blkaddr, const uint8
 	}
 	for (uint32_t off = 0; off < len; off += COMPARE_PIECE) {
 		uint32_t n = len - off < COMPARE_PIECE ? len - off : COMPARE_PIECE;
-		int err = erofs_image_pread(cc->img, cc->scratch, n, ((uint64_t)blkaddr << bits) + off);
+		int err = erofs_image_pread(chunk_dest(cc), cc->scratch, n,
+					    ((uint64_t)blkaddr << bits) + off);
 
 		if (err)
 			return err;
@@ -283,7 +315,7 @@ static bool stays_flat(const struct erofs_commit *cc, const struct erofs_inode *
 {
 	uint32_t blocks_each = 1u << (cc->opts->chunkbits - cc->opts->blkszbits);
 
-	if (!erofs_plain_tail_inline(cc->opts, inode))
+	if (cc->img->blob || !erofs_plain_tail_inline(cc->opts, inode))
 		return false;
 	if (ch->count > 1 && ch->blkaddr[0] == EROFS_NULL_ADDR)
 		return false;	/* a hole: only a chunk table can say so */
@@ -335,7 +367,8 @@ int erofs_chunk_commit(struct erofs_commit *cc, struct erofs_work *w)
 	const uint64_t chunksize = 1ull << opts->chunkbits;
 	struct erofs_chunk_index *k = cc->chunk_index;
 	struct erofs_inode *inode = w->inode;
-	struct pending pending = { .buf = w->data, .first_blk = cc->img->next_blk };
+	struct erofs_image *dest = chunk_dest(cc);
+	struct pending pending = { .buf = w->data, .first_blk = dest->next_blk };
 	const uint8_t *flat_tail = NULL;
 	uint32_t flat_tail_len = 0, flat_first_blk = 0, blk;
 	struct erofs_chunks *ch;
@@ -389,10 +422,10 @@ int erofs_chunk_commit(struct erofs_commit *cc, struct erofs_work *w)
 			return err;
 	}
 	if (pending.nr_blocks) {
-		if ((err = erofs_image_alloc(cc->img, pending.nr_blocks, &blk)))
+		if ((err = erofs_image_alloc(dest, pending.nr_blocks, &blk)))
 			return err;
 		cc->stats->bytes_written += (uint64_t)pending.nr_blocks << bits;
-		if ((err = erofs_image_pwrite(cc->img, pending.buf, (size_t)pending.nr_blocks << bits,
+		if ((err = erofs_image_pwrite(dest, pending.buf, (size_t)pending.nr_blocks << bits,
 					      (uint64_t)blk << bits)))
 			return err;
 	}

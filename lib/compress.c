@@ -212,7 +212,6 @@ int erofs_read_work(const struct erofs_work_ctx *ctx, struct erofs_work *w, uint
 		    struct erofs_dir_cache *dirs)
 {
 	size_t len = (size_t)(w->end - w->start);
-	struct stat st;
 	int err;
 
 	if (w->packed) {
@@ -227,8 +226,8 @@ int erofs_read_work(const struct erofs_work_ctx *ctx, struct erofs_work *w, uint
 		w->fd = -1;
 		return err;
 	}
-	err = erofs_pread_all(w->fd, buf, len, w->start);
-	if (!err && w->last && (fstat(w->fd, &st) || (uint64_t)st.st_size != w->inode->size))
+	err = erofs_pread_all(w->fd, buf, len, erofs_tree_data_base(ctx->tree, w->inode) + w->start);
+	if (!err && w->last && !erofs_tree_size_unchanged(ctx->tree, w->inode, w->fd))
 		err = -EAGAIN;
 	if (err)
 		erofs_report_source_error(ctx->opts, w->inode, err);

@@ -230,9 +230,12 @@ static int hash_stored_plain(struct erofs_commit *cc, struct stored *s)
 	return err;
 }
 
-/* Whether orig's stored bytes equal what fd holds: the hash is not trusted alone. */
-static int same_bytes(struct erofs_commit *cc, const struct erofs_inode *orig, int fd)
+/* Whether orig's stored bytes equal what fd holds (inode's data): the hash is not trusted alone. */
+static int same_bytes(struct erofs_commit *cc, const struct erofs_inode *orig,
+		      const struct erofs_inode *inode, int fd)
 {
+	const uint64_t base = erofs_tree_data_base(cc->tree, inode);
+	const uint64_t orig_base = erofs_tree_data_base(cc->tree, orig);
 	int orig_fd = -1, result = 1, err = 0;
 
 	/* a compressed original is read from its source */
@@ -243,10 +246,10 @@ static int same_bytes(struct erofs_commit *cc, const struct erofs_inode *orig, i
 							    : COMPARE_PIECE;
 
 		/* a file that changes under us is not shared: its commit names it */
-		if (erofs_pread_all(fd, cc->scratch2, n, pos))
+		if (erofs_pread_all(fd, cc->scratch2, n, base + pos))
 			result = 0;
 		else if (orig_fd >= 0)
-			result = !erofs_pread_all(orig_fd, cc->scratch, n, pos) &&
+			result = !erofs_pread_all(orig_fd, cc->scratch, n, orig_base + pos) &&
 				 !memcmp(cc->scratch, cc->scratch2, n);
 		else if ((err = read_stored_plain(cc, orig, cc->scratch, n, pos)))
 			break;
@@ -275,7 +278,7 @@ int erofs_dedup_find(struct erofs_commit *cc, const struct erofs_inode *inode,
 			return err;
 		if (!XXH128_isEqual(s->hash, hash))
 			continue;
-		err = same_bytes(cc, s->inode, fd);
+		err = same_bytes(cc, s->inode, inode, fd);
 		if (err < 0)
 			return err;
 		if (err) {

@@ -143,7 +143,8 @@ void erofs_kneeds_from_options(const struct erofs_build_options *opts,
 	char b[40], zb[40];
 
 	memset(needs, 0, sizeof(*needs));
-	snprintf(b, sizeof(b), "-b %u", blksz);
+	snprintf(b, sizeof(b), opts->tar_index && !opts->tar_mapfile ? "--tar=i (%u-byte blocks)"
+								     : "-b %u", blksz);
 	snprintf(zb, sizeof(zb), "-z with -b %u", blksz);
 	need_block_size(needs, opts->blkszbits, compressed, b, zb);
 	if (compressed) {
@@ -171,6 +172,13 @@ void erofs_kneeds_from_options(const struct erofs_build_options *opts,
 	if (opts->chunkbits)
 		need(needs, EROFS_KF_CHUNKS,
 		     opts->dedupe && !compressed ? "-E dedupe" : "--chunksize");
+	/* the blob, the tar of --tar=i: extra devices named by chunk indexes */
+	if (opts->blobdev)
+		need(needs, EROFS_KF_DEVICES, "--blobdev");
+	if (opts->tar_index)
+		need(needs, EROFS_KF_CHUNKS, "--tar=i");
+	if (opts->tar_index && !opts->tar_mapfile)
+		need(needs, EROFS_KF_DEVICES, "--tar=i");
 }
 
 void erofs_kneeds_from_super(const struct erofs_super *sb, uint16_t compr_algs,

@@ -177,7 +177,7 @@ static void choose_layout(const struct erofs_build_options *opts, struct erofs_p
 	inode->index_size = 0;
 	if (inode->chunks) {
 		inode->layout = EROFS_LAYOUT_CHUNK_BASED;
-		inode->index_size = erofs_chunk_table_size(meta, inode->chunks->count);
+		inode->index_size = erofs_chunk_table_size(opts, meta, inode->chunks->count);
 	} else if (inode->z) {
 		inode->layout = opts->legacy_index || inode->z->full_index
 					? EROFS_LAYOUT_COMPRESSED_FULL : EROFS_LAYOUT_COMPRESSED_COMPACT;
@@ -326,6 +326,14 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 		return err;
 	plan_features(opts, tree, plan);
 	sb_end = erofs_super_end(plan->lz4_config);
+	if (erofs_opts_extra_device(opts)) {
+		/* the device table: one 128-byte slot, on a slot boundary */
+		plan->feature_incompat |= EROFS_INCOMPAT_DEVICE_TABLE;
+		plan->extra_devices = 1;
+		plan->devt_slotoff = (uint16_t)((sb_end + EROFS_DEVT_SLOT_BYTES - 1) /
+						EROFS_DEVT_SLOT_BYTES);
+		sb_end = (plan->devt_slotoff + 1u) * EROFS_DEVT_SLOT_BYTES;
+	}
 	sb_block_end = (sb_end + (1u << bits) - 1) & ~((1u << bits) - 1);
 
 	for (uint32_t i = 0; i < tree->nr_inodes; i++) {

@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: MIT
 /* Building an image (see include/erofs/mkfs.h). */
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "erofs/blocklist.h"
+#include "erofs/diag.h"
 #include "erofs/format.h"
 #include "erofs/image.h"
 #include "erofs/layout.h"
@@ -12,6 +17,8 @@
 #include "erofs/pipeline.h"
 #include "erofs/scan.h"
 #include "erofs/tails.h"
+#include "erofs/tarindex.h"
+#include "erofs/tarsrc.h"
 #include "erofs/writer.h"
 
 /* -d 3 and up: how long each stage took, on stderr */
@@ -27,6 +34,36 @@ static void stage_done(const struct erofs_build_options *opts, const char *stage
 	*since = now;
 }
 
+/* A build failed after path (a blob, an image) was committed: a regular file goes. */
+static void remove_output(const char *path)
+{
+	struct stat st;
+
+	if (!stat(path, &st) && S_ISREG(st.st_mode) && unlink(path))
+		erofs_err("%s: cannot remove the output of the failed build", path);
+}
+
+/* --tar=i: the tar itself is device 1; its size in blocks goes in the table. */
+static int tar_device_blocks(const struct erofs_build_options *opts,
+			     const struct erofs_tree *tree, uint32_t *blocks)
+{
+	struct stat st;
+	uint64_t n;
+
+	if (fstat(tree->data_fd, &st)) {
+		erofs_err("%s: %s", opts->source, strerror(errno));
+		return -errno;
+	}
+	n = ((uint64_t)st.st_size + (1u << opts->blkszbits) - 1) >> opts->blkszbits;
+	if (n > UINT32_MAX) {
+		erofs_err("%s: more than 2^32 blocks of %u bytes", opts->source,
+			  1u << opts->blkszbits);
+		return -EFBIG;
+	}
+	*blocks = (uint32_t)n;
+	return 0;
+}
+
 int erofs_mkfs(const struct erofs_build_options *opts, struct erofs_tree *tree,
 	       struct erofs_build_result *result)
 {
@@ -34,18 +71,28 @@ int erofs_mkfs(const struct erofs_build_options *opts, struct erofs_tree *tree,
 	/* data starts after the superblock's block, whatever its config record */
 	const uint32_t first_data_blk = (erofs_super_end(true) + blksz - 1) / blksz;
 	struct erofs_scan_source scan = { .opts = opts, .tree = tree };
+	struct erofs_tar_source tar = { .opts = opts, .tree = tree };
 	struct erofs_source source = { .run = erofs_scan_run, .arg = &scan };
-	struct erofs_image img;
+	struct erofs_image img, blob;
 	struct erofs_tails tails;
 	struct timespec stage;
 	int err;
 
 	memset(result, 0, sizeof(*result));
+	if (opts->tar)
+		source = (struct erofs_source){ .run = erofs_tar_source_run, .arg = &tar };
 	clock_gettime(CLOCK_MONOTONIC, &stage);
 	if ((err = erofs_image_open(&img, opts->image, opts->blkszbits, first_data_blk)))
 		return err;
+	if (opts->blobdev && (err = erofs_image_open(&blob, opts->blobdev, opts->blkszbits, 0))) {
+		erofs_image_abort(&img);
+		return err;
+	}
+	img.blob = opts->blobdev ? &blob : NULL;
 	if ((err = erofs_tails_open(&tails, opts->image))) {
 		erofs_image_abort(&img);
+		if (img.blob)
+			erofs_image_abort(&blob);
 		return err;
 	}
 	err = erofs_pipeline_run(opts, tree, &source, &img, &tails, &result->stats);
@@ -53,13 +100,26 @@ int erofs_mkfs(const struct erofs_build_options *opts, struct erofs_tree *tree,
 	if (!err)
 		err = erofs_plan_image(opts, tree, img.next_blk, &result->plan);
 	stage_done(opts, "plan", &stage);
+	if (!err && img.blob) {
+		result->plan.blob_blocks = blob.next_blk;
+		err = erofs_image_resize(&blob, (uint64_t)blob.next_blk << opts->blkszbits);
+	} else if (!err && opts->tar_index && !opts->tar_mapfile) {
+		err = tar_device_blocks(opts, tree, &result->plan.blob_blocks);
+	}
 	if (!err)
 		err = erofs_write_metadata(opts, tree, &result->plan, &img, &tails);
 	erofs_tails_close(&tails);
-	if (!err)
-		err = erofs_image_commit(&img);
-	else
+	/* the blob first: an image is never left without its blob */
+	if (!err && img.blob)
+		err = erofs_image_commit(&blob);
+	else if (img.blob)
+		erofs_image_abort(&blob);
+	if (!err && (err = erofs_image_commit(&img)) && img.blob)
+		remove_output(opts->blobdev);
+	else if (err)
 		erofs_image_abort(&img);
+	if (!err && opts->tar_mapfile && (err = erofs_tarindex_write_mapfile(opts, tree)))
+		remove_output(opts->image);
 	if (!err)
 		err = erofs_blocklist_write(opts, tree, &result->plan);
 	stage_done(opts, "metadata", &stage);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "erofs/chunk.h"
+#include "erofs/tarindex.h"
 #include "erofs/compress.h"
 #include "erofs/dedup.h"
 #include "erofs/diag.h"
@@ -100,9 +101,12 @@ static enum erofs_work_kind kind_of(const struct pipeline *p, const struct erofs
 {
 	if (inode == p->tree->packed)
 		return EROFS_WORK_COMPRESS;
+	if (p->opts->tar_index)
+		return EROFS_WORK_INDEX;
 	/* files within one block keep their inline tails */
 	if (p->opts->chunkbits)
-		return inode->size > 1u << p->opts->blkszbits ? EROFS_WORK_CHUNKS : EROFS_WORK_PLAIN;
+		return inode->size > 1u << p->opts->blkszbits ||
+		       (p->opts->blobdev && inode->size) ? EROFS_WORK_CHUNKS : EROFS_WORK_PLAIN;
 	if (p->opts->compressor != EROFS_COMPRESS_NONE && inode->pcluster_size)
 		return EROFS_WORK_COMPRESS;
 	return EROFS_WORK_PLAIN;
@@ -122,6 +126,8 @@ static uint64_t piece_size(const struct pipeline *p, const struct erofs_inode *i
 		break;
 	case EROFS_WORK_COMPRESS:
 		break;
+	case EROFS_WORK_INDEX:
+		return inode->size;	/* nothing is read */
 	}
 	return EROFS_SEGMENT_SIZE;
 }
@@ -181,6 +187,8 @@ static int process(struct pipeline *p, struct erofs_compressor *c, int init_err,
 		return erofs_compress_work(c, &p->wctx, w, dirs);
 	case EROFS_WORK_CHUNKS:
 		return erofs_chunk_work(&p->wctx, w, dirs);
+	case EROFS_WORK_INDEX:
+		return 0;
 	case EROFS_WORK_PLAIN:
 		break;
 	}
@@ -278,6 +286,9 @@ static int commit_work(struct pipeline *p, struct erofs_work *w)
 			break;
 		case EROFS_WORK_PLAIN:
 			err = erofs_plain_commit(&p->cc, w);
+			break;
+		case EROFS_WORK_INDEX:
+			err = erofs_tarindex_commit(&p->cc, w);
 			break;
 		}
 	}

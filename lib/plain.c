@@ -121,7 +121,7 @@ int erofs_plain_store(struct erofs_commit *cc, struct erofs_inode *inode, int fd
 	const unsigned int bits = cc->opts->blkszbits;
 	uint64_t whole = inode->size & ~(uint64_t)((1u << bits) - 1);
 	uint32_t tail = (uint32_t)(inode->size - whole), blk;
-	struct stat st;
+	uint64_t base = erofs_tree_data_base(cc->tree, inode);
 	int err;
 
 	erofs_image_rewind(cc->img, cc->file_blk);
@@ -129,7 +129,7 @@ int erofs_plain_store(struct erofs_commit *cc, struct erofs_inode *inode, int fd
 	inode->nr_blocks = 0;
 	inode->tail_inline = 0;
 	if (whole && !(err = take_blocks(cc, inode, (uint32_t)(whole >> bits), &blk))) {
-		err = erofs_image_copy(cc->img, (uint64_t)blk << bits, fd, 0, whole);
+		err = erofs_image_copy(cc->img, (uint64_t)blk << bits, fd, base, whole);
 		cc->stats->bytes_written += whole;
 		if (err && !cc->img->error)
 			erofs_report_source_error(cc->opts, inode, err);
@@ -137,7 +137,7 @@ int erofs_plain_store(struct erofs_commit *cc, struct erofs_inode *inode, int fd
 			return err;
 	}
 	if (tail) {
-		err = erofs_pread_all(fd, cc->scratch2, tail, whole);
+		err = erofs_pread_all(fd, cc->scratch2, tail, base + whole);
 		if (err) {
 			erofs_report_source_error(cc->opts, inode, err);
 			return err;
@@ -145,7 +145,7 @@ int erofs_plain_store(struct erofs_commit *cc, struct erofs_inode *inode, int fd
 		if ((err = put_tail(cc, inode, cc->scratch2, tail)))
 			return err;
 	}
-	if (fstat(fd, &st) || (uint64_t)st.st_size != inode->size) {
+	if (!erofs_tree_size_unchanged(cc->tree, inode, fd)) {
 		erofs_report_source_error(cc->opts, inode, -EAGAIN);
 		return -EAGAIN;
 	}

@@ -19,6 +19,7 @@
 #include "erofs/diag.h"
 #include "erofs/dir.h"
 #include "erofs/ondisk.h"
+#include "erofs/rdevice.h"
 #include "erofs/reader.h"
 #include "erofs/zread.h"
 
@@ -216,10 +217,9 @@ static int load_super(struct erofs_reader *r)
 	if (sb->build_time_nsec >= 1000000000u)
 		return fail(r, -EFSCORRUPTED,
 			    "superblock: build_time_nsec %u out of range", sb->build_time_nsec);
-	if ((sb->feature_incompat & EROFS_INCOMPAT_DEVICE_TABLE) && sb->extra_devices)
-		return fail(r, -EOPNOTSUPP,
-			    "superblock: %u extra devices: multi-device images are not supported",
-			    sb->extra_devices);
+	err = erofs_rd_load_devices(r, sb_size);
+	if (err)
+		return err;
 
 	/* everything past the block count is outside the filesystem */
 	fsbytes = (uint64_t)sb->blocks << r->blkszbits;
@@ -227,6 +227,10 @@ static int load_super(struct erofs_reader *r)
 		return fail(r, -EFSCORRUPTED,
 			    "image is truncated: %" PRIu64 " bytes, but the superblock says %u blocks (%" PRIu64 " bytes)",
 			    r->size, sb->blocks, fsbytes);
+	if (r->nr_devs && (uint64_t)sb->devt_slotoff * EROFS_DEVT_SLOT_BYTES +
+			  (uint64_t)r->nr_devs * EROFS_DEVT_SLOT_BYTES > fsbytes)
+		return fail(r, -EFSCORRUPTED,
+			    "superblock: device table beyond the end of the filesystem");
 	if (fsbytes < EROFS_SUPER_OFFSET + (uint64_t)sb_size)
 		return fail(r, -EFSCORRUPTED,
 			    "superblock: block count %u too small to hold the superblock",
@@ -255,12 +259,22 @@ static int load_super(struct erofs_reader *r)
 	return 0;
 }
 
+/* A reader that failed to open holds nothing: callers do not close it. */
+static int open_super(struct erofs_reader *r)
+{
+	int err = load_super(r);
+
+	if (err)
+		erofs_rd_free_devices(r);
+	return err;
+}
+
 int erofs_reader_open_fd(struct erofs_reader *r, int fd, uint64_t size)
 {
 	memset(r, 0, sizeof(*r));
 	r->fd = fd;
 	r->size = size;
-	return load_super(r);
+	return open_super(r);
 }
 
 int erofs_reader_open_mem(struct erofs_reader *r, const void *buf, size_t size)
@@ -269,13 +283,14 @@ int erofs_reader_open_mem(struct erofs_reader *r, const void *buf, size_t size)
 	r->fd = -1;
 	r->mem = buf;
 	r->size = size;
-	return load_super(r);
+	return open_super(r);
 }
 
 void erofs_reader_close(struct erofs_reader *r)
 {
 	erofs_xattr_prefixes_free(r);
 	erofs_z_release(r);
+	erofs_rd_free_devices(r);
 }
 
 /* ------------------------------------------------------------------ */
@@ -306,8 +321,7 @@ static int setup_flat(struct erofs_reader *r, struct erofs_rd_inode *vi)
 	if (head) {
 		uint64_t pa = (uint64_t)vi->raw_blkaddr << r->blkszbits;
 
-		if (vi->raw_blkaddr == EROFS_NULL_ADDR || pa > r->size ||
-		    head > r->size - pa)
+		if (vi->raw_blkaddr == EROFS_NULL_ADDR || !erofs_rd_extent_ok(r, 0, pa, head))
 			return fail(r, -EFSCORRUPTED,
 				    "data blocks %u..+%" PRIu64 " beyond the end of the image (%" PRIu64 " blocks)",
 				    vi->raw_blkaddr,
@@ -502,18 +516,29 @@ static int map_chunk(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 			return fail(r, -EFSCORRUPTED,
 				    "chunk %" PRIu64 ": reserved index field set (0x%04x)",
 				    chunknr, advise);
-		if (blkaddr != EROFS_NULL_ADDR && device_id)
+		if (blkaddr != EROFS_NULL_ADDR && device_id && !r->nr_devs)
 			return fail(r, -EFSCORRUPTED,
 				    "chunk %" PRIu64 " refers to device %u, but the image has no extra devices",
 				    chunknr, device_id);
+		/* Linux keeps the bits up to the device count's power of two */
+		map->device = device_id & r->device_id_mask;
+		if (blkaddr != EROFS_NULL_ADDR && map->device > r->nr_devs)
+			return fail(r, -EFSCORRUPTED,
+				    "chunk %" PRIu64 " refers to device %u, but the image has %u extra devices",
+				    chunknr, map->device, r->nr_devs);
 	}
 	if (blkaddr == EROFS_NULL_ADDR) {
 		map->pa = 0;
 		map->flags = 0;
+		map->device = 0;
 		return 0;
 	}
 	pa = (uint64_t)blkaddr << r->blkszbits;
-	if (pa > r->size || map->llen > r->size - pa)
+	if (map->device && !erofs_rd_extent_ok(r, map->device, pa, map->llen))
+		return fail(r, -EFSCORRUPTED,
+			    "chunk %" PRIu64 " at block %u beyond the end of device %u (%u blocks)",
+			    chunknr, blkaddr, map->device, r->devs[map->device - 1].blocks);
+	if (!erofs_rd_extent_ok(r, map->device, pa, map->llen))
 		return fail(r, -EFSCORRUPTED,
 			    "chunk %" PRIu64 " at block %u beyond the end of the image (%" PRIu64 " blocks)",
 			    chunknr, blkaddr, r->size >> r->blkszbits);
@@ -545,6 +570,8 @@ int erofs_map_blocks(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 			    vi->layout);
 	memset(map, 0, sizeof(*map));
 	err = layout_map[vi->layout](r, vi, la, map);
+	if (!err)
+		err = erofs_rd_remap(r, map);
 	if (err)
 		return err;
 	/* a mapping that does not cover la, or runs past i_size, is a bug */
@@ -560,7 +587,7 @@ int erofs_map_blocks(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 		return 0;
 	}
 	if ((map->flags & EROFS_MAP_MAPPED) &&
-	    (map->pa > r->size || map->plen > r->size - map->pa ||
+	    (!erofs_rd_extent_ok(r, map->device, map->pa, map->plen) ||
 	     (!(map->flags & EROFS_MAP_ENCODED) && map->llen > map->plen)))
 		return fail(r, -EFSCORRUPTED,
 			    "bad mapping of offset %" PRIu64 " (beyond the image)", la);
@@ -584,7 +611,7 @@ int erofs_read_mapped(struct erofs_reader *r, const struct erofs_map *map,
 	if (map->flags & EROFS_MAP_FRAGMENT)
 		return erofs_read_packed(r, buf, len, map->pa + skip);
 	if (!(map->flags & EROFS_MAP_INTERLACED))
-		return erofs_dev_read(r, buf, len, map->pa + skip);
+		return erofs_devn_read(r, map->device, buf, len, map->pa + skip);
 	/* a ring: the part up to the end of the block, then from its start */
 	while (len) {
 		uint64_t at = pos & (r->blksz - 1);

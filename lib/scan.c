@@ -32,12 +32,6 @@ struct link_table {
 	size_t mask, used;
 };
 
-/* Sizes of the regular files seen so far: a file of a size seen before
- * may be a duplicate, so whole-file dedup hashes it. */
-struct size_set {
-	uint64_t *slots;	/* size + 1; 0: empty */
-	size_t mask, used;
-};
 
 struct scan {
 	const struct erofs_build_options *opts;
@@ -48,7 +42,7 @@ struct scan {
 	size_t nr_found;
 	struct erofs_android *android;
 	struct link_table links;
-	struct size_set sizes;
+	struct erofs_size_set sizes;
 	bool sizes_wanted;		/* whole-file dedup is on */
 	char *path;			/* the current entry's path, relative */
 	size_t path_len, path_cap;
@@ -96,13 +90,12 @@ static int link_grow(struct link_table *t)
 	return 0;
 }
 
-/* Whether a file of this size was seen before; remembers it. */
-static int size_seen(struct size_set *s, uint64_t size, bool *seen)
+int erofs_size_seen(struct erofs_size_set *s, uint64_t size, bool *seen)
 {
 	size_t i;
 
 	if ((s->used + 1) * 2 > s->mask) {
-		struct size_set bigger = { .mask = s->slots ? s->mask * 2 + 1 : 4095,
+		struct erofs_size_set bigger = { .mask = s->slots ? s->mask * 2 + 1 : 4095,
 					   .used = s->used };
 
 		bigger.slots = calloc(bigger.mask + 1, sizeof(*bigger.slots));
@@ -228,14 +221,7 @@ static void apply_owner_and_time(const struct erofs_build_options *opts,
 				 struct erofs_inode *inode, const struct stat *st)
 {
 	erofs_set_owner(opts, inode, st->st_uid, st->st_gid);
-
-	inode->mtime = st->st_mtim.tv_sec;
-	inode->mtime_nsec = (uint32_t)st->st_mtim.tv_nsec;
-	if (opts->time_policy == EROFS_TIME_FIXED ||
-	    (opts->time_policy == EROFS_TIME_CLAMP && inode->mtime >= opts->fixed_time)) {
-		inode->mtime = opts->fixed_time;
-		inode->mtime_nsec = 0;
-	}
+	erofs_set_mtime(opts, inode, st->st_mtim.tv_sec, (uint32_t)st->st_mtim.tv_nsec);
 }
 
 static int read_symlink(const struct scan *s, int dirfd, const char *name, off_t size,
@@ -262,13 +248,8 @@ static int read_symlink(const struct scan *s, int dirfd, const char *name, off_t
 	return 0;
 }
 
-/*
- * The pcluster size --compress-hints (or -C) gives a regular file, 0: store
- * it plain; a file of one block or less saves nothing, unless its
- * compressed form can go inline instead of its bytes.
- */
-static void choose_compression(const struct erofs_build_options *opts,
-			       struct erofs_inode *inode, const char *path)
+void erofs_choose_compression(const struct erofs_build_options *opts,
+			      struct erofs_inode *inode, const char *path)
 {
 	inode->pcluster_size = 0;
 	inode->algorithm = 0;
@@ -433,7 +414,7 @@ static int scan_entry(struct scan *s, int dirfd, struct erofs_inode *dir, const 
 		inode->size = (uint64_t)st.st_size;
 		s->tree->nr_files++;
 		s->tree->data_bytes += inode->size;
-		choose_compression(opts, inode, s->path);
+		erofs_choose_compression(opts, inode, s->path);
 		break;
 	case S_IFLNK:
 		if ((err = read_symlink(s, dirfd, name, st.st_size, inode)))
@@ -470,7 +451,7 @@ static int scan_entry(struct scan *s, int dirfd, struct erofs_inode *dir, const 
 		if (s->sizes_wanted && inode->size > 1u << opts->blkszbits) {
 			bool seen;
 
-			if ((err = size_seen(&s->sizes, inode->size, &seen)))
+			if ((err = erofs_size_seen(&s->sizes, inode->size, &seen)))
 				return err;
 			inode->size_seen = seen;
 		}

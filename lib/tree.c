@@ -61,6 +61,18 @@ void erofs_set_owner(const struct erofs_build_options *opts, struct erofs_inode 
 		inode->gid = (uint32_t)opts->force_gid;
 }
 
+void erofs_set_mtime(const struct erofs_build_options *opts, struct erofs_inode *inode,
+		     int64_t sec, uint32_t nsec)
+{
+	inode->mtime = sec;
+	inode->mtime_nsec = nsec;
+	if (opts->time_policy == EROFS_TIME_FIXED ||
+	    (opts->time_policy == EROFS_TIME_CLAMP && inode->mtime >= opts->fixed_time)) {
+		inode->mtime = opts->fixed_time;
+		inode->mtime_nsec = 0;
+	}
+}
+
 void erofs_dir_cache_init(struct erofs_dir_cache *cache)
 {
 	memset(cache, 0, sizeof(*cache));
@@ -174,6 +186,8 @@ int erofs_tree_open_file(const struct erofs_tree *tree, const struct erofs_inode
 	struct erofs_dir_cache own;
 	int at, fd;
 
+	if (tree->data_in_one_file)	/* a tar source: one file holds every file's bytes */
+		return fcntl(tree->data_fd, F_DUPFD_CLOEXEC, 0);
 	if (!cache) {
 		erofs_dir_cache_init(&own);
 		cache = &own;
@@ -194,6 +208,16 @@ int erofs_tree_open_file(const struct erofs_tree *tree, const struct erofs_inode
 		errno = saved;
 	}
 	return fd;
+}
+
+bool erofs_tree_size_unchanged(const struct erofs_tree *tree, const struct erofs_inode *inode,
+			       int fd)
+{
+	struct stat st;
+
+	if (tree->data_in_one_file)	/* our own copy, or a tar checked while read */
+		return true;
+	return !fstat(fd, &st) && (uint64_t)st.st_size == inode->size;
 }
 
 const char *erofs_tree_open_error(int err)
@@ -353,6 +377,8 @@ void erofs_tree_free(struct erofs_tree *tree)
 		free_inode(tree->packed);
 	if (tree->source_dirfd >= 0)
 		close(tree->source_dirfd);
+	if (tree->data_in_one_file && tree->data_fd >= 0)
+		close(tree->data_fd);
 	memset(tree, 0, sizeof(*tree));
 	tree->source_dirfd = -1;
 }

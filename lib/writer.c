@@ -88,7 +88,7 @@ static uint8_t *build_record(struct write_ctx *w, const struct erofs_inode *inod
 	if (inode->xattr_size)
 		erofs_xattr_ibody_encode(inode, w->opts->xattr_name_filter, p + core);
 	if (inode->chunks)
-		erofs_chunk_table_encode(inode->chunks, core + inode->xattr_size,
+		erofs_chunk_table_encode(w->opts, inode->chunks, core + inode->xattr_size,
 					 p + core + inode->xattr_size);
 	if (inode->z)
 		erofs_zindex_encode(w->opts, core + inode->xattr_size, inode->size, inode->z,
@@ -286,6 +286,8 @@ static int put_superblock(struct write_ctx *w, int fd)
 		.feature_incompat = plan->feature_incompat,
 		.u1 = plan->sb_u1,
 		.packed_nid = w->tree->packed ? w->tree->packed->nid : 0,
+		.extra_devices = plan->extra_devices,
+		.devt_slotoff = plan->devt_slotoff,
 	};
 	uint8_t raw[EROFS_SUPER_SIZE], *block;
 	int err;
@@ -311,6 +313,23 @@ static int put_superblock(struct write_ctx *w, int fd)
 		put_le16(cfg, EROFS_COMPR_CFG_LZ4_SIZE);
 		put_le16(cfg + 4, plan->max_pclusterblks);
 		err = erofs_pwrite_all(fd, cfg, sizeof(cfg), EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE);
+		if (err)
+			return err;
+	}
+
+	if (plan->extra_devices) {
+		/*
+		 * The blob: no tag (Linux then wants -o device=), its blocks,
+		 * and, as erofs-utils does, mapped right after the image's
+		 * blocks in the flat block space (the chunk indexes name the
+		 * device anyway).
+		 */
+		uint8_t slot[EROFS_DEVT_SLOT_BYTES] = { 0 };
+
+		put_le32(slot + EROFS_DEVT_SLOT_BLOCKS, plan->blob_blocks);
+		put_le32(slot + EROFS_DEVT_SLOT_MAPPED, plan->blob_blocks ? plan->nr_blocks : 0);
+		err = erofs_pwrite_all(fd, slot, sizeof(slot),
+				       (uint64_t)plan->devt_slotoff * EROFS_DEVT_SLOT_BYTES);
 		if (err)
 			return err;
 	}

@@ -301,6 +301,80 @@ int erofs_xattrs_read(const char *fs_path, const char *display_path,
 	return 0;
 }
 
+int erofs_xattrs_put(struct erofs_xattr_set **set, const char *name, const void *value,
+		     size_t len, const char *display)
+{
+	struct erofs_xattr_set *s = *set;
+	struct erofs_xattr x = { .shared_id = -1 }, *slot = NULL;
+	size_t name_len = strlen(name);
+
+	if (!find_index(name, name_len, &x)) {
+		erofs_warn("%s: xattr %s skipped: EROFS has no name index for it", display, name);
+		return 0;
+	}
+	if (name_len - x.prefix_len > 255 || len > EROFS_XATTR_MAX_VALUE) {
+		erofs_err("%s: xattr %s: %s", display, name, len > EROFS_XATTR_MAX_VALUE ?
+			  "value exceeds the EROFS limit" : "name longer than 255 bytes");
+		return -E2BIG;
+	}
+	for (uint32_t i = 0; s && i < s->count && !slot; i++)
+		if (!strcmp(s->items[i].name, name))
+			slot = &s->items[i];
+	x.name = strdup(name);
+	x.value = malloc(len ? len : 1);
+	if (!x.name || !x.value) {
+		free(x.name);
+		free(x.value);
+		return -ENOMEM;
+	}
+	memcpy(x.value, value, len);
+	x.name_len = (uint16_t)name_len;
+	x.value_len = (uint16_t)len;
+	if (!slot) {
+		uint32_t count = s ? s->count : 0;
+		struct erofs_xattr_set *bigger = realloc(s, sizeof(*s) +
+							 (count + 1) * sizeof(s->items[0]));
+
+		if (!bigger) {
+			free(x.name);
+			free(x.value);
+			return -ENOMEM;
+		}
+		bigger->count = count + 1;
+		*set = s = bigger;
+		slot = &s->items[count];
+	} else {
+		free(slot->name);
+		free(slot->value);
+	}
+	*slot = x;
+	return 0;
+}
+
+void erofs_xattrs_remove(struct erofs_xattr_set **set, const char *name)
+{
+	struct erofs_xattr_set *s = *set;
+
+	for (uint32_t i = 0; s && i < s->count; i++) {
+		if (strcmp(s->items[i].name, name))
+			continue;
+		free(s->items[i].name);
+		free(s->items[i].value);
+		memmove(&s->items[i], &s->items[i + 1], (s->count - i - 1) * sizeof(s->items[0]));
+		if (!--s->count) {
+			free(s);
+			*set = NULL;
+		}
+		return;
+	}
+}
+
+void erofs_xattrs_sort(struct erofs_xattr_set *set)
+{
+	if (set)
+		qsort(set->items, set->count, sizeof(set->items[0]), compare_xattr_items);
+}
+
 void erofs_xattrs_free(struct erofs_xattr_set *set)
 {
 	if (!set)

@@ -31,6 +31,9 @@ enum {
 	/* Android */
 	OPT_MOUNT_POINT, OPT_PRODUCT_OUT, OPT_FS_CONFIG_FILE, OPT_FILE_CONTEXTS,
 	OPT_BLOCK_LIST_FILE, OPT_XATTR_PREFIX,
+	OPT_BLOBDEV,
+	/* tar input */
+	OPT_TAR, OPT_AUFS, OPT_OVLFS_STRIP, OPT_SORT, OPT_UNGZIP, OPT_UNXZ, OPT_UNZSTD,
 	OPT_MAX_KERNEL,
 };
 
@@ -48,12 +51,21 @@ static const struct option long_options[] = {
 	{ "workers", required_argument, NULL, OPT_WORKERS },
 	{ "compress-hints", required_argument, NULL, OPT_COMPRESS_HINTS },
 	{ "chunksize", required_argument, NULL, OPT_CHUNKSIZE },
+	{ "blobdev", required_argument, NULL, OPT_BLOBDEV },
 	{ "mount-point", required_argument, NULL, OPT_MOUNT_POINT },
 	{ "product-out", required_argument, NULL, OPT_PRODUCT_OUT },
 	{ "fs-config-file", required_argument, NULL, OPT_FS_CONFIG_FILE },
 	{ "file-contexts", required_argument, NULL, OPT_FILE_CONTEXTS },
 	{ "block-list-file", required_argument, NULL, OPT_BLOCK_LIST_FILE },
 	{ "xattr-prefix", required_argument, NULL, OPT_XATTR_PREFIX },
+	{ "tar", required_argument, NULL, OPT_TAR },
+	{ "aufs", no_argument, NULL, OPT_AUFS },
+	{ "ovlfs-strip", optional_argument, NULL, OPT_OVLFS_STRIP },
+	{ "sort", required_argument, NULL, OPT_SORT },
+	{ "ungzip", optional_argument, NULL, OPT_UNGZIP },
+	{ "gzip", no_argument, NULL, OPT_UNGZIP },
+	{ "unxz", optional_argument, NULL, OPT_UNXZ },
+	{ "unzstd", optional_argument, NULL, OPT_UNZSTD },
 	{ "max-kernel", required_argument, NULL, OPT_MAX_KERNEL },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -64,7 +76,9 @@ static const struct option long_options[] = {
 static void usage(FILE *out)
 {
 	fputs("Usage: mkfs.erofs [OPTIONS] IMAGE SOURCE_DIRECTORY\n"
-	      "Build an EROFS image of SOURCE_DIRECTORY into IMAGE.\n"
+	      "       mkfs.erofs --tar=f [OPTIONS] IMAGE [TARBALL]\n"
+	      "Build an EROFS image of SOURCE_DIRECTORY (or of a tar stream, from TARBALL\n"
+	      "or standard input) into IMAGE.\n"
 	      "\n"
 	      "Options:\n"
 	      " -b SIZE                 block size in bytes: 512, 1024, 2048 or 4096 (default 4096)\n"
@@ -100,6 +114,8 @@ static void usage(FILE *out)
 	      " --mkfs-time=SECONDS     set only the image time, keeping file mtimes\n"
 	      " --chunksize=BYTES       chunk-based files: identical chunks stored once, chunks\n"
 	      "                         of zeros (holes) not at all; a power of two >= -b\n"
+	      " --blobdev=FILE          with --chunksize: every file's chunks go to FILE, an\n"
+	      "                         extra device (mount with -o device=, fsck --device=)\n"
 	      " --workers=N             compression threads (default: online CPUs)\n"
 	      " --compress-hints=FILE   per-path pcluster sizes: lines of\n"
 	      "                         'BYTES [ALGORITHM-INDEX] REGEX', first match wins,\n"
@@ -125,6 +141,16 @@ static void usage(FILE *out)
 	      " --block-list-file=FILE  write each regular file's blocks to FILE; no block is\n"
 	      "                         then shared by two files unless -E dedupe or\n"
 	      "                         --chunksize asks for it\n"
+	      "\n"
+	      "Tar input (see the man page):\n"
+	      " --tar=f                 SOURCE is a tar stream (standard input without it):\n"
+	      "                         ustar, GNU and PAX, xattrs from PAX records\n"
+	      " --ungzip, --unxz, --unzstd\n"
+	      "                         decompress the stream with zlib, liblzma or libzstd\n"
+	      " --aufs                  .wh.NAME becomes an overlayfs whiteout, .wh..wh..opq\n"
+	      "                         its directory's opaque xattr\n"
+	      " --ovlfs-strip=0|1       1: leave out whiteouts and opaque xattrs\n"
+	      " --sort=path|none        data in path order (default) or the tar's order\n"
 	      "\n"
 	      "Without -T or --mkfs-time, the image time is SOURCE_DATE_EPOCH when set (file\n"
 	      "mtimes are then clamped to it), else the most common mtime of the tree.\n",
@@ -402,6 +428,57 @@ static int add_exclude(struct erofs_build_options *opts, const char *arg, bool r
 	return 0;
 }
 
+/* --blobdev: chunks only (as in erofs-utils), somewhere else than the image. */
+static int check_blobdev(const struct erofs_build_options *opts)
+{
+	if (!*opts->blobdev) {
+		erofs_err("--blobdev= needs a file");
+		return -EINVAL;
+	}
+	if (!opts->chunkbits) {
+		erofs_err("--blobdev=%s needs --chunksize: the blob holds chunks", opts->blobdev);
+		return -EINVAL;
+	}
+	if (!strcmp(opts->blobdev, opts->image)) {
+		erofs_err("--blobdev=%s: the blob cannot be the image itself", opts->blobdev);
+		return -EINVAL;
+	}
+	if (opts->block_list_file) {
+		erofs_err("--blobdev cannot be used with --block-list-file: the blocks are not in the image");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * --tar=i: the data stays in the tar, so nothing may transform it, and the
+ * device form addresses it in the tar's own 512-byte blocks (forced, as
+ * erofs-utils does).
+ */
+static int check_tar_index(struct erofs_build_options *opts, int nr_args)
+{
+	if (nr_args != 2) {
+		erofs_err("--tar=i: expected IMAGE and TARBALL (a file: the image points into it)");
+		return -EINVAL;
+	}
+	if (opts->compressor != EROFS_COMPRESS_NONE || opts->chunkbits || opts->blobdev ||
+	    opts->fragments || opts->dedupe || opts->block_list_file || opts->tar_decoder) {
+		erofs_err("--tar=i keeps file data in the tar as it is: no -z, --chunksize, "
+			  "--blobdev, -E fragments or dedupe, --block-list-file or --un*");
+		return -EINVAL;
+	}
+	if (!opts->tar_mapfile && opts->blkszbits != EROFS_MAX_BLKSZBITS &&
+	    opts->blkszbits != EROFS_MIN_BLKSZBITS) {
+		erofs_err("--tar=i: the tar is a device of 512-byte blocks; -b %u needs --tar=i,MAPFILE",
+			  1u << opts->blkszbits);
+		return -EINVAL;
+	}
+	if (!opts->tar_mapfile)
+		opts->blkszbits = EROFS_MIN_BLKSZBITS;
+	opts->share_identical_files = false;
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 		      const char **max_kernel)
 {
@@ -490,6 +567,47 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 		case OPT_FS_CONFIG_FILE: opts->fs_config_file = optarg; break;
 		case OPT_FILE_CONTEXTS: opts->file_contexts = optarg; break;
 		case OPT_BLOCK_LIST_FILE: opts->block_list_file = optarg; break;
+		case OPT_BLOBDEV: opts->blobdev = optarg; break;
+		case OPT_TAR:
+			if (!strcmp(optarg, "f")) {
+				opts->tar = true;
+			} else if (!strcmp(optarg, "i") || !strncmp(optarg, "i,", 2)) {
+				opts->tar = opts->tar_index = true;
+				if (optarg[1] && !*(opts->tar_mapfile = optarg + 2)) {
+					erofs_err("--tar=i,: the map file name is empty");
+					err = -EINVAL;
+				}
+			} else {
+				erofs_err("--tar=%s: expected f (a full image), i (an index of the "
+					  "tar, its extra device) or i,MAPFILE", optarg);
+				err = -EINVAL;
+			}
+			break;
+		case OPT_AUFS: opts->aufs = true; break;
+		case OPT_OVLFS_STRIP:
+			opts->ovlfs_strip = !optarg || !strcmp(optarg, "1");
+			if (optarg && strcmp(optarg, "0") && strcmp(optarg, "1")) {
+				erofs_err("--ovlfs-strip=%s: expected 0 or 1", optarg);
+				err = -EINVAL;
+			}
+			break;
+		case OPT_SORT:
+			opts->tar_sort_none = !strcmp(optarg, "none");
+			if (strcmp(optarg, "none") && strcmp(optarg, "path")) {
+				erofs_err("--sort=%s: expected path or none", optarg);
+				err = -EINVAL;
+			}
+			break;
+		case OPT_UNGZIP: case OPT_UNXZ: case OPT_UNZSTD:
+			opts->tar_decoder = c == OPT_UNGZIP ? EROFS_TAR_GZIP :
+					    c == OPT_UNXZ ? EROFS_TAR_XZ : EROFS_TAR_ZSTD;
+			if (optarg) {
+				erofs_err("--%s=%s: dumping the decoded stream is not supported",
+					  c == OPT_UNGZIP ? "ungzip" : c == OPT_UNXZ ? "unxz" : "unzstd",
+					  optarg);
+				err = -EINVAL;
+			}
+			break;
 		case OPT_MAX_KERNEL: *max_kernel = optarg; break;
 		default:
 			usage(stderr);
@@ -547,13 +665,29 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 	if (opts->dedupe && opts->compressor == EROFS_COMPRESS_NONE && !opts->chunkbits)
 		opts->chunkbits = opts->blkszbits;
 	opts->share_identical_files = !opts->block_list_file || opts->dedupe || opts->chunkbits;
+	if (opts->tar && (opts->mount_point || opts->product_out || opts->fs_config_file ||
+			  opts->file_contexts || opts->nr_excludes)) {
+		erofs_err("--tar=f: the Android options and --exclude-* apply to directories only");
+		return -EINVAL;
+	}
+	if (opts->tar_index && check_tar_index(opts, argc - optind))
+		return -EINVAL;
+	if (opts->tar && argc - optind == 1) {	/* the tar from standard input */
+		opts->image = argv[optind];
+		return 0;
+	}
 	if (argc - optind != 2) {
-		erofs_err("expected IMAGE and SOURCE_DIRECTORY (see --help)");
+		erofs_err(opts->tar ? "expected IMAGE and optionally TARBALL (see --help)"
+				    : "expected IMAGE and SOURCE_DIRECTORY (see --help)");
+		return -EINVAL;
+	}
+	if (!opts->tar && (opts->aufs || opts->ovlfs_strip || opts->tar_decoder)) {
+		erofs_err("--aufs, --ovlfs-strip, --ungzip, --unxz and --unzstd need --tar=f");
 		return -EINVAL;
 	}
 	opts->image = argv[optind];
 	opts->source = argv[optind + 1];
-	return 0;
+	return opts->blobdev ? check_blobdev(opts) : 0;
 }
 
 /* --max-kernel=X.Y: every option needing a newer release is an error. */
@@ -612,7 +746,8 @@ static int apply_source_date_epoch(struct erofs_build_options *opts)
 }
 
 /* An image written inside its own source would be scanned into itself. */
-static int check_image_outside_source(const struct erofs_build_options *opts)
+static int check_outside_source(const struct erofs_build_options *opts, const char *out,
+				const char *what)
 {
 	char *src = realpath(opts->source, NULL), *dir, *slash, *img_dir;
 	int err = 0;
@@ -622,7 +757,7 @@ static int check_image_outside_source(const struct erofs_build_options *opts)
 		erofs_err("%s: cannot use as source: %s", opts->source, strerror(err));
 		return -err;
 	}
-	dir = strdup(opts->image);
+	dir = strdup(out);
 	if (!dir) {
 		free(src);
 		return -ENOMEM;
@@ -633,14 +768,14 @@ static int check_image_outside_source(const struct erofs_build_options *opts)
 	img_dir = realpath(slash ? dir : ".", NULL);
 	if (!img_dir) {
 		err = errno;
-		erofs_err("%s: cannot create the image: %s", opts->image, strerror(err));
+		erofs_err("%s: cannot create the %s: %s", out, what, strerror(err));
 	} else {
 		size_t n = strlen(src);
 
 		if (!strncmp(img_dir, src, n) &&
 		    (img_dir[n] == '\0' || img_dir[n] == '/' || n == 1)) {
-			erofs_err("%s: the image would be inside the source directory %s",
-				  opts->image, opts->source);
+			erofs_err("%s: the %s would be inside the source directory %s",
+				  out, what, opts->source);
 			err = EINVAL;
 		}
 	}
@@ -648,6 +783,13 @@ static int check_image_outside_source(const struct erofs_build_options *opts)
 	free(dir);
 	free(src);
 	return -err;
+}
+
+static int check_image_outside_source(const struct erofs_build_options *opts)
+{
+	int err = check_outside_source(opts, opts->image, "image");
+
+	return !err && opts->blobdev ? check_outside_source(opts, opts->blobdev, "blob") : err;
 }
 
 static void raise_fd_limit(void)
@@ -713,6 +855,10 @@ static void print_summary(const struct erofs_build_options *opts, const struct e
 		       " holes; %" PRIu64 " bytes saved; %" PRIu64 " files sharing nothing "
 		       "kept flat with inline tails\n", opts->image, st->chunks, st->shared_chunks,
 		       st->null_chunks, st->chunk_saved_bytes, st->flat_chunk_files);
+	if (opts->blobdev)
+		printf("%s: chunk data in the blob %s: %" PRIu32 " blocks (%" PRIu64 " bytes), "
+		       "extra device 1\n", opts->image, opts->blobdev, plan->blob_blocks,
+		       (uint64_t)plan->blob_blocks << plan->blkszbits);
 	print_kernel_needs(opts, tree, res);
 }
 
@@ -739,7 +885,7 @@ int main(int argc, char **argv)
 	uuid_generate(opts.uuid);
 	if (parse_args(argc, argv, &opts, &max_kernel) || check_max_kernel(&opts, max_kernel) ||
 	    apply_source_date_epoch(&opts) ||
-	    check_image_outside_source(&opts))
+	    (!opts.tar && check_image_outside_source(&opts)))
 		return 1;
 	opts.show_progress = !opts.quiet && isatty(STDERR_FILENO);
 	raise_fd_limit();

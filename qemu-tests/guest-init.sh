@@ -2,7 +2,8 @@
 # /init of the QEMU test guest (busybox sh).  Written by qemu-tests/run.sh
 # into the initramfs together with:
 #   /forge/conf     shell variables: SLOT_BYTES IMAGE_LIMIT OUR_VERSION
-#   /forge/images   one line per image: INDEX NAME OFFSET SIZE
+#   /forge/images   one line per image: INDEX NAME OFFSET SIZE KIND
+#                   [BLOB_OFFSET BLOB_SIZE: an extra device, -o device=]
 #   /forge/modules  stock module file names, in insmod order
 #   /lib/forge/*.ko those modules; erofs-ours.ko and erofs-stock.ko
 # Kernel command line: forge.mode=ours|stock forge.start=FIRST_INDEX
@@ -90,7 +91,7 @@ cut -d' ' -f1 /proc/uptime > /out/boot/uptime
 # slot 0 is the boot record; image INDEX goes to slot INDEX + 1
 save_slot 0 boot
 
-while read -r idx name off size kind; do
+while read -r idx name off size kind blob_off blob_size; do
 	[ "$idx" -lt "$start" ] && continue
 	[ -n "$only" ] && [ "$idx" != "$only" ] && continue
 	say "RUN $idx $name"
@@ -105,7 +106,12 @@ while read -r idx name off size kind; do
 	   { [ "$kind" = hostile-solo ] && [ -z "$only" ]; }; }; then
 		echo "$kind" > "$r/skipped"
 	elif dev=$(guest-loop attach "$DATADISK" "$off" "$size" 2> "$r/loop.err"); then
-		mount -t erofs -o ro "$dev" /mnt 2> "$r/mount.err"
+		opts=ro
+		if [ -n "$blob_off" ]; then
+			blobdev=$(guest-loop attach "$DATADISK" "$blob_off" "$blob_size" 2>> "$r/loop.err")
+			opts=ro,device=$blobdev
+		fi
+		mount -t erofs -o "$opts" "$dev" /mnt 2> "$r/mount.err"
 		echo $? > "$r/mount.rc"
 		if [ "$(cat "$r/mount.rc")" = 0 ]; then
 			cat /sys/module/erofs/version > "$r/version" 2>/dev/null || echo "(none)" > "$r/version"
@@ -121,6 +127,7 @@ while read -r idx name off size kind; do
 			echo $? > "$r/umount.rc"
 		fi
 		guest-loop detach "$dev" 2>> "$r/loop.err"
+		[ -z "$blob_off" ] || guest-loop detach "$blobdev" 2>> "$r/loop.err"
 	else
 		echo 1 > "$r/loop.rc"
 	fi

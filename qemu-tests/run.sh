@@ -294,7 +294,9 @@ expected_manifest() {
 		local dir=$SCRATCH/extract/$(basename "$image" .img)
 		rm -rf "$dir"
 		mkdir -p "$SCRATCH/extract"
-		"$FSCK" --extract="$dir" --preserve "$image" > "$dir.log" 2>&1 ||
+		"$FSCK" --extract="$dir" --preserve \
+			${BLOB[$(basename "$image" .img)]:+--device=${BLOB[$(basename "$image" .img)]}} \
+			"$image" > "$dir.log" 2>&1 ||
 			die "fsck.erofs --extract of $image failed (log: $dir.log)"
 		"$MANIFEST" "${flags[@]}" "$dir" > "$out.full" || die "manifest of $dir failed"
 		# an extracted symlink cannot keep the mode the image gives it (fs_config:
@@ -330,6 +332,18 @@ drop_symlink_modes() { sed -E '/^[^ ]* type=lnk /s/ mode=[0-7]+//'; }
 last_line() {
 	tr '\r' '\n' < "$1" | sed -e 's/\x1b\[[0-9;?]*[A-Za-z]//g' -e '/^[[:space:]]*$/d' |
 		tail -n 1 | cut -c1-120
+}
+
+# --tar=i,MAPFILE: copies the tar's bytes the map file names into the
+# image's blocks (what a device-mapper table over the tar would show)
+apply_mapfile() {
+	local img=$1 map=$2 tar=$3 blksz blk n off zeroed
+	blksz=$((1 << $(od -An -tu1 -j 1036 -N 1 "$img")))
+	while read -r blk n off zeroed; do
+		dd if="$tar" of="$img" bs=1M iflag=skip_bytes,count_bytes oflag=seek_bytes \
+			skip=$((16#$off)) seek=$((16#$blk * blksz)) \
+			count=$((16#$n * blksz - 10#${zeroed:-0})) conv=notrunc status=none || return 1
+	done < "$map"
 }
 
 # split_kernel_token NAME EXPECT: takes "kernel=MIN[-MAX]" (the oldest, and
@@ -444,10 +458,24 @@ build_images() {
 		prepare_tree "$tree"
 		# @tree@ stands for the tree's own folder (rule files inside it)
 		args=${args//@tree@/$TREE_DIR}
+		# @blob@: a second device (--blobdev), attached beside the image
+		[[ $args != *@blob@* ]] || BLOB[$name]=$SCRATCH/img/$name.blob
+		args=${args//@blob@/$SCRATCH/img/$name.blob}
+		local source=$TREE_DIR map=
+		if [[ $args == *@tar@* ]]; then	# the source: a tar of the tree
+			source=$SCRATCH/img/$name.tar
+			tar --format=pax --xattrs --xattrs-include='*' -C "$TREE_DIR" -cf "$source" . ||
+				die "cannot make $source"
+			args=${args//@tar@/}
+			[[ " $args " != *" --tar=i "* ]] || BLOB[$name]=$source	# its extra device
+			[[ $args != *@map@* ]] || map=$SCRATCH/img/$name.map
+			args=${args//@map@/$map}
+		fi
 		# shellcheck disable=SC2086 # ARGS are words by design
 		set -- $args
 		local img=$SCRATCH/img/$name.img
-		if ! "$MKFS" "$@" "$img" "$TREE_DIR" > "$OUT/mkfs-$name.log" 2>&1; then
+		if ! "$MKFS" "$@" "$img" "$source" > "$OUT/mkfs-$name.log" 2>&1 ||
+		   { [ -n "$map" ] && ! apply_mapfile "$img" "$map" "$source" >> "$OUT/mkfs-$name.log" 2>&1; }; then
 			for mode in $MODES; do
 				report_fail "$mode/$name" "mkfs failed: $(last_line "$OUT/mkfs-$name.log")" "$OUT/mkfs-$name.log"
 			done
@@ -491,9 +519,16 @@ build_data_disk() {
 		size=$(stat -c %s "${IMG[$name]}")
 		dd if="${IMG[$name]}" of="$DATA_DISK" bs=1M seek=$((off / ALIGN)) \
 			conv=sparse,notrunc status=none
-		echo "$i $name $off $size ${GUEST_KIND[$name]:-manifest}" >> "$SCRATCH/images"
+		local blob='' end=$((off + size))
+		if [ -n "${BLOB[$name]:-}" ]; then	# right after the image: OFFSET SIZE
+			blob="$(( (end + ALIGN - 1) / ALIGN * ALIGN )) $(stat -c %s "${BLOB[$name]}")"
+			dd if="${BLOB[$name]}" of="$DATA_DISK" bs=1M seek=$((${blob% *} / ALIGN)) \
+				conv=sparse,notrunc status=none
+			end=$((${blob% *} + ${blob#* }))
+		fi
+		echo "$i $name $off $size ${GUEST_KIND[$name]:-manifest}${blob:+ $blob}" >> "$SCRATCH/images"
 		INDEX[$name]=$i
-		off=$(( (off + size + ALIGN - 1) / ALIGN * ALIGN ))
+		off=$(( (end + ALIGN - 1) / ALIGN * ALIGN ))
 		i=$((i + 1))
 	done
 	truncate -s "$off" "$DATA_DISK"
@@ -866,6 +901,7 @@ main() {
 	[ -x /bin/busybox ] || die "busybox missing (apt-get install busybox-static)"
 	declare -gA KIND IMG INDEX ENDED ENDLOG REFUSE HOSTILE_CASE GUEST_KIND NO_SYMLINK_MODE
 	declare -gA KMIN KMAX T_KVER T_KROOT T_MODE INITRAMFS_OF IMAGES_OF KROOT_OF ALGS LIMIT_OF
+	declare -gA BLOB	# @blob@ lines: the extra device's file
 	HOST_KVER=$KVER
 	setup_dirs
 	msg "run $RUN_ID: kernel $KVER, accel $QEMU_ACCEL, mkfs $MKFS"

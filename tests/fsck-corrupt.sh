@@ -90,7 +90,7 @@ corrupt "sb: xattr_blkaddr out of range" e_xattrblk "xattr_blkaddr 99999"
 e_blocks() { sb_nocsum; wr $((1024 + 0x24)) 4 99999; }
 corrupt "sb: more blocks than the image" e_blocks "image is truncated"
 e_devs() { sb_nocsum; wr $((1024 + 0x50)) 4 8; wr $((1024 + 0x56)) 2 1; }
-corrupt "sb: extra devices" e_devs "multi-device images are not supported"
+corrupt "sb: extra devices" e_devs "device table (1 slots at slot offset 0) overlaps the superblock"
 
 # ---- inodes ----
 e_ifmt() { sb_nocsum; wr "$(ino_off "$N_A")" 2 0x10; }

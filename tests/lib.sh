@@ -63,12 +63,12 @@ same_manifest() {
 	fi
 }
 
-# ours_extract LABEL IMAGE SOURCE: our fsck.erofs extracts the image, and
-# the tree matches SOURCE
+# ours_extract LABEL IMAGE SOURCE [OPTIONS...]: our fsck.erofs extracts the
+# image (given OPTIONS too), and the tree matches SOURCE
 ours_extract() {
 	local label=$1 img=$2 src=$3
 	rm -rf "$WORK/ours"
-	if "$FSCK" --extract="$WORK/ours" "$img" >"$WORK/ours.log" 2>&1; then
+	if "$FSCK" "${@:4}" --extract="$WORK/ours" "$img" >"$WORK/ours.log" 2>&1; then
 		same_manifest "$label-ours" "$src" "$WORK/ours"
 	else
 		fail "$label: our fsck.erofs rejected the image:"

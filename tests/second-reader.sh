@@ -60,12 +60,14 @@ reader2_manifests() {
 	awk "$drop" "$WORK/reader2.src" "$WORK/reader2.out" >"$WORK/reader2.b"
 }
 
-# reader2_extract LABEL IMAGE SOURCE: the second reader checks and extracts
-# the image, and the tree matches SOURCE as far as that reader can tell
+# reader2_extract LABEL IMAGE SOURCE [OPTIONS...]: the second reader checks
+# and extracts the image (given OPTIONS too), and the tree matches SOURCE as
+# far as that reader can tell
 reader2_extract() {
 	local label=$1 img=$2 src=$3 out=$WORK/reader2.x args=(--extract="$WORK/reader2.x")
 	[ -n "$READER2" ] || { echo "note: $label: $READER2_NAME: not cross-checked"; return 0; }
 	reader2_old || args+=(--xattrs)
+	args+=("${@:4}")
 	rm -rf "$out"
 	if ! "$READER2" "${args[@]}" "$img" >"$WORK/reader2.log" 2>&1; then
 		fail "$label: $READER2_NAME rejects the image: $(tail -2 "$WORK/reader2.log")"

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "erofs/tar.h"
+
 enum erofs_time_policy {
 	EROFS_TIME_KEEP,	/* keep every mtime; epoch = the most common one */
 	EROFS_TIME_FIXED,	/* -T: every mtime and the epoch are fixed_time */
@@ -98,6 +100,7 @@ struct erofs_build_options {
 	 */
 	bool share_identical_files;
 	unsigned int chunkbits;		/* --chunksize: log2 of the chunk size; 0 = off */
+	const char *blobdev;		/* --blobdev: every chunk goes to this extra device */
 	unsigned int workers;		/* compression threads */
 	struct erofs_compress_hint *hints;	/* first match wins */
 	size_t nr_hints;
@@ -115,6 +118,22 @@ struct erofs_build_options {
 	const char *fs_config_file;	/* --fs-config-file: canned fs_config */
 	const char *file_contexts;	/* --file-contexts: SELinux labels */
 	const char *block_list_file;	/* --block-list-file: each file's blocks */
+
+	/* tar input (lib/tarsrc.c): --tar=f; source is the tar file, NULL: stdin */
+	bool tar;
+	enum erofs_tar_decoder tar_decoder;	/* --ungzip, --unxz, --unzstd */
+	bool aufs;			/* --aufs: .wh. files become overlayfs whiteouts */
+	bool ovlfs_strip;		/* --ovlfs-strip=1: no whiteouts, no opaque xattrs */
+	bool tar_sort_none;		/* --sort=none: data in the tar's order */
+	/* --tar=i (lib/tarindex.c): metadata only, file data left in the tar */
+	bool tar_index;
+	const char *tar_mapfile;	/* --tar=i,FILE: the tar mapped by FILE, else a device */
 };
+
+/* Whether the image has an extra device: the blob, or the tar of --tar=i. */
+static inline bool erofs_opts_extra_device(const struct erofs_build_options *opts)
+{
+	return opts->blobdev || (opts->tar_index && !opts->tar_mapfile);
+}
 
 #endif

@@ -7,6 +7,10 @@
  * (null entries), so sparse files stay sparse.  A file that shares nothing
  * stays a flat file with its tail inline.  Workers read and hash chunks;
  * the committer looks them up and writes the new ones.
+ *
+ * --blobdev: every file's data is chunks, written to the blob (the
+ * image's extra device 1) instead of the image; the inodes then carry
+ * 8-byte chunk indexes naming that device (no file stays flat).
  */
 #ifndef EROFS_CHUNK_H
 #define EROFS_CHUNK_H
@@ -26,12 +30,16 @@ int erofs_chunk_begin(struct erofs_commit *cc);
 void erofs_chunk_end(struct erofs_commit *cc);
 int erofs_chunk_commit(struct erofs_commit *cc, struct erofs_work *w);
 
-/* i_u of a chunk-based inode: the chunk size in block bits, block-map form. */
+/*
+ * i_u of a chunk-based inode: the chunk size in block bits, block-map
+ * form; with --blobdev, 8-byte chunk indexes naming device 1 (the blob).
+ */
 uint16_t erofs_chunk_format(const struct erofs_build_options *opts,
 			    const struct erofs_chunks *chunks);
-/* Bytes after the inode core and xattrs: alignment and the block map. */
-uint32_t erofs_chunk_table_size(uint32_t meta_size, uint32_t count);
-void erofs_chunk_table_encode(const struct erofs_chunks *chunks, uint32_t meta_size,
-			      uint8_t *out);
+/* Bytes after the inode core and xattrs: alignment and the block map (or indexes). */
+uint32_t erofs_chunk_table_size(const struct erofs_build_options *opts, uint32_t meta_size,
+				uint32_t count);
+void erofs_chunk_table_encode(const struct erofs_build_options *opts,
+			      const struct erofs_chunks *chunks, uint32_t meta_size, uint8_t *out);
 
 #endif

@@ -178,6 +178,11 @@ struct erofs_super {
 	uint8_t xattr_filter_reserved;	/* must be 0 for the name filter to be used */
 };
 
+/* The device table: 128-byte slots (a 64-byte tag, blocks, mapped_blkaddr) */
+#define EROFS_DEVT_SLOT_BYTES		128u
+#define EROFS_DEVT_SLOT_BLOCKS		64u	/* offsets inside a slot */
+#define EROFS_DEVT_SLOT_MAPPED		68u
+
 /* Offsets inside the 128-byte superblock that code other than the codec needs. */
 #define EROFS_SB_CHECKSUM_OFFSET	4u
 

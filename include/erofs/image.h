@@ -33,6 +33,7 @@ struct erofs_image {
 	uint64_t written_end;	/* bytes below this may hold data written earlier */
 	uint64_t size;		/* the final size, once set */
 	int error;		/* first write error, already reported */
+	struct erofs_image *blob;	/* --blobdev: where chunks go; NULL: here */
 };
 
 /* Opens the output; blocks from first_blk on are the data area. */

@@ -87,6 +87,8 @@ struct erofs_inode {
 			uint8_t algorithm;	/* index into the -z list */
 		};
 	};
+	uint64_t data_pos;		/* regular files of a tar source: where its bytes
+					 * start in tree->data_fd (the tar or a spool) */
 	uint32_t ibody_bound;		/* largest xattr ibody it can need (all pairs inline) */
 	struct erofs_xattr_set *xattrs;
 	struct erofs_dentry *children;	/* directories: sorted by name bytes */
@@ -122,6 +124,10 @@ struct erofs_tree {
 	uint32_t nr_inodes;
 	uint64_t nr_files, nr_dirs, data_bytes;
 	int source_dirfd;		/* the source root, kept open for the pipeline */
+	/* a tar source: every regular file's bytes are in data_fd, from its
+	 * inode's data_pos on (files are not opened by path) */
+	bool data_in_one_file;
+	int data_fd;
 	/* -E fragments: the hidden inode holding fragments (no directory
 	 * names it; not in inodes[]), or NULL */
 	struct erofs_inode *packed;

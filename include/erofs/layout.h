@@ -44,6 +44,10 @@ struct erofs_plan {
 	bool lz4_config;		/* an LZ4 config record follows the superblock */
 	uint16_t max_pclusterblks;	/* the largest pcluster of the image, in blocks */
 	uint32_t nr_extended;		/* inodes that needed the 64-byte form */
+	/* --blobdev: one extra device, its slot right after the superblock */
+	uint16_t extra_devices;
+	uint16_t devt_slotoff;		/* the slot's byte offset / 128 */
+	uint32_t blob_blocks;		/* the blob's size, set once its data is in */
 };
 
 /* Whether the planner places the inode's data blocks: directories, symlinks,

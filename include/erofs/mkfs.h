@@ -17,7 +17,7 @@ struct erofs_build_result {
 	struct erofs_plan plan;
 };
 
-/* Builds opts->image from opts->source; on failure nothing is left at that path. */
+/* Builds opts->image from opts->source (a directory, or a tar with opts->tar); on failure nothing is left at that path. */
 int erofs_mkfs(const struct erofs_build_options *opts, struct erofs_tree *tree,
 	       struct erofs_build_result *result);
 

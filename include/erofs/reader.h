@@ -53,8 +53,18 @@
 #define EROFS_CHUNK_INDEX_SIZE		8u
 #define EROFS_SYMLINK_MAXLEN		4096u	/* PATH_MAX, NUL included: targets < 4096 */
 #define EROFS_ERRMSG_LEN		256u
+#define EROFS_DEVT_TAG_LEN		64u
 
 struct erofs_zcache;
+
+/* An extra device of a multi-device image (lib/rdevice.c). */
+struct erofs_rd_device {
+	int fd;				/* -1: not given (yet) */
+	uint64_t size;			/* bytes the caller says it holds */
+	uint32_t blocks;		/* from the device table */
+	uint32_t mapped_blkaddr;	/* 0, or where it appears in the flat block space */
+	char tag[EROFS_DEVT_TAG_LEN + 1];
+};
 
 struct erofs_reader {
 	int fd;				/* -1 when reading from mem */
@@ -77,6 +87,10 @@ struct erofs_reader {
 	/* long xattr name prefixes, loaded on first use (lib/rxattr.c) */
 	struct erofs_rd_prefix *prefixes;
 	bool prefixes_in_packed;
+	/* extra devices (INCOMPAT_DEVICE_TABLE), see lib/rdevice.c */
+	struct erofs_rd_device *devs;
+	unsigned int nr_devs;		/* extra_devices of the superblock */
+	uint16_t device_id_mask;	/* what of a chunk's device_id counts, as in Linux */
 
 	char err[EROFS_ERRMSG_LEN];	/* last error, see erofs_reader_error() */
 };
@@ -85,7 +99,13 @@ struct erofs_reader {
  * owns the descriptor and passes the image size (st_size or BLKGETSIZE64). */
 int erofs_reader_open_fd(struct erofs_reader *r, int fd, uint64_t size);
 int erofs_reader_open_mem(struct erofs_reader *r, const void *buf, size_t size);
-/* Frees what the reader allocated (decode buffers); the fd stays open. */
+/*
+ * Gives extra device id (1..nr_devs) of a multi-device image: a file or
+ * block device of size bytes, which must hold the blocks the device table
+ * gives it.  Data on a device not given fails to read, naming it.
+ */
+int erofs_reader_set_device(struct erofs_reader *r, unsigned int id, int fd, uint64_t size);
+/* Frees what the reader allocated (decode buffers); the fds stay open. */
 void erofs_reader_close(struct erofs_reader *r);
 const char *erofs_reader_error(const struct erofs_reader *r);
 
@@ -102,6 +122,9 @@ int erofs_reader_fail(struct erofs_reader *r, int err, const char *fmt, ...)
 
 /* Read len bytes at off; anything past the image end is -EUCLEAN. */
 int erofs_dev_read(struct erofs_reader *r, void *buf, size_t len, uint64_t off);
+/* The same on extra device dev (0: the image); past its blocks is -EUCLEAN. */
+int erofs_devn_read(struct erofs_reader *r, unsigned int dev, void *buf, size_t len,
+		    uint64_t off);
 
 /* ---- inodes ---- */
 
@@ -168,6 +191,7 @@ struct erofs_map {
 	uint64_t plen;		/* physical bytes: llen, or the pcluster's size */
 	unsigned int flags;
 	unsigned int alg;	/* ENCODED: algorithm (EROFS_COMPR_LZ4, ...) */
+	unsigned int device;	/* 0: the image; else pa is on extra device n */
 };
 
 /* Maps logical offset la (< i_size) to the extent containing it.  The

@@ -26,4 +26,24 @@ struct erofs_scan_source {
 /* The erofs_source::run of a directory scan (arg: struct erofs_scan_source). */
 int erofs_scan_run(void *arg, erofs_file_sink sink, void *pipeline);
 
+/*
+ * What every source does to a regular file (the tar source too):
+ * The pcluster size --compress-hints (or -C) gives a regular file, 0: store
+ * it plain; a file of one block or less saves nothing, unless its
+ * compressed form can go inline instead of its bytes.  path: relative to
+ * the source root (only read when there are hints).
+ */
+void erofs_choose_compression(const struct erofs_build_options *opts,
+			      struct erofs_inode *inode, const char *path);
+
+/* Sizes of the regular files seen so far: a file of a size seen before
+ * may be a duplicate, so whole-file dedup hashes it. */
+struct erofs_size_set {
+	uint64_t *slots;	/* size + 1; 0: empty */
+	size_t mask, used;
+};
+
+/* Whether a file of this size was seen before; remembers it.  0 or -ENOMEM. */
+int erofs_size_seen(struct erofs_size_set *s, uint64_t size, bool *seen);
+
 #endif

@@ -32,6 +32,10 @@ void erofs_shown_path_free(const char *shown);
 void erofs_set_owner(const struct erofs_build_options *opts, struct erofs_inode *inode,
 		     uint32_t uid, uint32_t gid);
 
+/* Sets an inode's mtime through -T or SOURCE_DATE_EPOCH (fixed, or clamped). */
+void erofs_set_mtime(const struct erofs_build_options *opts, struct erofs_inode *inode,
+		     int64_t sec, uint32_t nsec);
+
 /*
  * Opening a regular file of the tree for reading, directory by directory,
  * so that no path length limit applies and no symlink is followed.  A
@@ -65,6 +69,19 @@ int erofs_tree_open_dir(const struct erofs_tree *tree, const struct erofs_inode 
  */
 int erofs_tree_open_file(const struct erofs_tree *tree, const struct erofs_inode *inode,
 			 struct erofs_dir_cache *cache);
+/*
+ * Where a regular file's first byte is in the fd erofs_tree_open_file()
+ * gave: 0 for a directory source, its data_pos when a tar source keeps every
+ * file's bytes in one file.
+ */
+static inline uint64_t erofs_tree_data_base(const struct erofs_tree *tree,
+					    const struct erofs_inode *inode)
+{
+	return tree->data_in_one_file ? inode->data_pos : 0;
+}
+/* Whether fd, open on inode's data, still holds inode->size bytes. */
+bool erofs_tree_size_unchanged(const struct erofs_tree *tree, const struct erofs_inode *inode,
+			       int fd);
 /* The reason for "PATH: cannot open: REASON" after erofs_tree_open_file(). */
 const char *erofs_tree_open_error(int err);
 /* Opens the file and reports a failure with its path; fd or -errno. */

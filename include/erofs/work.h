@@ -34,6 +34,7 @@ enum erofs_work_kind {
 	EROFS_WORK_PLAIN,		/* plain.h */
 	EROFS_WORK_COMPRESS,		/* compress.h, zcommit.h */
 	EROFS_WORK_CHUNKS,		/* chunk.h */
+	EROFS_WORK_INDEX,		/* tarindex.h: data left where it is */
 };
 
 struct erofs_work {

@@ -46,6 +46,18 @@ struct erofs_xattr_table {
 int erofs_xattrs_read(const char *fs_path, const char *display_path,
 		      struct erofs_xattr_set **out);
 void erofs_xattrs_free(struct erofs_xattr_set *set);
+
+/*
+ * Building a set from pairs given one by one (the tar source): puts
+ * name=value, replacing a pair of that name; a name EROFS cannot index is
+ * skipped with a warning naming display.  0, -E2BIG (reported) or -ENOMEM.
+ */
+int erofs_xattrs_put(struct erofs_xattr_set **set, const char *name, const void *value,
+		     size_t len, const char *display);
+/* Removes the pair of that name, if any; an empty set becomes NULL. */
+void erofs_xattrs_remove(struct erofs_xattr_set **set, const char *name);
+/* Orders a set built by erofs_xattrs_put() as erofs_xattrs_read() does. */
+void erofs_xattrs_sort(struct erofs_xattr_set *set);
 /* The largest ibody the set can need (every pair inline), known before planning. */
 uint32_t erofs_xattr_ibody_max(const struct erofs_xattr_set *set);
 

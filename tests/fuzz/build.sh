@@ -45,7 +45,7 @@ CFG
 
 # the reader, its compressed half, the extractor, fsck's check and what they use
 lib_sources=(lib/reader.c lib/zread.c lib/extract.c lib/check.c lib/nidtab.c lib/ondisk.c lib/crc32c.c
-	lib/dir.c)
+	lib/dir.c lib/rdevice.c lib/kernel.c)
 cflags=(-g -O1 -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra -Wno-unused-parameter
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 	-include "$out/obj/config.h" -I"$top/include" ${EXTRA_CFLAGS:-})

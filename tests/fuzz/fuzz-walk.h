@@ -263,6 +263,14 @@ static void fz_check_map(struct fz *f, const struct erofs_rd_inode *vi, uint64_t
 		FZ_CHECK(erofs_packed_inode(&f->r, &pk) == 1 && pk);
 		FZ_CHECK(pk->nid != vi->nid);
 		FZ_CHECK(m->pa <= pk->size && m->llen <= pk->size - m->pa);
+	} else if (m->flags & EROFS_MAP_MAPPED && m->device) {
+		/* on an extra device (given or not): inside the blocks its slot lists */
+		uint64_t dev_bytes;
+
+		FZ_CHECK(m->device <= f->r.nr_devs);
+		FZ_CHECK(!(m->flags & (EROFS_MAP_ENCODED | EROFS_MAP_META | EROFS_MAP_INTERLACED)));
+		dev_bytes = (uint64_t)f->r.devs[m->device - 1].blocks << f->r.blkszbits;
+		FZ_CHECK(m->pa <= dev_bytes && m->plen <= dev_bytes - m->pa && m->llen <= m->plen);
 	} else if (m->flags & EROFS_MAP_MAPPED) {
 		FZ_CHECK(m->pa <= f->r.size && m->plen <= f->r.size - m->pa);
 		if (!(m->flags & EROFS_MAP_ENCODED))

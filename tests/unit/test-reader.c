@@ -220,7 +220,14 @@ static void test_super(void)
 
 	m.sb.feature_incompat = EROFS_INCOMPAT_DEVICE_TABLE;
 	m.sb.extra_devices = 1;
-	EXPECT_ERR(img_open(&m, &r), -EOPNOTSUPP, "multi-device", &r);
+	EXPECT_ERR(img_open(&m, &r), -EUCLEAN, "device table", &r);	/* slot 0: the superblock */
+	m.sb.devt_slotoff = 9;		/* 1152: right after the superblock */
+	CHECK(img_open(&m, &r) == 0);
+	CHECK(r.nr_devs == 1 && r.device_id_mask == 1 && r.devs[0].fd == -1);
+	erofs_reader_close(&r);
+	m.sb.devt_slotoff = 0xFFFF;
+	EXPECT_ERR(img_open(&m, &r), -EUCLEAN, "device table", &r);
+	m.sb.devt_slotoff = 0;
 	m.sb.feature_incompat = 0;
 	CHECK(img_open(&m, &r) == 0);	/* extra_devices ignored without the bit */
 	m.sb.extra_devices = 0;
@@ -1280,6 +1287,74 @@ static void test_paths(void)
 	CHECK(!t.tab && !t.names && !t.count);
 }
 
+/* ------------------------------------------------------------------ */
+/* extra devices: chunk indexes naming one, flat data in a mapped range */
+
+static void test_devices(void)
+{
+	static uint8_t dev[4 * BLK], buf[2 * BLK];
+	struct erofs_reader r;
+	struct erofs_rd_inode vi;
+	struct erofs_map map;
+	struct img m;
+	FILE *f = tmpfile();
+	uint8_t *slot, *p;
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	for (unsigned int i = 0; i < 4; i++)
+		memset(dev + i * BLK, 'A' + i, BLK);
+	CHECK(fwrite(dev, sizeof(dev), 1, f) == 1 && fflush(f) == 0);
+	img_init(&m, 4);
+	m.sb.feature_incompat = EROFS_INCOMPAT_DEVICE_TABLE | EROFS_INCOMPAT_CHUNKED_FILE;
+	m.sb.extra_devices = 1;
+	m.sb.devt_slotoff = 20;
+	slot = m.b + 20 * EROFS_DEVT_SLOT_BYTES;
+	put_le32(slot + EROFS_DEVT_SLOT_BLOCKS, 4);
+	put_le32(slot + EROFS_DEVT_SLOT_MAPPED, 100);	/* blocks 100..103 of the flat space */
+	CHECK(img_open(&m, &r) == 0);
+
+	/* a file of one chunk on device 1, its block 2 */
+	put_inode(&m, 60, S_IFREG | 0644, EROFS_LAYOUT_CHUNK_BASED, BLK,
+		  EROFS_CHUNK_FORMAT_INDEXES, false);
+	p = m.b + 60 * 32 + 32;
+	memset(p, 0, 8);
+	put_le16(p + 2, 1);
+	put_le32(p + 4, 2);
+	CHECK(erofs_read_inode(&r, 60, &vi) == 0);
+	EXPECT_ERR(erofs_read_data(&r, &vi, buf, BLK, 0), -EIO, "not given", &r);
+	EXPECT_ERR(erofs_reader_set_device(&r, 1, fileno(f), 3 * BLK), -EUCLEAN, "too short", &r);
+	EXPECT_ERR(erofs_reader_set_device(&r, 2, fileno(f), 4 * BLK), -EINVAL,
+		   "1 extra device", &r);
+	CHECK(erofs_reader_set_device(&r, 1, fileno(f), 4 * BLK) == 0);
+	CHECK(erofs_read_data(&r, &vi, buf, BLK, 0) == 0 && buf[0] == 'C' && buf[BLK - 1] == 'C');
+	/* as in Linux, device ids count modulo the next power of two: 3 is 1, 2 the image */
+	put_le16(p + 2, 3);
+	CHECK(erofs_map_blocks(&r, &vi, 0, &map) == 0 && map.device == 1 && map.pa == 2 * BLK);
+	put_le16(p + 2, 2);
+	CHECK(erofs_map_blocks(&r, &vi, 0, &map) == 0 && map.device == 0 && map.pa == 2 * BLK);
+	put_le16(p + 2, 1);
+	put_le32(p + 4, 4);
+	EXPECT_ERR(erofs_read_data(&r, &vi, buf, BLK, 0), -EUCLEAN, "beyond the end of device 1",
+		   &r);
+
+	/* flat data at block 101 of the flat space: blocks 1 and 2 of the device */
+	put_inode(&m, 70, S_IFREG | 0644, EROFS_LAYOUT_FLAT_PLAIN, 2 * BLK, 101, false);
+	CHECK(erofs_read_inode(&r, 70, &vi) == 0);
+	CHECK(erofs_map_blocks(&r, &vi, 0, &map) == 0 && map.device == 1 && map.pa == BLK);
+	CHECK(erofs_read_data(&r, &vi, buf, 2 * BLK, 0) == 0 && buf[0] == 'B' &&
+	      buf[2 * BLK - 1] == 'C');
+	/* one reaching past the mapped range, one between the image and it */
+	put_inode(&m, 70, S_IFREG | 0644, EROFS_LAYOUT_FLAT_PLAIN, 2 * BLK, 103, false);
+	EXPECT_ERR(erofs_read_inode(&r, 70, &vi), -EUCLEAN, "beyond the end", &r);
+	put_inode(&m, 70, S_IFREG | 0644, EROFS_LAYOUT_FLAT_PLAIN, 2 * BLK, 50, false);
+	EXPECT_ERR(erofs_read_inode(&r, 70, &vi), -EUCLEAN, "beyond the end", &r);
+	erofs_reader_close(&r);
+	fclose(f);
+	free(m.b);
+}
+
 int main(void)
 {
 	char out[32];
@@ -1292,6 +1367,7 @@ int main(void)
 	test_compressed();
 	test_fragments();
 	test_paths();
+	test_devices();
 
 	CHECK(!strcmp(erofs_escape(out, sizeof(out), "a\nb\\", 4), "a\\x0ab\\x5c"));
 	CHECK(!strcmp(erofs_escape(out, 16, "abcdefghijklmnopqrstuvwxyz", 26), "abcdefgh..."));
