@@ -23,7 +23,7 @@
 #   KEEP_OUT    1: keep qemu-tests/out/<run>/ even when everything passed
 #   IMAGE_LIMIT seconds per image in the guest (default 60)
 #   KERNEL_IMAGE_LIMIT  the same on the fetched kernels (default 180: 7.x
-#               reads all-fragments images ~10x slower than 6.1 and 6.12)
+#               reads some all-fragments images 10-30x slower than 6.1)
 #   BOOT_LIMIT  seconds per QEMU boot (default 120 + 8 per image; on the
 #               fetched kernels twice KERNEL_IMAGE_LIMIT - IMAGE_LIMIT more)
 #   QEMU_PARALLEL 1 (default): boot the modes side by side; 0: one after another
