@@ -550,6 +550,14 @@ static void parse_seed(struct seed *s)
 			if (alg == 0 && in_image(s, p + 2, 4)) {
 				add(s, p + 2, 2, K_SIZE, "lz4.max_distance", 0, 0);
 				add(s, p + 4, 2, K_COUNT, "lz4.max_pclusterblks", 0, 0);
+			} else if (alg == 1 && in_image(s, p + 2, 6)) {
+				add(s, p + 2, 4, K_SIZE, "lzma.dict_size", 0, 0);
+				add(s, p + 6, 2, K_ENUM, "lzma.format", 0, 0);
+			} else if (alg == 2 && in_image(s, p + 2, 1)) {
+				add(s, p + 2, 1, K_COUNT, "deflate.windowbits", 0, 0);
+			} else if (alg == 3 && in_image(s, p + 2, 2)) {
+				add(s, p + 2, 1, K_ENUM, "zstd.format", 0, 0);
+				add(s, p + 3, 1, K_COUNT, "zstd.windowlog", 0, 0);
 			}
 			p += 2 + get16(s->img + p);
 		}

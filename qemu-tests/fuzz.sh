@@ -4,6 +4,7 @@
 #
 #   bash qemu-tests/fuzz.sh [--images N] [--seed S] [--mode ours|stock]
 #                           [--batch B] [--out DIR] [--walk-seconds S]
+#                           [--seeds REGEX]
 #   bash qemu-tests/fuzz.sh --replay [--mode ours|stock] IMG...
 #
 # Builds small seed images of every layout with our mkfs.erofs (plus a few
@@ -26,7 +27,12 @@
 # boots that failed.  Exit 0 when nothing failed, 1 on any finding, 2 on a
 # setup error.
 #
-# Environment: MKFS, KVER, QEMU_ACCEL (as run.sh); FUZZ_NICE (default 10:
+# --seeds REGEX keeps only the seeds whose names match (e.g.
+# '^(lzma|deflate|zstd)' for the algorithms of kmod patches 0010-0012).
+#
+# Environment: MKFS, KVER, QEMU_ACCEL (as run.sh); ALG_MKFS (default MKFS):
+# the mkfs that makes the lzma, deflate and zstd seeds (e.g. erofs-utils'
+# while ours lacks them; seeds whose options it lacks are skipped); FUZZ_NICE (default 10:
 # the campaign renices itself so it does not starve the machine);
 # FUZZ_KEEP_LOGS=1 keeps the serial log of every boot, not only failed ones.
 set -euo pipefail
@@ -41,7 +47,7 @@ QEMU=${QEMU:-qemu-system-x86_64}
 FUZZ_NICE=${FUZZ_NICE:-10}
 FUZZ_KEEP_LOGS=${FUZZ_KEEP_LOGS:-0}
 
-IMAGES=10000 SEED=1 MODE=ours BATCH=1000 OUTDIR='' WALK_S=8 KILL_S=20 HANG_S=90
+IMAGES=10000 SEED=1 MODE=ours BATCH=1000 OUTDIR='' WALK_S=8 KILL_S=20 HANG_S=90 SEED_RE=''
 CAP=$((4 * 1024 * 1024)) RESEAL=95 REPLAY_CRASHES=1 REPLAY=0
 CACHE_LIMIT_KB=$((64 * 1024))	# page-cache growth allowed for one walk
 AVAIL_MIN_KB=$((128 * 1024))	# MemAvailable the guest must keep
@@ -67,6 +73,7 @@ while [ $# -gt 0 ]; do
 	--walk-seconds) WALK_S=$2; KILL_S=$((WALK_S + 12)); shift ;;
 	--hang-seconds) HANG_S=$2; shift ;;
 	--reseal) RESEAL=$2; shift ;;
+	--seeds) SEED_RE=$2; shift ;;
 	--no-replay) REPLAY_CRASHES=0 ;;
 	--replay) REPLAY=1 ;;
 	-h|--help) usage ;;
@@ -205,13 +212,30 @@ make_seeds() {
 		seed dedupe -z lz4hc -E dedupe
 		seed dedupe-fragments -z lz4 -C 16384 -E dedupe,fragments
 	fi
+	# the algorithms only our module reads on 6.1 (kmod/patches 0010-0012),
+	# in the layouts that reach each decompressor differently
+	local alg
+	for alg in lzma deflate zstd; do
+		MKFS=${ALG_MKFS:-$MKFS} seed "$alg" -z "$alg"
+		MKFS=${ALG_MKFS:-$MKFS} seed "$alg-legacy" -z "$alg" -E legacy-compress
+		MKFS=${ALG_MKFS:-$MKFS} seed "$alg-ztail-c64k" -z "$alg" -C 65536 -E ztailpacking -x 0
+		MKFS=${ALG_MKFS:-$MKFS} seed "$alg-frag" -z "$alg" -C 16384 -E fragments,ztailpacking
+		MKFS=${ALG_MKFS:-$MKFS} seed "$alg-dedupe" -z "$alg" -E dedupe
+	done
 	# hostile seeds from the regression cases (kmod/patches), small ones
 	crafted g1p g1p big-pcluster-legacy text
 	crafted g2 g2 plain text
 	crafted g3 g3 plain text d/five-k 1048576
 	crafted g3-valid g3 plain text d/five-k 4000
 	crafted g5 g5 plain hello
-	local s
+	local s kept=()
+	if [ -n "$SEED_RE" ]; then
+		for s in "${SEEDS[@]}"; do
+			[[ $(basename "$s" .img) =~ $SEED_RE ]] && kept+=("$s")
+		done
+		[ ${#kept[@]} -gt 0 ] || die "--seeds '$SEED_RE' matches no seed"
+		SEEDS=("${kept[@]}")
+	fi
 	for s in "${SEEDS[@]}"; do
 		[ "$(stat -c %s "$s")" -le $((512 * 1024)) ] ||
 			die "seed $s is over 512 KiB; keep seeds small"

@@ -47,6 +47,15 @@ mkfs_lacks_option() {
 		     grep -qE -- "(^|[ ,])$opt([ =#[,]|\$)" <<< "$help" || { echo "$opt"; return 0; } ;;
 		-?*) opt=${1:0:2}
 		     grep -qE -- "(^|[ ,])$opt" <<< "$help" || { echo "$opt"; return 0; }
+		     if [ "$opt" = -z ]; then	# and every algorithm of -z ALG[,..][:ALG..]
+			     local z=${1:2} alg
+			     [ -n "$z" ] || z=${2:-}
+			     for alg in $(tr ':' ' ' <<< "$z"); do
+				     alg=${alg%%,*}
+				     grep -qiE -- "(^|[^a-z0-9])$alg([^a-z0-9]|\$)" <<< "$help" ||
+					     { echo "-z $alg"; return 0; }
+			     done
+		     fi
 		     [ ${#1} -eq 2 ] && shift ;;	# "-x -1": the value is the next word
 		esac
 		shift
