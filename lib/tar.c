@@ -44,6 +44,12 @@ struct ext {
 	uint32_t mtime_nsec;
 	struct erofs_tar_xattr *xattrs;
 	size_t nr_xattrs;
+	/* GNU sparse: the file's size, its segments (PAX 0.0 gives them key by key) */
+	bool sparse, sparse_map_in_data, has_sparse_offset;
+	uint64_t sparse_size, sparse_offset;
+	char *sparse_name;
+	struct erofs_tar_sparse *map;
+	size_t nr_map;
 };
 
 struct erofs_tar {
@@ -59,6 +65,8 @@ struct erofs_tar {
 
 static void ext_free(struct ext *e)
 {
+	free(e->map);
+	free(e->sparse_name);
 	free(e->path);
 	free(e->link);
 	for (size_t i = 0; i < e->nr_xattrs; i++) {
@@ -79,10 +87,14 @@ static bool all_zero(const void *buf, size_t len)
 	return true;
 }
 
+/* Names are cut in messages: a hostile one may be megabytes long. */
+#define SHOWN_NAME_MAX	256
+
 static int bad(const struct erofs_tar *t, uint64_t at, const char *path, const char *why)
 {
 	if (path)
-		erofs_err("%s: entry '%s' (header at byte %llu): %s", t->name, path,
+		erofs_err("%s: entry '%.*s%s' (header at byte %llu): %s", t->name, SHOWN_NAME_MAX,
+			  path, strlen(path) > SHOWN_NAME_MAX ? "..." : "",
 			  (unsigned long long)at, why);
 	else
 		erofs_err("%s: header at byte %llu: %s", t->name, (unsigned long long)at, why);
@@ -353,6 +365,71 @@ static int pax_string(char **dst, const char *value, size_t len)
 	return *dst ? 0 : -ENOMEM;
 }
 
+#define SPARSE_MAX	(1u << 20)	/* segments: 16 MiB of map at most */
+
+static int add_segment(struct ext *e, uint64_t offset, uint64_t len)
+{
+	if (e->nr_map == SPARSE_MAX)
+		return -EINVAL;
+	if (!(e->nr_map & (e->nr_map - 1)) || e->nr_map < 8) {
+		size_t cap = e->nr_map < 8 ? 8 : e->nr_map * 2;
+		struct erofs_tar_sparse *bigger = realloc(e->map, cap * sizeof(*bigger));
+
+		if (!bigger)
+			return -ENOMEM;
+		e->map = bigger;
+	}
+	e->map[e->nr_map++] = (struct erofs_tar_sparse){ offset, len };
+	return 0;
+}
+
+/* GNU.sparse.KEY of PAX formats 0.0, 0.1 and 1.0. */
+static int pax_sparse(struct ext *e, const char *key, size_t key_len, const char *value,
+		      size_t len)
+{
+	uint64_t v, w;
+
+	e->sparse = true;
+	if (key_is(key, key_len, "name"))
+		return pax_string(&e->sparse_name, value, len);
+	if (key_is(key, key_len, "size") || key_is(key, key_len, "realsize"))
+		return parse_decimal(value, len, UINT64_MAX, &e->sparse_size) ? 0 : -EINVAL;
+	if (key_is(key, key_len, "major")) {
+		e->sparse_map_in_data = len == 1 && value[0] == '1';
+		return 0;
+	}
+	if (key_is(key, key_len, "offset")) {
+		e->has_sparse_offset = true;
+		return parse_decimal(value, len, UINT64_MAX, &e->sparse_offset) ? 0 : -EINVAL;
+	}
+	if (key_is(key, key_len, "numbytes")) {
+		if (!e->has_sparse_offset || !parse_decimal(value, len, UINT64_MAX, &v))
+			return -EINVAL;
+		e->has_sparse_offset = false;
+		return add_segment(e, e->sparse_offset, v);
+	}
+	if (key_is(key, key_len, "map")) {	/* "OFFSET,LEN,OFFSET,LEN..." */
+		for (size_t i = 0; i < len; ) {
+			const char *c1 = memchr(value + i, ',', len - i), *c2;
+			size_t end2;
+			int err;
+
+			if (!c1)
+				return -EINVAL;
+			c2 = memchr(c1 + 1, ',', len - (size_t)(c1 + 1 - value));
+			end2 = c2 ? (size_t)(c2 - value) : len;
+			if (!parse_decimal(value + i, (size_t)(c1 - value) - i, UINT64_MAX, &v) ||
+			    !parse_decimal(c1 + 1, end2 - (size_t)(c1 + 1 - value), UINT64_MAX, &w))
+				return -EINVAL;
+			if ((err = add_segment(e, v, w)))
+				return err;
+			i = end2 + 1;
+		}
+		return 0;
+	}
+	return 0;	/* minor, numblocks: implied by the rest */
+}
+
 static int pax_record(struct ext *e, bool global, const char *key, size_t key_len,
 		      const char *value, size_t len)
 {
@@ -394,8 +471,8 @@ static int pax_record(struct ext *e, bool global, const char *key, size_t key_le
 		return put_xattr(e, key + 13, key_len - 13, (const uint8_t *)value, len);
 	if (key_len > 17 && !memcmp(key, "LIBARCHIVE.xattr.", 17))
 		return put_libarchive_xattr(e, key + 17, key_len - 17, value, len);
-	if (key_len > 11 && !memcmp(key, "GNU.sparse.", 11))
-		return -EOPNOTSUPP;
+	if (key_len > 11 && !memcmp(key, "GNU.sparse.", 11) && !global)
+		return pax_sparse(e, key + 11, key_len - 11, value, len);
 	return 0;	/* uname, gname, atime, ctime, comment, charset...: not stored */
 }
 
@@ -423,11 +500,6 @@ static int parse_pax(struct erofs_tar *t, uint64_t at, const char *buf, size_t s
 		}
 		err = pax_record(e, global, sp + 1, (size_t)(eq - sp - 1), eq + 1,
 				 (size_t)(rec + len - 1 - eq - 1));
-		if (err == -EOPNOTSUPP) {
-			erofs_err("%s: PAX header at byte %llu: GNU sparse files are not supported",
-				  t->name, (unsigned long long)at);
-			return err;
-		}
 		if (err) {
 			if (err == -EINVAL)
 				erofs_err("%s: PAX header at byte %llu: bad value in record '%.*s'",
@@ -515,6 +587,110 @@ static void merge_xattrs(struct ext *into, const struct ext *from, int *err)
 				 from->xattrs[i].value, from->xattrs[i].value_len);
 }
 
+/* Old GNU sparse headers: 4 segments in the header, 21 in each extension block. */
+static int read_gnu_sparse(struct erofs_tar *t, const uint8_t *h, uint64_t at)
+{
+	uint8_t block[BLOCK];
+	const uint8_t *b = h;
+	size_t first = 386, count = 4;
+	int64_t off, len, realsize;
+	int err;
+
+	if (!parse_num(h, 483, 12, false, &realsize))
+		return bad(t, at, NULL, "bad GNU sparse real size");
+	t->local.sparse = true;
+	t->local.sparse_size = (uint64_t)realsize;
+	for (;;) {
+		bool extended = b[first + count * 24];
+
+		for (size_t i = 0; i < count; i++) {
+			const size_t f = first + i * 24;
+
+			if (!b[f] && !b[f + 12])
+				break;
+			if (!parse_num(b, f, 12, false, &off) || !parse_num(b, f + 12, 12, false, &len))
+				return bad(t, at, NULL, "bad GNU sparse map");
+			if ((err = add_segment(&t->local, (uint64_t)off, (uint64_t)len)))
+				return err == -ENOMEM ? err : bad(t, at, NULL, "GNU sparse map too long");
+		}
+		if (!extended)
+			return 0;
+		if ((err = read_exact(t, block, BLOCK, at, NULL)))
+			return err;
+		b = block;
+		first = 0;
+		count = 21;
+	}
+}
+
+/* PAX sparse 1.0: the map leads the data, decimal numbers a line each, in whole blocks. */
+static int read_sparse_map(struct erofs_tar *t, struct ext *x, uint64_t at)
+{
+	char block[BLOCK];
+	uint64_t numbers[2], count = 0, value = 0, want = 1;
+	size_t pos = BLOCK, digits = 0;
+	int err;
+
+	for (uint64_t seen = 0; seen < want; ) {
+		if (pos == BLOCK) {
+			if (t->data_left < BLOCK)
+				return bad(t, at, x->path, "sparse map longer than the data");
+			if ((err = erofs_tar_read_data(t, block, BLOCK)))
+				return err;
+			pos = 0;
+		}
+		if (block[pos] >= '0' && block[pos] <= '9' && digits < 20) {
+			value = value * 10 + (uint64_t)(block[pos++] - '0');
+			digits++;
+			continue;
+		}
+		if (block[pos++] != '\n' || !digits)
+			return bad(t, at, x->path, "bad sparse map");
+		if (!seen++) {
+			if (value > SPARSE_MAX)
+				return bad(t, at, x->path, "sparse map too long");
+			count = value;
+			want = 1 + 2 * count;
+		} else {
+			numbers[(seen - 2) & 1] = value;
+			if (!((seen - 1) & 1) && (err = add_segment(x, numbers[0], numbers[1])))
+				return err;
+		}
+		value = 0;
+		digits = 0;
+	}
+	return 0;
+}
+
+/* Checks a sparse file's map against its size and the data the stream holds. */
+static int finish_sparse(struct erofs_tar *t, struct ext *x, uint64_t at,
+			 struct erofs_tar_entry *e)
+{
+	uint64_t end = 0, stored = 0;
+	int err;
+
+	if (x->sparse_map_in_data && (err = read_sparse_map(t, x, at)))
+		return err;
+	for (size_t i = 0; i < x->nr_map; i++) {
+		const struct erofs_tar_sparse *s = &x->map[i];
+
+		if (s->offset < end || s->offset > x->sparse_size ||
+		    s->len > x->sparse_size - s->offset)
+			return bad(t, at, x->path, "sparse map out of order or past the file's end");
+		end = s->offset + s->len;
+		stored += s->len;
+	}
+	if (stored != t->data_left)
+		return bad(t, at, x->path, "sparse map does not match the data stored");
+	if (x->sparse_size > SIZE_MAX_SANE)
+		return bad(t, at, x->path, "size over 2^48 bytes");
+	e->size = x->sparse_size;
+	e->data_offset = t->s.pos;
+	e->sparse = x->map;
+	e->nr_sparse = x->nr_map;
+	return 0;
+}
+
 /* Fills e from the header and the extensions that came before it. */
 static int make_entry(struct erofs_tar *t, const uint8_t *h, uint64_t at, uint64_t size,
 		      struct erofs_tar_entry *e)
@@ -533,10 +709,16 @@ static int make_entry(struct erofs_tar *t, const uint8_t *h, uint64_t at, uint64
 	x->nr_xattrs = 0;
 	merge_xattrs(x, g, &err);
 	merge_xattrs(x, &local, &err);
-	local.path = local.link = NULL;
+	local.path = local.link = local.sparse_name = NULL;	/* now the entry's */
+	local.map = NULL;
 	ext_free(&local);
 	if (err)
 		return err;
+	if (x->sparse_name) {		/* PAX sparse 0.1 and 1.0 name the file here */
+		free(x->path);
+		x->path = x->sparse_name;
+		x->sparse_name = NULL;
+	}
 	if (!x->path && !(x->path = header_path(h)))
 		return -ENOMEM;
 	if (!x->link && (type == '1' || type == '2') && !(x->link = field_string(h, F_LINKNAME)))
@@ -582,8 +764,9 @@ static int make_entry(struct erofs_tar *t, const uint8_t *h, uint64_t at, uint64
 	case 'D':	/* GNU dumpdir: a directory, its data a listing */
 		type = '5';
 		break;
-	case 'S':
-		return bad(t, at, x->path, "GNU sparse files are not supported");
+	case 'S':	/* old GNU sparse: its map was read with the header */
+		type = '0';
+		break;
 	case 'M': case 'N':
 		return bad(t, at, x->path, "GNU multi-volume and old long-name entries are not "
 					   "supported");
@@ -598,6 +781,8 @@ static int make_entry(struct erofs_tar *t, const uint8_t *h, uint64_t at, uint64
 	e->size = type == '0' ? size : 0;
 	e->xattrs = x->xattrs;
 	e->nr_xattrs = x->nr_xattrs;
+	if (type == '0' && x->sparse)
+		return finish_sparse(t, x, at, e);
 	return err;
 }
 
@@ -613,7 +798,7 @@ int erofs_tar_next(struct erofs_tar *t, struct erofs_tar_entry *e)
 		return err;
 	for (;;) {
 		uint64_t at = t->s.pos, size;
-		bool pending = t->local.path || t->local.link || t->local.nr_xattrs ||
+		bool pending = t->local.path || t->local.link || t->local.nr_xattrs || t->local.sparse ||
 			       t->local.has_size || t->local.has_uid || t->local.has_mtime;
 		size_t got;
 		int64_t v;
@@ -636,8 +821,13 @@ int erofs_tar_next(struct erofs_tar *t, struct erofs_tar_entry *e)
 		}
 		if (!checksum_ok(h))
 			return bad(t, at, NULL, "bad header checksum (not a tar archive, or damaged)");
-		if (!parse_num(h, F_SIZE, false, &v))
-			return bad(t, at, NULL, "bad size field");
+		if (!parse_num(h, F_SIZE, false, &v)) {
+			char name[101];
+
+			memcpy(name, h, 100);
+			name[100] = '\0';
+			return bad(t, at, t->local.path ? t->local.path : name, "bad size field");
+		}
 		size = (uint64_t)v;
 		if (t->local.has_size && h[F_TYPE] != 'x' && h[F_TYPE] != 'g')
 			size = t->local.size;
@@ -663,6 +853,8 @@ int erofs_tar_next(struct erofs_tar *t, struct erofs_tar_entry *e)
 				return err == -ENODATA ? bad(t, at, NULL, "truncated") : err;
 			continue;
 		}
+		if (h[F_TYPE] == 'S' && (err = read_gnu_sparse(t, h, at)))
+			return err;
 		t->data_left = size;
 		t->pad = (BLOCK - size % BLOCK) % BLOCK;
 		err = make_entry(t, h, at, size, e);

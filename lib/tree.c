@@ -187,7 +187,8 @@ int erofs_tree_open_file(const struct erofs_tree *tree, const struct erofs_inode
 	int at, fd;
 
 	if (tree->data_in_one_file)	/* a tar source: one file holds every file's bytes */
-		return fcntl(tree->data_fd, F_DUPFD_CLOEXEC, 0);
+		return fcntl(inode->data_pos & EROFS_DATA_SPOOLED ? tree->spool_fd : tree->data_fd,
+			     F_DUPFD_CLOEXEC, 0);
 	if (!cache) {
 		erofs_dir_cache_init(&own);
 		cache = &own;
@@ -379,6 +380,8 @@ void erofs_tree_free(struct erofs_tree *tree)
 		close(tree->source_dirfd);
 	if (tree->data_in_one_file && tree->data_fd >= 0)
 		close(tree->data_fd);
+	if (tree->data_in_one_file && tree->spool_fd >= 0)
+		close(tree->spool_fd);
 	memset(tree, 0, sizeof(*tree));
 	tree->source_dirfd = -1;
 }
