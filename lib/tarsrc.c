@@ -348,7 +348,8 @@ static int fill(struct tarsrc *t, struct erofs_inode *inode, bool whiteout)
 	const struct erofs_tar_entry *e = t->e;
 	int err;
 
-	inode->mode = (uint16_t)((whiteout ? S_IFCHR : type_bits(e->type)) | (e->mode & 07777));
+	/* a whiteout has no permissions, as erofs-utils and overlayfs make them */
+	inode->mode = (uint16_t)(whiteout ? S_IFCHR : type_bits(e->type) | (e->mode & 07777));
 	erofs_set_owner(t->opts, inode, e->uid, e->gid);
 	erofs_set_mtime(t->opts, inode, e->mtime, e->mtime_nsec);
 	if (inode->mtime > t->newest_mtime ||
