@@ -685,6 +685,12 @@ int erofs_tar_source_run(void *arg, erofs_file_sink sink, void *pipeline)
 	erofs_tar_close(t.tar);
 	free(t.copy_buf);
 	free(t.slots);
+	if (err) {	/* the tree is half built: its names are not sealed yet */
+		for (size_t i = 0; i < t.nr_all; i++)
+			free_unreached(t.all[i]);
+		t.nr_all = 0;
+		t.tree->root = NULL;
+	}
 	if (!err)
 		err = finish_tree(&t, &files, &nr);
 	if (!err)

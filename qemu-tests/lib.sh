@@ -7,7 +7,7 @@
 
 # stock modules loaded before erofs.ko, in this order
 GUEST_MODULES="virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev
-	virtio_pci virtio_blk crc32c_generic libcrc32c loop"
+	virtio_pci virtio_blk crc32c_generic libcrc32c loop overlay"
 
 # kernel log patterns that fail any test, whatever the image
 OOPS_RE='BUG:|Oops|general protection fault|kernel BUG at|WARNING:|Kernel panic|Call Trace|soft lockup|hard LOCKUP|blocked for more than|list_(add|del) corruption|Bad page state|UBSAN:|KASAN:|Out of memory|stack-protector|double fault'

@@ -102,6 +102,7 @@ def main(out):
     upper_tar(f"{out}/upper.tar")
     shutil.copytree(f"{out}/lower", f"{out}/merged", symlinks=True)
     apply(f"{out}/merged", False)
+    os.utime(f"{out}/merged", (T + 100, T + 100))   # the layer's root, dated as its newest
     os.makedirs(f"{out}/upper-plain")
     apply(f"{out}/upper-plain", True)
     os.utime(f"{out}/upper-plain", (T + 100, T + 100))
