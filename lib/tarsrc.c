@@ -479,7 +479,8 @@ static int seal_dir(struct tarsrc *t, struct erofs_inode *dir)
 		total += d->name_len + 1u;
 	}
 	dir->nr_children = kept;
-	qsort(dir->children, kept, sizeof(*dir->children), compare_dentries);
+	if (kept)	/* (an empty directory has no array) */
+		qsort(dir->children, kept, sizeof(*dir->children), compare_dentries);
 	arena = malloc(total ? total : 1);
 	if (!arena)
 		return -ENOMEM;
