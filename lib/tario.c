@@ -13,6 +13,12 @@
 #include "erofs/tario.h"
 
 #define STREAM_BUFFER	(128u << 10)
+/*
+ * The most memory a decoder may take: an xz or lzma header names its
+ * dictionary (up to 4 GiB), and a hostile one must not make us allocate
+ * that.  xz -9 needs 65 MiB, zstd's default window limit is 128 MiB.
+ */
+#define DECODER_MEMORY	(256ull << 20)
 
 static const struct {
 	const char *format, *option;
@@ -126,6 +132,8 @@ static int decode_xz(struct erofs_tar_stream *s)
 		return codec_error(s, "truncated");
 	case LZMA_MEM_ERROR:
 		return codec_error(s, "out of memory");
+	case LZMA_MEMLIMIT_ERROR:
+		return codec_error(s, "its dictionary needs more than 256 MiB");
 	case LZMA_FORMAT_ERROR:
 		return codec_error(s, "not xz or lzma data");
 	default:
@@ -197,7 +205,7 @@ static int start_codec(struct erofs_tar_stream *s)
 		if (!x)
 			return -ENOMEM;
 		*x = (lzma_stream)LZMA_STREAM_INIT;
-		if (lzma_auto_decoder(x, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK)
+		if (lzma_auto_decoder(x, DECODER_MEMORY, LZMA_CONCATENATED) != LZMA_OK)
 			return -ENOMEM;
 	} else if (s->decoder == EROFS_TAR_ZSTD) {
 		if (!(s->codec = ZSTD_createDStream()))

@@ -52,6 +52,11 @@ expect_refused extension-without-entry "entry 'f' \(header at byte 1024\): exten
 expect_refused sparse-past-end "entry 's' \(header at byte 1024\): sparse map .* past the file's end"
 expect_refused pax-bad-mtime "PAX header at byte 0: bad value in record 'mtime'"
 
+# an lzma header asking for a 4 GiB dictionary (found by tests/fuzz/run-tar.sh)
+printf '\x8b\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff' >"$WORK/dict.lzma"
+expect_failure "lzma stream with a 4 GiB dictionary" "dictionary needs more than 256 MiB" \
+	"$MKFS" --tar=f --quiet --unxz "$img" "$WORK/dict.lzma"
+
 # the valid odd ones: what tar -x makes of them
 built() { # CASE: builds and extracts into $WORK/x
 	python3 "$CRAFT" "$1" "$WORK/$1.tar"
