@@ -19,6 +19,7 @@
  * that.  xz -9 needs 65 MiB, zstd's default window limit is 128 MiB.
  */
 #define DECODER_MEMORY	(256ull << 20)
+#define SEEKABLE_READ	4096u
 
 static const struct {
 	const char *format, *option;
@@ -167,7 +168,9 @@ static int refill(struct erofs_tar_stream *s)
 
 		s->out_off = s->out_len = 0;
 		if (s->decoder == EROFS_TAR_PLAIN) {
-			ssize_t n = read_some(s, s->out, STREAM_BUFFER);
+			/* read in place, the next header is usually a seek away:
+			 * a page, not a whole buffer, after each */
+			ssize_t n = read_some(s, s->out, s->seekable ? SEEKABLE_READ : STREAM_BUFFER);
 
 			if (n < 0)
 				return (int)n;
