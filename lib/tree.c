@@ -322,7 +322,7 @@ static void free_inode(struct erofs_inode *inode)
 
 /*
  * Frees every inode reachable from the root, each once (a hard-linked one
- * where its first name is), depth first with an explicit stack: trees may
+ * at its last name), depth first with an explicit stack: trees may
  * be far deeper than the C stack allows.
  */
 static void free_reachable(struct erofs_inode *root)
@@ -340,12 +340,15 @@ static void free_reachable(struct erofs_inode *root)
 			struct erofs_dentry *d = &dir->children[next++];
 			struct erofs_inode *child = d->inode;
 
-			if (child->dentry != d)
-				continue;	/* another name of an inode freed elsewhere */
+			/* a file goes at its last name (nlink counts its names in
+			 * the tree), so no name reads a freed inode */
 			if (!erofs_inode_is_dir(child)) {
-				free_inode(child);
+				if (!--child->nlink)
+					free_inode(child);
 				continue;
 			}
+			if (child->dentry != d)
+				continue;
 			if (depth == cap) {
 				struct frame *bigger = realloc(stack, (cap = cap ? 2 * cap : 64) *
 								      sizeof(*stack));
