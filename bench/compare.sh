@@ -15,12 +15,16 @@
 #   small  1,000,000 files of 1..4 KiB in 1,000 directories, made once by
 #          bench/gen-small-files.sh into $BENCH_DIR; SMALL_SETTINGS, by default
 #          plain (no -z) and -zlz4hc
+#   layer  a container layer: linux-source-6.1's tar (1.4 GB), decompressed
+#          once into $BENCH_DIR and given to both as a file (--tar=f);
+#          LAYER_SETTINGS, by default --tar=f -zlz4hc, then containerd's
+#          command line (--tar=f --aufs -Enoinline_data --sort=none)
 # The page cache is warm, not dropped: before a tree's first setting each tool
 # builds it once unmeasured (plain), which reads the whole tree.
 #
 # Environment:
 #   TREE=DIR         measure DIR (same as the argument) with SETTINGS, not the trees above
-#   TREES=LIST       which default trees: "linux small" (default), "linux" or "small"
+#   TREES=LIST       which default trees: "linux small layer" (default), or some of them
 #   SETTINGS=LIST    settings separated by ';' or newlines, "plain" for no option;
 #                    default: the eight settings of issue 12 (DEFAULT_SETTINGS below)
 #   SMALL_SETTINGS   settings for the small-files tree (default "plain;-zlz4hc")
@@ -160,6 +164,7 @@ same_sizes() {
 
 table=()
 tree_name=
+warm_opts=()	# the warm-up's options (--tar=f for the layer)
 # bench_setting SETTING: PAIRS alternating pairs on $tree, summary, one table row
 bench_setting() {
 	local setting=$1 words=() i o t
@@ -205,8 +210,8 @@ bench_tree() {
 		END { printf "%d files, %d directories, %.0f bytes", files, dirs, bytes }'))"
 	if [ "${WARMUP:-1}" != 0 ]; then
 		echo "  warm-up: each tool once, plain, not measured"
-		measure "$out/ours.img" "$ours" "${our_opts[@]}" "$out/ours.img" "$tree" >/dev/null
-		measure "$out/theirs.img" "$theirs" "${their_opts[@]}" "$out/theirs.img" "$tree" >/dev/null
+		measure "$out/ours.img" "$ours" "${our_opts[@]}" "${warm_opts[@]}" "$out/ours.img" "$tree" >/dev/null
+		measure "$out/theirs.img" "$theirs" "${their_opts[@]}" "${warm_opts[@]}" "$out/theirs.img" "$tree" >/dev/null
 	fi
 	while IFS= read -r setting; do
 		bench_setting "$setting"
@@ -226,7 +231,7 @@ if [ -n "$tree" ]; then
 	[ -d "$tree" ] || die "$tree is not a directory"
 	bench_tree "$(basename "$tree")" "$tree" "$settings"
 else
-	for name in ${TREES:-linux small}; do
+	for name in ${TREES:-linux small layer}; do
 		case $name in
 		linux)
 			if [ ! -d "$bench_dir/linux-source-6.1" ]; then
@@ -239,7 +244,18 @@ else
 			"$top/bench/gen-small-files.sh" "$bench_dir/small-1m"
 			bench_tree "1M small files" "$bench_dir/small-1m" "${SMALL_SETTINGS:-plain;-zlz4hc}"
 			;;
-		*) die "unknown tree '$name' in TREES (linux, small)" ;;
+		layer)
+			if [ ! -f "$bench_dir/linux-6.1.tar" ]; then
+				echo "decompressing /usr/src/linux-source-6.1.tar.xz into $bench_dir ..." >&2
+				xz -dc /usr/src/linux-source-6.1.tar.xz >"$bench_dir/linux-6.1.tar.new"
+				mv "$bench_dir/linux-6.1.tar.new" "$bench_dir/linux-6.1.tar"
+			fi
+			warm_opts=(--tar=f)
+			bench_tree "linux-6.1 layer tar" "$bench_dir/linux-6.1.tar" \
+				"${LAYER_SETTINGS:---tar=f -zlz4hc;--tar=f --aufs -Enoinline_data --sort=none}"
+			warm_opts=()
+			;;
+		*) die "unknown tree '$name' in TREES (linux, small, layer)" ;;
 		esac
 	done
 fi

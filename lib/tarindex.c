@@ -42,6 +42,10 @@ int erofs_tarindex_commit(struct erofs_commit *cc, struct erofs_work *w)
 		chunkbits++;
 	if (chunkbits > bits + 31)
 		return report(opts, inode, -EFBIG, "too large for one chunk of the index");
+	/* a GNU sparse entry's data is spooled, not one run of the tar */
+	if (inode->data_pos & EROFS_DATA_SPOOLED)
+		return report(opts, inode, -EINVAL,
+			      "a sparse entry: its data is not one run of the tar to point at");
 	if (opts->tar_mapfile) {
 		if (blocks > UINT32_MAX || (err = erofs_image_alloc(cc->img, (uint32_t)blocks, &blk)))
 			return blocks > UINT32_MAX ? -EFBIG : err;

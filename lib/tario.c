@@ -13,6 +13,13 @@
 #include "erofs/tario.h"
 
 #define STREAM_BUFFER	(128u << 10)
+/*
+ * The most memory a decoder may take: an xz or lzma header names its
+ * dictionary (up to 4 GiB), and a hostile one must not make us allocate
+ * that.  xz -9 needs 65 MiB, zstd's default window limit is 128 MiB.
+ */
+#define DECODER_MEMORY	(256ull << 20)
+#define SEEKABLE_READ	4096u
 
 static const struct {
 	const char *format, *option;
@@ -126,6 +133,8 @@ static int decode_xz(struct erofs_tar_stream *s)
 		return codec_error(s, "truncated");
 	case LZMA_MEM_ERROR:
 		return codec_error(s, "out of memory");
+	case LZMA_MEMLIMIT_ERROR:
+		return codec_error(s, "its dictionary needs more than 256 MiB");
 	case LZMA_FORMAT_ERROR:
 		return codec_error(s, "not xz or lzma data");
 	default:
@@ -159,7 +168,9 @@ static int refill(struct erofs_tar_stream *s)
 
 		s->out_off = s->out_len = 0;
 		if (s->decoder == EROFS_TAR_PLAIN) {
-			ssize_t n = read_some(s, s->out, STREAM_BUFFER);
+			/* read in place, the next header is usually a seek away:
+			 * a page, not a whole buffer, after each */
+			ssize_t n = read_some(s, s->out, s->seekable ? SEEKABLE_READ : STREAM_BUFFER);
 
 			if (n < 0)
 				return (int)n;
@@ -197,7 +208,7 @@ static int start_codec(struct erofs_tar_stream *s)
 		if (!x)
 			return -ENOMEM;
 		*x = (lzma_stream)LZMA_STREAM_INIT;
-		if (lzma_auto_decoder(x, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK)
+		if (lzma_auto_decoder(x, DECODER_MEMORY, LZMA_CONCATENATED) != LZMA_OK)
 			return -ENOMEM;
 	} else if (s->decoder == EROFS_TAR_ZSTD) {
 		if (!(s->codec = ZSTD_createDStream()))

@@ -39,8 +39,7 @@ struct tarsrc {
 	int in_fd;
 	bool in_place;
 	uint64_t base;			/* in place: the tar's first byte in in_fd */
-	int spool_fd;			/* otherwise: the files' bytes, copied */
-	uint64_t spool_end;
+	uint64_t spool_end;		/* otherwise (and sparse files) the bytes are copied */
 	uint8_t *copy_buf;
 	struct slot *slots;		/* (directory, name) -> its entry */
 	size_t mask, used;
@@ -54,7 +53,10 @@ struct tarsrc {
 
 static int entry_error(const struct tarsrc *t, const char *why)
 {
-	erofs_err("%s: entry '%s' (header at byte %llu): %s", t->name, t->e->path,
+	const size_t shown = 256;	/* a hostile name may be megabytes long */
+
+	erofs_err("%s: entry '%.*s%s' (header at byte %llu): %s", t->name, (int)shown,
+		  t->e->path, strlen(t->e->path) > shown ? "..." : "",
 		  (unsigned long long)t->e->header_offset, why);
 	return -EINVAL;
 }
@@ -227,14 +229,15 @@ static int walk(struct tarsrc *t, const char *path, bool create, struct erofs_in
 			*last_len = len;
 			break;
 		}
-		d = lookup(t, at, p, len, create);
+		d = lookup(t, at, p, len, false);
 		if (!d && !create)
 			return -ENOENT;
-		if (!d)
-			return -ENOMEM;
-		if (!d->inode) {
-			if (!(d->inode = implicit_dir(t, at)))
+		if (!d) {
+			struct erofs_inode *made = implicit_dir(t, at);
+
+			if (!made || !(d = lookup(t, at, p, len, true)))
 				return -ENOMEM;
+			d->inode = made;
 		} else if (!erofs_inode_is_dir(d->inode)) {
 			return entry_error(t, "a directory on its path is a symlink or not a "
 					      "directory (an earlier entry)");
@@ -246,33 +249,67 @@ static int walk(struct tarsrc *t, const char *path, bool create, struct erofs_in
 	return 0;
 }
 
-/* Copies the entry's data into the spool, or notes where it is in the tar. */
-static int place_data(struct tarsrc *t, struct erofs_inode *inode, uint64_t size)
+/* The spool: an unlinked file beside the image (data_fd, or spool_fd in place). */
+static int spool_fd(struct tarsrc *t)
 {
-	const uint32_t align = 4096;	/* whole pages: copy_file_range can share them */
-	uint64_t pos;
-	int err;
+	int *fd = t->in_place ? &t->tree->spool_fd : &t->tree->data_fd;
 
-	if (t->in_place) {
-		inode->data_pos = t->base + t->e->data_offset;
-		return 0;
+	if (*fd < 0) {
+		if ((*fd = erofs_scratch_open(t->opts->image)) < 0) {
+			int err = *fd;
+
+			*fd = -1;
+			return err;
+		}
+		if (!(t->copy_buf = malloc(COPY_BUFFER)))
+			return -ENOMEM;
 	}
-	pos = inode->data_pos = (t->spool_end + align - 1) / align * align;
-	for (uint64_t done = 0; done < size; ) {
-		size_t n = size - done < COPY_BUFFER ? (size_t)(size - done) : COPY_BUFFER;
+	return *fd;
+}
 
-		if ((err = erofs_tar_read_data(t->tar, t->copy_buf, n)))
+/* Copies len bytes of the entry's data to pos in the spool, zeros as holes. */
+static int spool_copy(struct tarsrc *t, int fd, uint64_t pos, uint64_t len)
+{
+	for (uint64_t done = 0; done < len; ) {
+		size_t n = len - done < COPY_BUFFER ? (size_t)(len - done) : COPY_BUFFER;
+		int err = erofs_tar_read_data(t->tar, t->copy_buf, n);
+
+		if (err)
 			return err;
 		if (!erofs_is_zero(t->copy_buf, n) &&
-		    (err = erofs_pwrite_all(t->spool_fd, t->copy_buf, n, pos + done))) {
+		    (err = erofs_pwrite_all(fd, t->copy_buf, n, pos + done))) {
 			erofs_err("temporary copy of the tar's files: write failed: %s",
 				  strerror(-err));
 			return err;
 		}
 		done += n;
 	}
+	return 0;
+}
+
+/* Copies the entry's data into the spool, or notes where it is in the tar. */
+static int place_data(struct tarsrc *t, struct erofs_inode *inode, uint64_t size)
+{
+	const uint32_t align = 4096;	/* whole pages: copy_file_range can share them */
+	const struct erofs_tar_entry *e = t->e;
+	uint64_t pos;
+	int fd, err;
+
+	if (t->in_place && !e->sparse) {
+		inode->data_pos = t->base + e->data_offset;
+		return 0;
+	}
+	if ((fd = spool_fd(t)) < 0)
+		return fd;
+	pos = (t->spool_end + align - 1) / align * align;
+	inode->data_pos = pos | (t->in_place ? EROFS_DATA_SPOOLED : 0);
+	if (!e->sparse && (err = spool_copy(t, fd, pos, size)))
+		return err;
+	for (size_t i = 0; e->sparse && i < e->nr_sparse; i++)
+		if ((err = spool_copy(t, fd, pos + e->sparse[i].offset, e->sparse[i].len)))
+			return err;
 	t->spool_end = pos + size;
-	if (ftruncate(t->spool_fd, (off_t)t->spool_end)) {	/* zeros at the end read back */
+	if (ftruncate(fd, (off_t)t->spool_end)) {	/* zeros at the end read back */
 		err = errno;
 		erofs_err("temporary copy of the tar's files: %s", strerror(err));
 		return -err;
@@ -311,7 +348,8 @@ static int fill(struct tarsrc *t, struct erofs_inode *inode, bool whiteout)
 	const struct erofs_tar_entry *e = t->e;
 	int err;
 
-	inode->mode = (uint16_t)((whiteout ? S_IFCHR : type_bits(e->type)) | (e->mode & 07777));
+	/* a whiteout has no permissions, as erofs-utils and overlayfs make them */
+	inode->mode = (uint16_t)(whiteout ? S_IFCHR : type_bits(e->type) | (e->mode & 07777));
 	erofs_set_owner(t->opts, inode, e->uid, e->gid);
 	erofs_set_mtime(t->opts, inode, e->mtime, e->mtime_nsec);
 	if (inode->mtime > t->newest_mtime ||
@@ -344,7 +382,8 @@ static int fill(struct tarsrc *t, struct erofs_inode *inode, bool whiteout)
 	return put_xattrs(t, inode);
 }
 
-static int hard_link(struct tarsrc *t, struct erofs_dentry *d)
+/* The inode a hard link's target names now. */
+static int link_target(struct tarsrc *t, struct erofs_inode **inode)
 {
 	struct erofs_inode *dir;
 	struct erofs_dentry *target = NULL;
@@ -359,7 +398,7 @@ static int hard_link(struct tarsrc *t, struct erofs_dentry *d)
 	target = lookup(t, dir, last, len, false);
 	if (!target || !target->inode || erofs_inode_is_dir(target->inode))
 		return entry_error(t, "hard link to a missing file or to a directory");
-	d->inode = target->inode;
+	*inode = target->inode;
 	return 0;
 }
 
@@ -391,13 +430,19 @@ static int add_entry(struct tarsrc *t, const struct erofs_tar_entry *e)
 		    (err = erofs_xattrs_put(&dir->xattrs, XATTR_ORIGIN, "", 0, e->path)))
 			return err;
 	}
-	if (!(d = lookup(t, dir, last, len, true)))
-		return -ENOMEM;
-	if (e->type == '1')
-		return hard_link(t, d);
-	if (d->inode && erofs_inode_is_dir(d->inode) && e->type == '5' && !whiteout)
+	/* (no name is made before its inode: the tree never names nothing) */
+	if (e->type == '1') {
+		if ((err = link_target(t, &inode)))
+			return err;
+		if (!(d = lookup(t, dir, last, len, true)))
+			return -ENOMEM;
+		d->inode = inode;
+		return 0;
+	}
+	d = lookup(t, dir, last, len, false);
+	if (d && erofs_inode_is_dir(d->inode) && e->type == '5' && !whiteout)
 		return fill(t, d->inode, false);	/* tar -x updates the directory */
-	if (!(inode = new_inode(t)))
+	if (!(inode = new_inode(t)) || !(d = lookup(t, dir, last, len, true)))
 		return -ENOMEM;
 	d->inode = inode;	/* what the name held before goes (freed at the end) */
 	return fill(t, inode, whiteout);
@@ -434,7 +479,8 @@ static int seal_dir(struct tarsrc *t, struct erofs_inode *dir)
 		total += d->name_len + 1u;
 	}
 	dir->nr_children = kept;
-	qsort(dir->children, kept, sizeof(*dir->children), compare_dentries);
+	if (kept)	/* (an empty directory has no array) */
+		qsort(dir->children, kept, sizeof(*dir->children), compare_dentries);
 	arena = malloc(total ? total : 1);
 	if (!arena)
 		return -ENOMEM;
@@ -608,19 +654,12 @@ static int read_tar(struct tarsrc *t)
 		erofs_err("%s: --tar=i needs a plain tar file: the image points into it", t->name);
 		return -EINVAL;
 	}
-	if (!t->in_place) {
-		t->spool_fd = erofs_scratch_open(t->opts->image);
-		if (t->spool_fd < 0)
-			return t->spool_fd;
-		if (!(t->copy_buf = malloc(COPY_BUFFER)))
-			return -ENOMEM;
-	}
 	tree->data_in_one_file = true;
-	tree->data_fd = t->in_place ? t->in_fd : t->spool_fd;
-	if (t->in_place)
+	tree->data_fd = tree->spool_fd = -1;
+	if (t->in_place) {
+		tree->data_fd = t->in_fd;
 		t->in_fd = -1;		/* the tree's now */
-	else
-		t->spool_fd = -1;
+	}
 	if (!(tree->root = new_inode(t)))
 		return -ENOMEM;
 	tree->root->parent = tree->root;
@@ -641,7 +680,7 @@ static int read_tar(struct tarsrc *t)
 int erofs_tar_source_run(void *arg, erofs_file_sink sink, void *pipeline)
 {
 	struct erofs_tar_source *src = arg;
-	struct tarsrc t = { .opts = src->opts, .tree = src->tree, .in_fd = -1, .spool_fd = -1 };
+	struct tarsrc t = { .opts = src->opts, .tree = src->tree, .in_fd = -1 };
 	struct erofs_inode **files = NULL;
 	size_t nr = 0;
 	int err = open_input(&t);
@@ -651,6 +690,12 @@ int erofs_tar_source_run(void *arg, erofs_file_sink sink, void *pipeline)
 	erofs_tar_close(t.tar);
 	free(t.copy_buf);
 	free(t.slots);
+	if (err) {	/* the tree is half built: its names are not sealed yet */
+		for (size_t i = 0; i < t.nr_all; i++)
+			free_unreached(t.all[i]);
+		t.nr_all = 0;
+		t.tree->root = NULL;
+	}
 	if (!err)
 		err = finish_tree(&t, &files, &nr);
 	if (!err)
@@ -661,7 +706,5 @@ int erofs_tar_source_run(void *arg, erofs_file_sink sink, void *pipeline)
 	free(t.all);
 	if (t.in_fd >= 0)
 		close(t.in_fd);
-	if (t.spool_fd >= 0)
-		close(t.spool_fd);
 	return err;
 }

@@ -187,7 +187,8 @@ int erofs_tree_open_file(const struct erofs_tree *tree, const struct erofs_inode
 	int at, fd;
 
 	if (tree->data_in_one_file)	/* a tar source: one file holds every file's bytes */
-		return fcntl(tree->data_fd, F_DUPFD_CLOEXEC, 0);
+		return fcntl(inode->data_pos & EROFS_DATA_SPOOLED ? tree->spool_fd : tree->data_fd,
+			     F_DUPFD_CLOEXEC, 0);
 	if (!cache) {
 		erofs_dir_cache_init(&own);
 		cache = &own;
@@ -321,7 +322,7 @@ static void free_inode(struct erofs_inode *inode)
 
 /*
  * Frees every inode reachable from the root, each once (a hard-linked one
- * where its first name is), depth first with an explicit stack: trees may
+ * at its last name), depth first with an explicit stack: trees may
  * be far deeper than the C stack allows.
  */
 static void free_reachable(struct erofs_inode *root)
@@ -339,12 +340,15 @@ static void free_reachable(struct erofs_inode *root)
 			struct erofs_dentry *d = &dir->children[next++];
 			struct erofs_inode *child = d->inode;
 
-			if (child->dentry != d)
-				continue;	/* another name of an inode freed elsewhere */
+			/* a file goes at its last name (nlink counts its names in
+			 * the tree), so no name reads a freed inode */
 			if (!erofs_inode_is_dir(child)) {
-				free_inode(child);
+				if (!--child->nlink)
+					free_inode(child);
 				continue;
 			}
+			if (child->dentry != d)
+				continue;
 			if (depth == cap) {
 				struct frame *bigger = realloc(stack, (cap = cap ? 2 * cap : 64) *
 								      sizeof(*stack));
@@ -379,6 +383,8 @@ void erofs_tree_free(struct erofs_tree *tree)
 		close(tree->source_dirfd);
 	if (tree->data_in_one_file && tree->data_fd >= 0)
 		close(tree->data_fd);
+	if (tree->data_in_one_file && tree->spool_fd >= 0)
+		close(tree->spool_fd);
 	memset(tree, 0, sizeof(*tree));
 	tree->source_dirfd = -1;
 }

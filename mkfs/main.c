@@ -197,7 +197,7 @@ static int parse_extended(char *list, struct erofs_build_options *opts)
 			opts->inode_form = EROFS_FORM_COMPACT;
 		else if (!strcmp(opt, "force-inode-extended"))
 			opts->inode_form = EROFS_FORM_EXTENDED;
-		else if (!strcmp(opt, "noinline_data"))
+		else if (!strcmp(opt, "noinline_data") || !strcmp(opt, "^inline_data"))
 			opts->inline_data = false;
 		else if (!strcmp(opt, "inline_data"))
 			opts->inline_data = true;

@@ -91,6 +91,36 @@ cut -d' ' -f1 /proc/uptime > /out/boot/uptime
 # slot 0 is the boot record; image INDEX goes to slot INDEX + 1
 save_slot 0 boot
 
+# EXPECT overlay (qemu-tests/matrix, layer-*): a container layer, mounted as
+# overlayfs's upper lower layer over the image named LOWER, and manifested merged
+overlay_image() { # RESULTS OFFSET SIZE LOWER
+	ov_r=$1 ov_lo= ov_ls=
+	while read -r ov_i ov_n ov_o ov_s ov_k; do
+		[ "$ov_n" = "$4" ] && ov_lo=$ov_o ov_ls=$ov_s
+	done < /forge/images
+	mkdir -p /lower /upper
+	if ov_ld=$(guest-loop attach "$DATADISK" "$ov_lo" "$ov_ls" 2>> "$ov_r/loop.err") &&
+	   ov_ud=$(guest-loop attach "$DATADISK" "$2" "$3" 2>> "$ov_r/loop.err"); then
+		mount -t erofs -o ro "$ov_ld" /lower 2> "$ov_r/mount.err" &&
+			mount -t erofs -o ro "$ov_ud" /upper 2>> "$ov_r/mount.err" &&
+			mount -t overlay overlay -o ro,lowerdir=/upper:/lower /mnt 2>> "$ov_r/mount.err"
+		echo $? > "$ov_r/mount.rc"
+		if [ "$(cat "$ov_r/mount.rc")" = 0 ]; then
+			cat /sys/module/erofs/version > "$ov_r/version" 2>/dev/null || echo "(none)" > "$ov_r/version"
+			timeout "$IMAGE_LIMIT" erofs-manifest /mnt > "$ov_r/manifest" 2> "$ov_r/manifest.err"
+			echo $? > "$ov_r/manifest.rc"
+			umount /mnt 2> "$ov_r/umount.err"
+			echo $? > "$ov_r/umount.rc"
+		fi
+		umount /upper 2>/dev/null
+		umount /lower 2>/dev/null
+		guest-loop detach "$ov_ud" 2>> "$ov_r/loop.err"
+		guest-loop detach "$ov_ld" 2>> "$ov_r/loop.err"
+	else
+		echo 1 > "$ov_r/loop.rc"
+	fi
+}
+
 while read -r idx name off size kind blob_off blob_size; do
 	[ "$idx" -lt "$start" ] && continue
 	[ -n "$only" ] && [ "$idx" != "$only" ] && continue
@@ -105,6 +135,8 @@ while read -r idx name off size kind blob_off blob_size; do
 	if [ "$mode" = stock ] && { [ "$kind" = hostile-nostock ] ||
 	   { [ "$kind" = hostile-solo ] && [ -z "$only" ]; }; }; then
 		echo "$kind" > "$r/skipped"
+	elif [ "${kind%%=*}" = overlay ]; then
+		overlay_image "$r" "$off" "$size" "${kind#overlay=}"
 	elif dev=$(guest-loop attach "$DATADISK" "$off" "$size" 2> "$r/loop.err"); then
 		opts=ro
 		if [ -n "$blob_off" ]; then

@@ -5,11 +5,12 @@
 # The caller defines msg and die and sets here, top_srcdir, top_builddir,
 # OUT (logs), QEMU and QEMU_ACCEL; KVER once detect_kver has run.
 
-# what the guest needs besides erofs.ko: the virtio disk and loop drivers.
+# what the guest needs besides erofs.ko: the virtio disk and loop drivers,
+# and overlayfs for the container layer lines (EXPECT overlay).
 # The modules to insmod (these, erofs.ko's and our module's dependencies,
 # softdeps such as libcrc32c's crc32c) come from the kernel's modules.dep,
 # modules.softdep and modules.alias (guest_module_order).
-GUEST_MODULES="virtio_pci virtio_blk loop erofs"
+GUEST_MODULES="virtio_pci virtio_blk loop overlay erofs"
 
 # kernel log patterns that fail any test, whatever the image
 OOPS_RE='BUG:|Oops|general protection fault|kernel BUG at|WARNING:|Kernel panic|Call Trace|soft lockup|hard LOCKUP|blocked for more than|list_(add|del) corruption|Bad page state|UBSAN:|KASAN:|Out of memory|stack-protector|double fault'

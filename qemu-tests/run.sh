@@ -279,6 +279,10 @@ prepare_tree() { # NAME -> sets TREE_DIR
 	bigroot)
 		TREE_DIR=$SCRATCH/trees/bigroot
 		[ -d "$TREE_DIR" ] || make_bigroot_tree "$TREE_DIR" ;;
+	layer)	# a container layer over a lower tree (tests/tar-layer.py)
+		TREE_DIR=$SCRATCH/trees/layer/lower
+		[ -d "$TREE_DIR" ] || python3 "$top_srcdir/tests/tar-layer.py" "$SCRATCH/trees/layer" ||
+			die "tests/tar-layer.py failed" ;;
 	*)
 		die "matrix: unknown tree '$name'" ;;
 	esac
@@ -319,7 +323,7 @@ expected_manifest() {
 	fi
 	for tok in "${toks[@]}"; do
 		case $tok in
-		same|noxattrs|extract|refuse=*|corrupt=*|kernel=*) ;;
+		same|noxattrs|extract|overlay|refuse=*|corrupt=*|kernel=*) ;;
 		ours61) ;;
 		uid=*) sed_prog+=(-e "s/ uid=[0-9]+ / uid=${tok#uid=} /") ;;
 		gid=*) sed_prog+=(-e "s/ gid=[0-9]+ / gid=${tok#gid=} /") ;;
@@ -332,6 +336,38 @@ expected_manifest() {
 	else
 		cp "$SCRATCH/manifests/$key" "$out"
 	fi
+}
+
+# --tar=f lines: TAR_SOURCE is what mkfs images instead of the tree, and
+# TREE_DIR becomes what the guest must show: what tar -x makes of a pax tar
+# of the tree; for the layer tree, its layer, and (EXPECT overlay) the tree
+# a container runtime shows, the layer mounted over the lower tree's image
+tar_source() { # TREE EXPECT
+	if [ "$1" = layer ]; then
+		TAR_SOURCE=$SCRATCH/trees/layer/upper.tar
+		TREE_DIR=$SCRATCH/trees/layer/merged
+		return
+	fi
+	TAR_SOURCE=$SCRATCH/trees/$1.tar
+	[ -f "$TAR_SOURCE" ] || tar --format=pax --xattrs --xattrs-include='*' -cf "$TAR_SOURCE" \
+		-C "$TREE_DIR" . 2>/dev/null || die "cannot make a tar of $TREE_DIR"
+	TREE_DIR=$SCRATCH/trees/$1-tar-x
+	[ -d "$TREE_DIR" ] || { mkdir -p "$TREE_DIR" && tar --xattrs --xattrs-include='*' \
+		--numeric-owner -xpf "$TAR_SOURCE" -C "$TREE_DIR" 2>/dev/null; } ||
+		die "cannot extract $TAR_SOURCE"
+}
+
+# EXPECT overlay: the lower layer's image, NAME-lower, made and checked on its own too
+add_lower_image() { # NAME
+	local lower=$1-lower
+	prepare_tree layer
+	"$MKFS" "$SCRATCH/img/$lower.img" "$TREE_DIR" > "$OUT/mkfs-$lower.log" 2>&1 ||
+		die "mkfs of the lower layer failed (log: $OUT/mkfs-$lower.log)"
+	expected_manifest same "$OUT/expected/$lower"
+	NAMES+=("$lower")
+	KIND[$lower]=mount
+	IMG[$lower]=$SCRATCH/img/$lower.img
+	GUEST_KIND[$1]=overlay=$lower
 }
 
 drop_symlink_modes() { sed -E '/^[^ ]* type=lnk /s/ mode=[0-7]+//'; }
@@ -487,6 +523,10 @@ build_images() {
 		# shellcheck disable=SC2086 # ARGS are words by design
 		set -- $args
 		local img=$SCRATCH/img/$name.img
+		if [[ " $args " == *" --tar=f "* ]]; then
+			tar_source "$tree" "$expect"
+			source=$TAR_SOURCE
+		fi
 		if ! "$MKFS" "$@" "$img" "$source" > "$OUT/mkfs-$name.log" 2>&1 ||
 		   { [ -n "$map" ] && ! apply_mapfile "$img" "$map" "$source" >> "$OUT/mkfs-$name.log" 2>&1; }; then
 			for mode in $MODES; do
@@ -512,6 +552,7 @@ build_images() {
 		fi
 		rm -f "$OUT/craft-$name.log"
 		[ "$kind" = refuse ] || [ "$kind" = hostile ] || expected_manifest "$expect" "$OUT/expected/$name" "$img"
+		[ "$expect" != overlay ] || add_lower_image "$name"
 		NAMES+=("$name")
 		KIND[$name]=$kind
 		ALGS[$name]=$(image_algs "$img")

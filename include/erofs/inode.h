@@ -125,9 +125,11 @@ struct erofs_tree {
 	uint64_t nr_files, nr_dirs, data_bytes;
 	int source_dirfd;		/* the source root, kept open for the pipeline */
 	/* a tar source: every regular file's bytes are in data_fd, from its
-	 * inode's data_pos on (files are not opened by path) */
+	 * inode's data_pos on (files are not opened by path); or in spool_fd
+	 * when data_pos has EROFS_DATA_SPOOLED (sparse files of a tar read in
+	 * place) */
 	bool data_in_one_file;
-	int data_fd;
+	int data_fd, spool_fd;
 	/* -E fragments: the hidden inode holding fragments (no directory
 	 * names it; not in inodes[]), or NULL */
 	struct erofs_inode *packed;

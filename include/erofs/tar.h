@@ -39,6 +39,12 @@ struct erofs_tar_xattr {
 	size_t value_len;
 };
 
+/* A sparse file's data segment: its bytes are stored in the stream back to
+ * back with the other segments'; the rest of the file reads as zeros. */
+struct erofs_tar_sparse {
+	uint64_t offset, len;
+};
+
 struct erofs_tar_entry {
 	char *path;		/* as archived ("./" and "/" kept); never empty */
 	char *link;		/* symlink target or hard link's path; NULL otherwise */
@@ -54,6 +60,11 @@ struct erofs_tar_entry {
 	uint64_t data_offset;	/* where its data starts, in the decoded stream */
 	struct erofs_tar_xattr *xattrs;	/* PAX SCHILY.xattr.* / LIBARCHIVE.xattr.* */
 	size_t nr_xattrs;
+	/* GNU sparse files (old GNU headers, PAX 0.0, 0.1 and 1.0): size is the
+	 * file's, the stream holds only these segments, in order, from
+	 * data_offset on; NULL for the others */
+	const struct erofs_tar_sparse *sparse;
+	size_t nr_sparse;
 };
 
 struct erofs_tar;

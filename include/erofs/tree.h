@@ -74,10 +74,11 @@ int erofs_tree_open_file(const struct erofs_tree *tree, const struct erofs_inode
  * gave: 0 for a directory source, its data_pos when a tar source keeps every
  * file's bytes in one file.
  */
+#define EROFS_DATA_SPOOLED	(1ull << 63)
 static inline uint64_t erofs_tree_data_base(const struct erofs_tree *tree,
 					    const struct erofs_inode *inode)
 {
-	return tree->data_in_one_file ? inode->data_pos : 0;
+	return tree->data_in_one_file ? inode->data_pos & ~EROFS_DATA_SPOOLED : 0;
 }
 /* Whether fd, open on inode's data, still holds inode->size bytes. */
 bool erofs_tree_size_unchanged(const struct erofs_tree *tree, const struct erofs_inode *inode,

@@ -58,3 +58,12 @@ for h in fuzz-reader fuzz-extract fuzz-fsck; do
 	mv "$out/bin/$h.new" "$out/bin/$h"
 	echo "build.sh: $out/bin/$h"
 done
+
+# the tar source (fuzz-tar.c, run-tar.sh): parser, stream decoders, tree builder
+tar_sources=(lib/tar.c lib/tarpax.c lib/tario.c lib/tarsrc.c lib/tree.c lib/xattr.c lib/scan.c lib/android.c
+	lib/fsconfig.c lib/fsconfig_tables.c lib/selinux.c lib/diag.c lib/io.c lib/ondisk.c lib/crc32c.c)
+srcs=("$here/fuzz-tar.c")
+for s in "${tar_sources[@]}"; do srcs+=("$top/$s"); done
+"$CC" "${cflags[@]}" "${srcs[@]}" -lz -llzma -lzstd -o "$out/bin/fuzz-tar.new"
+mv "$out/bin/fuzz-tar.new" "$out/bin/fuzz-tar"
+echo "build.sh: $out/bin/fuzz-tar"
