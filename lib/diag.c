@@ -64,6 +64,11 @@ static void put_escaped(const char *s, size_t n, FILE *f)
 	}
 }
 
+void erofs_fput_escaped(FILE *f, const void *s, size_t n)
+{
+	put_escaped(s, n, f);
+}
+
 static void vreport(const char *level, const char *fmt, va_list ap)
 {
 	char small[512], *msg = small;
