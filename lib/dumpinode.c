@@ -106,6 +106,8 @@ static void extent_note(struct erofs_dump *d, const struct erofs_map *map)
 
 static int list_extents(struct erofs_dump *d, const struct erofs_rd_inode *vi, const char *shown)
 {
+	const bool compressed = vi->layout == EROFS_LAYOUT_COMPRESSED_FULL ||
+				vi->layout == EROFS_LAYOUT_COMPRESSED_COMPACT;
 	uint64_t la = 0, count = 0;
 
 	fputs("\n Ext:   logical offset   |  length :     physical offset    |  length\n", d->out);
@@ -117,16 +119,29 @@ static int list_extents(struct erofs_dump *d, const struct erofs_rd_inode *vi, c
 
 			if (err)
 				return erofs_dump_reader_fail(d, err, shown, vi->nid);
-			/* erofs-utils shows holes and fragments at 0, 0 bytes long */
+			la = map.la + map.llen;
+			/* erofs-utils shows fragments at 0, 0 bytes long, and
+			 * holes of chunked files at the null block address */
 			if ((map.flags & EROFS_MAP_MAPPED) && !(map.flags & EROFS_MAP_FRAGMENT)) {
 				pa = map.pa;
 				plen = map.plen;
+			} else if (!(map.flags & EROFS_MAP_MAPPED) && !compressed) {
+				pa = (uint64_t)EROFS_NULL_ADDR << d->r->blkszbits;
+				plen = map.llen;
+			}
+			/* and the last block of block-mapped data whole */
+			if (!compressed && !(map.flags & EROFS_MAP_META) &&
+			    la == vi->size && (la & (d->r->blksz - 1))) {
+				uint64_t pad = d->r->blksz - (la & (d->r->blksz - 1));
+
+				map.llen += pad;
+				if (plen)
+					plen += pad;
 			}
 			fprintf(d->out, "%4" PRIu64 ": %8" PRIu64 "..%8" PRIu64 " | %7" PRIu64
 				" : %10" PRIu64 "..%10" PRIu64 " | %7" PRIu64, count++, map.la,
 				map.la + map.llen, map.llen, pa, pa + plen, plen);
 			extent_note(d, &map);
-			la = map.la + map.llen;
 		}
 	}
 	erofs_fput_escaped(d->out, shown, strlen(shown));

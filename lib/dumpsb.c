@@ -156,31 +156,36 @@ static void print_features(FILE *out, const char *label, uint32_t mask,
 	fputc('\n', out);
 }
 
-/* Our lines for what erofs-utils leaves out: each algorithm's settings. */
+/* Our lines for what erofs-utils leaves out: each algorithm's settings,
+ * "Filesystem <algorithm> config:" then name value pairs. */
 static void print_cfgs(FILE *out, const struct compr_cfgs *c)
 {
 	unsigned int alg;
 
 	for (alg = 0; alg < ALG_BITS; alg++) {
+		const char *name = erofs_dump_algorithm_name(alg);
 		const uint8_t *p = c->rec[alg];
 		uint32_t n = c->len[alg];
+		char label[48];
 
 		if (!c->present[alg])
 			continue;
-		if (alg == EROFS_COMPR_LZ4 && n >= 4) {
-			fprintf(out, LINE "%u\n", "Filesystem lz4_max_distance:", get_le16(p));
-			fprintf(out, LINE "%u\n", "Filesystem lz4_max_pclusterblks:", get_le16(p + 2));
-		} else if (alg == EROFS_COMPR_LZMA && n >= 4) {
-			fprintf(out, LINE "%u\n", "Filesystem lzma_dict_size:", get_le32(p));
-		} else if (alg == EROFS_COMPR_DEFLATE && n >= 1) {
-			fprintf(out, LINE "%u\n", "Filesystem deflate_windowbits:", p[0]);
-		} else if (alg == EROFS_COMPR_ZSTD && n >= 2) {
-			/* stored as windowLog - 10 */
-			fprintf(out, LINE "%u\n", "Filesystem zstd_windowlog:", p[1] + 10u);
-		} else {
-			fprintf(out, "Filesystem config of algorithm %u:", alg);
-			fprintf(out, "%*s%u bytes\n", alg < 10 ? 13 : 12, "", n);
-		}
+		if (name)
+			snprintf(label, sizeof(label), "Filesystem %s config:", name);
+		else
+			snprintf(label, sizeof(label), "Filesystem algorithm %u config:", alg);
+		fprintf(out, LINE, label);
+		if (alg == EROFS_COMPR_LZ4 && n >= 4)
+			fprintf(out, "max_distance %u, max_pclusterblks %u\n", get_le16(p),
+				get_le16(p + 2));
+		else if (alg == EROFS_COMPR_LZMA && n >= 4)
+			fprintf(out, "dict_size %u\n", get_le32(p));
+		else if (alg == EROFS_COMPR_DEFLATE && n >= 1)
+			fprintf(out, "windowbits %u\n", p[0]);
+		else if (alg == EROFS_COMPR_ZSTD && n >= 2)
+			fprintf(out, "windowlog %u\n", p[1] + 10u);	/* stored minus 10 */
+		else
+			fprintf(out, "%u bytes\n", n);
 	}
 }
 
