@@ -86,17 +86,23 @@ compare() {
 		fail "$label: $diffs of $((same + diffs)) views differ"
 }
 
-i=0
-while IFS= read -r opts; do
-	i=$((i + 1))
-	# shellcheck disable=SC2086
-	if "$MKFS" --quiet -T 1000 $opts "$WORK/ours$i.img" "$SRC" >"$WORK/mkfs.log" 2>&1; then
-		compare "$WORK/ours$i.img" "ours ${opts:-plain}"
-	else
-		fail "our mkfs.erofs $opts: $(tail -1 "$WORK/mkfs.log")"
-	fi
-	rm -f "$WORK/ours$i.img"
-done <<'EOF'
+# each_setting MKFS LABEL: an image of the tree for every setting read from
+# stdin (an empty line: no option), compared
+each_setting() {
+	local mkfs=$1 label=$2 opts i=0
+	while IFS= read -r opts; do
+		i=$((i + 1))
+		# shellcheck disable=SC2086
+		if "$mkfs" --quiet -T 1000 $opts "$WORK/$i.img" "$SRC" >"$WORK/mkfs.log" 2>&1; then
+			compare "$WORK/$i.img" "$label ${opts:-plain}"
+		else
+			fail "$label mkfs.erofs $opts: $(tail -1 "$WORK/mkfs.log")"
+		fi
+		rm -f "$WORK/$i.img"
+	done
+}
+
+each_setting "$MKFS" ours <<'EOF'
 
 -zlz4hc
 -zlz4 -Elegacy-compress
@@ -105,17 +111,7 @@ done <<'EOF'
 -zlz4hc -C16384 -Ededupe
 --chunksize=8192
 EOF
-
-while IFS= read -r opts; do
-	i=$((i + 1))
-	# shellcheck disable=SC2086
-	if "$REF/mkfs.erofs" --quiet -T 1000 $opts "$WORK/ref$i.img" "$SRC" >"$WORK/mkfs.log" 2>&1; then
-		compare "$WORK/ref$i.img" "erofs-utils ${opts:-plain}"
-	else
-		fail "erofs-utils mkfs.erofs $opts: $(tail -1 "$WORK/mkfs.log")"
-	fi
-	rm -f "$WORK/ref$i.img"
-done <<'EOF'
+each_setting "$REF/mkfs.erofs" erofs-utils <<'EOF'
 
 -b 1024
 -zlz4hc -C65536 -Eztailpacking
