@@ -16,6 +16,7 @@
 #include "erofs/diag.h"
 #include "erofs/dump.h"
 #include "erofs/format.h"
+#include "erofs/kernel.h"
 #include "erofs/ondisk.h"
 #include "erofs/zread.h"
 
@@ -71,32 +72,27 @@ const char *erofs_dump_algorithm_name(unsigned int alg)
 }
 
 /*
- * The oldest upstream Linux that mounts an image with this superblock, as
- * major * 100 + minor; 0 when it has no incompatible feature (the line is
- * then left out, as erofs-utils does).  The first release of each feature
- * and algorithm is a fact of the kernel's history.
- *
- * LEAD: the single call site for lib/kernel.c (branch h-kernels, the
- * oldest Linux from a superblock): replace the body with its call.
+ * "Required upstream Linux kernel version:", from lib/kernel.c's table.
+ * Left out when the image needs nothing newer than 5.4 (EROFS out of
+ * staging), as erofs-utils leaves it out; "none" when no release mounts it.
  */
-static unsigned int oldest_kernel(const struct erofs_super *sb, uint32_t algs)
+static void print_kernel(FILE *out, const struct erofs_super *sb, uint16_t algs)
 {
-	static const struct { uint32_t bit; unsigned int since; } features[] = {
-		{ EROFS_INCOMPAT_ZERO_PADDING, 504 }, { EROFS_INCOMPAT_COMPR_CFGS, 513 },
-		{ EROFS_INCOMPAT_CHUNKED_FILE, 515 }, { EROFS_INCOMPAT_DEVICE_TABLE, 516 },
-		{ EROFS_INCOMPAT_ZTAILPACKING, 517 }, { EROFS_INCOMPAT_FRAGMENTS, 601 },
-		{ 0x00000040u, 604 }, { 0x00000080u, 615 }, { 0x00000100u, 617 },
-	};
-	static const unsigned int alg_since[] = { 0, 516, 606, 610 };
-	unsigned int v = 0, i;
+	const char *label = "Required upstream Linux kernel version:";
+	struct erofs_kneeds needs;
+	struct erofs_kversion v;
+	char why[256];
 
-	for (i = 0; i < sizeof(features) / sizeof(features[0]); i++)
-		if ((sb->feature_incompat & features[i].bit) && features[i].since > v)
-			v = features[i].since;
-	for (i = 0; i < sizeof(alg_since) / sizeof(alg_since[0]); i++)
-		if ((algs & (1u << i)) && alg_since[i] > v)
-			v = alg_since[i];
-	return v;
+	erofs_kneeds_from_super(sb, algs, &needs);
+	if (!needs.features)
+		return;
+	v = erofs_kneeds_version(&needs);
+	if (v.major) {
+		fprintf(out, LINE "%u.%u\n", label, v.major, v.minor);
+		return;
+	}
+	erofs_kneeds_describe(&needs, why, sizeof(why));
+	fprintf(out, LINE "none: %s\n", label, why);
 }
 
 /* The configuration records that follow the superblock, one per algorithm
@@ -228,8 +224,7 @@ int erofs_dump_super(FILE *out, const uint8_t *head, size_t len, char *err, size
 {
 	struct erofs_super sb;
 	struct compr_cfgs cfgs;
-	unsigned int sb_size, kver;
-	uint32_t algs;
+	unsigned int sb_size;
 	int ret;
 
 	if (len < EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE)
@@ -257,7 +252,6 @@ int erofs_dump_super(FILE *out, const uint8_t *head, size_t len, char *err, size
 				       "superblock: checksum mismatch (stored 0x%08x, computed 0x%08x)",
 				       sb.checksum, crc);
 	}
-	algs = sb.feature_incompat & EROFS_INCOMPAT_COMPR_CFGS ? sb.u1 : 1u << EROFS_COMPR_LZ4;
 	memset(&cfgs, 0, sizeof(cfgs));
 	if (sb.feature_incompat & EROFS_INCOMPAT_COMPR_CFGS) {
 		ret = parse_cfgs(head, len, EROFS_SUPER_OFFSET + sb_size, sb.u1, &cfgs, err, errlen);
@@ -299,9 +293,6 @@ int erofs_dump_super(FILE *out, const uint8_t *head, size_t len, char *err, size
 	for (unsigned int i = 0; i < sizeof(sb.uuid); i++)
 		fprintf(out, "%s%02x", i == 4 || i == 6 || i == 8 || i == 10 ? "-" : "", sb.uuid[i]);
 	fputc('\n', out);
-	kver = oldest_kernel(&sb, algs);	/* LEAD: lib/kernel.c goes here */
-	if (kver)
-		fprintf(out, LINE "%u.%u\n", "Required upstream Linux kernel version:",
-			kver / 100, kver % 100);
+	print_kernel(out, &sb, sb.feature_incompat & EROFS_INCOMPAT_COMPR_CFGS ? sb.u1 : 0);
 	return 0;
 }

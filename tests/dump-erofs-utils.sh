@@ -49,7 +49,11 @@ ours_only() {
 compare() {
 	local img=$1 label=$2 p o same=0 diffs=0
 	for o in -s -S; do
-		if diff <("$REF/dump.erofs" $o "$img" 2>&1) <("$DUMP" $o "$img" 2>&1 | ours_only) \
+		"$REF/dump.erofs" $o "$img" >"$WORK/ref.out" 2>&1
+		# our oldest kernel is also shown where erofs-utils has none (sub-page blocks)
+		kernel=cat
+		grep -q '^Required upstream' "$WORK/ref.out" || kernel="sed /^Required.upstream/d"
+		if diff "$WORK/ref.out" <("$DUMP" $o "$img" 2>&1 | ours_only | $kernel) \
 			>"$WORK/diff" 2>&1; then
 			same=$((same + 1))
 		else

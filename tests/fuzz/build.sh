@@ -52,7 +52,7 @@ cflags=(-g -O1 -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra -Wno-unused-para
 libs=(-llz4 -lxxhash)
 
 # dump.erofs's library half, for fuzz-dump
-dump_sources=(lib/dumpsb.c lib/dumpwalk.c lib/dumpstat.c lib/dumpinode.c lib/escape.c lib/io.c)
+dump_sources=(lib/dumpsb.c lib/kernel.c lib/dumpwalk.c lib/dumpstat.c lib/dumpinode.c lib/escape.c lib/io.c)
 
 for h in fuzz-reader fuzz-extract fuzz-fsck fuzz-dump; do
 	srcs=("$here/$h.c")
