@@ -45,14 +45,14 @@ CFG
 
 # the reader, its compressed half, the extractor, fsck's check and what they use
 lib_sources=(lib/reader.c lib/zread.c lib/extract.c lib/check.c lib/nidtab.c lib/ondisk.c lib/crc32c.c
-	lib/dir.c)
+	lib/dir.c lib/kernel.c)
 cflags=(-g -O1 -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra -Wno-unused-parameter
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 	-include "$out/obj/config.h" -I"$top/include" ${EXTRA_CFLAGS:-})
 libs=(-llz4 -lxxhash)
 
 # dump.erofs's library half, for fuzz-dump
-dump_sources=(lib/dumpsb.c lib/kernel.c lib/dumpwalk.c lib/dumpstat.c lib/dumpinode.c lib/escape.c lib/io.c)
+dump_sources=(lib/dumpsb.c lib/dumpwalk.c lib/dumpstat.c lib/dumpinode.c lib/escape.c lib/io.c)
 
 for h in fuzz-reader fuzz-extract fuzz-fsck fuzz-dump; do
 	srcs=("$here/$h.c")
