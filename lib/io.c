@@ -188,3 +188,31 @@ void erofs_seq_release(struct erofs_seq_writer *w)
 	free(w->buf);
 	w->buf = NULL;
 }
+
+int erofs_image_open_ro(const char *path, uint64_t *size)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st))
+		goto fail;
+	if (S_ISBLK(st.st_mode)) {
+		if (ioctl(fd, BLKGETSIZE64, size))
+			goto fail;
+	} else if (S_ISREG(st.st_mode)) {
+		*size = (uint64_t)st.st_size;
+	} else {
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+fail:
+	{
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+}

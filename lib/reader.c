@@ -269,21 +269,35 @@ static int open_super(struct erofs_reader *r)
 	return err;
 }
 
-int erofs_reader_open_fd(struct erofs_reader *r, int fd, uint64_t size)
+int erofs_reader_open_fd_flags(struct erofs_reader *r, int fd, uint64_t size,
+			       unsigned int flags)
 {
 	memset(r, 0, sizeof(*r));
 	r->fd = fd;
 	r->size = size;
+	r->flags = flags;
 	return open_super(r);
 }
 
-int erofs_reader_open_mem(struct erofs_reader *r, const void *buf, size_t size)
+int erofs_reader_open_mem_flags(struct erofs_reader *r, const void *buf, size_t size,
+				unsigned int flags)
 {
 	memset(r, 0, sizeof(*r));
 	r->fd = -1;
 	r->mem = buf;
 	r->size = size;
+	r->flags = flags;
 	return open_super(r);
+}
+
+int erofs_reader_open_fd(struct erofs_reader *r, int fd, uint64_t size)
+{
+	return erofs_reader_open_fd_flags(r, fd, size, 0);
+}
+
+int erofs_reader_open_mem(struct erofs_reader *r, const void *buf, size_t size)
+{
+	return erofs_reader_open_mem_flags(r, buf, size, 0);
 }
 
 void erofs_reader_close(struct erofs_reader *r)
@@ -785,7 +799,7 @@ int erofs_dirblock_parse(const uint8_t *blk, unsigned int maxsize,
 			bool dot = len == 1;
 			uint64_t want = dot ? cur->dir_nid : cur->parent_nid;
 
-			if (de.nid != want)
+			if (de.nid != want && (dot || !(cur->flags & EROFS_DIR_ANY_PARENT)))
 				return errf(err, errlen, -EFSCORRUPTED,
 					    "'%s' points to nid %" PRIu64 ", expected %" PRIu64,
 					    dot ? "." : "..", de.nid, want);
@@ -797,7 +811,8 @@ int erofs_dirblock_parse(const uint8_t *blk, unsigned int maxsize,
 				cur->seen_dot = true;
 			else
 				cur->seen_dotdot = true;
-			continue;
+			if (!(cur->flags & EROFS_DIR_WITH_DOTS))
+				continue;
 		}
 		if (!fn)
 			continue;
@@ -825,6 +840,12 @@ int erofs_dir_cursor_finish(const struct erofs_dir_cursor *cur, char *err,
 int erofs_dir_iterate(struct erofs_reader *r, const struct erofs_rd_inode *dir,
 		      uint64_t parent_nid, erofs_dirent_fn fn, void *arg)
 {
+	return erofs_dir_iterate_flags(r, dir, parent_nid, 0, fn, arg);
+}
+
+int erofs_dir_iterate_flags(struct erofs_reader *r, const struct erofs_rd_inode *dir,
+			    uint64_t parent_nid, unsigned int flags, erofs_dirent_fn fn, void *arg)
+{
 	struct erofs_dir_cursor cur;
 	uint8_t *blk;
 	uint64_t pos;
@@ -836,6 +857,7 @@ int erofs_dir_iterate(struct erofs_reader *r, const struct erofs_rd_inode *dir,
 	if (!blk)
 		return fail(r, -ENOMEM, "out of memory");
 	erofs_dir_cursor_init(&cur, dir->nid, parent_nid);
+	cur.flags = flags;
 	for (pos = 0; pos < dir->size; pos += r->blksz) {
 		unsigned int maxsize = dir->size - pos < r->blksz ?
 				       (unsigned int)(dir->size - pos) : r->blksz;

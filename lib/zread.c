@@ -158,6 +158,12 @@ static const struct erofs_bitname other_algorithms[] = {
 	{ 1u << EROFS_COMPR_ZSTD, "zstd (Linux 6.10 and later)" },
 };
 
+/* dump.erofs maps extents of algorithms this reader cannot decode */
+static bool map_any_algorithm(const struct erofs_reader *r)
+{
+	return r->flags & EROFS_READER_MAP_ANY_ALGORITHM;
+}
+
 /* "lzma (MicroLZMA, Linux 5.16 and later)" for an algorithm id; NULL if unknown. */
 static const char *algorithm_name(unsigned int alg)
 {
@@ -186,7 +192,8 @@ int erofs_z_load_config(struct erofs_reader *r)
 		return 0;
 	}
 	r->available_compr_algs = sb->u1;
-	if (sb->u1 & ~(1u << EROFS_COMPR_LZ4)) {
+	if (sb->u1 & ~(1u << EROFS_COMPR_LZ4) &&
+	    (!map_any_algorithm(r) || sb->u1 >> (EROFS_COMPR_ZSTD + 1))) {
 		char names[192];
 
 		/* refused whole, rather than a file at a time */
@@ -197,7 +204,7 @@ int erofs_z_load_config(struct erofs_reader *r)
 					    sizeof(other_algorithms) / sizeof(other_algorithms[0])));
 	}
 	/* one record per listed algorithm: u16 length, then its payload */
-	for (alg = 0; alg < EROFS_COMPR_MAX; alg++) {
+	for (alg = 0; alg <= EROFS_COMPR_ZSTD; alg++) {
 		uint8_t raw[6];
 		uint32_t len;
 		int err;
@@ -397,7 +404,7 @@ int erofs_z_setup_inode(struct erofs_reader *r, struct erofs_rd_inode *vi)
 		for (unsigned int i = 0; i < 2; i++) {
 			const char *name = algorithm_name(vi->z_algtype[i]);
 
-			if (vi->z_algtype[i] < EROFS_COMPR_MAX)
+			if (vi->z_algtype[i] < EROFS_COMPR_MAX || (name && map_any_algorithm(r)))
 				continue;
 			if (name)
 				return fail(r, -EOPNOTSUPP,

@@ -203,6 +203,23 @@ sweep_check() { # I VG_EVERY X_EVERY TIMEOUT: fsck the damaged $IMG and count ho
 	esac
 }
 
+damage_image() { # I SIZE BS: random byte flips (and, every 17th, a truncation) of $IMG
+	local i=$1 size=$2 bs=$3 n k off
+	[ $((i % 3)) -eq 0 ] || sb_nocsum
+	n=$((1 + RANDOM % 6))
+	for ((k = 0; k < n; k++)); do
+		if [ $((RANDOM % 4)) -eq 0 ]; then
+			off=$(((RANDOM * 32768 + RANDOM) % size))
+		else
+			off=$((1024 + (RANDOM * 32768 + RANDOM) % (2 * bs)))
+			[ "$off" -lt "$size" ] || off=$((off % size))
+		fi
+		wr "$off" 1 $((RANDOM % 256))
+	done
+	[ $((i % 17)) -eq 0 ] && truncate -s $(((RANDOM * 32768 + RANDOM) % size)) "$IMG"
+	return 0
+}
+
 sweep_verdict() {
 	if [ "$crashes" -eq 0 ] && [ "$hangs" -eq 0 ] && [ "$vgerrs" -eq 0 ]; then
 		pass "random damage: $bad rejected, $clean clean, no crash, hang or memory error"

@@ -246,18 +246,7 @@ size=$(stat -c %s "$BASE")
 for i in $(seq 1 400); do
 	IMG=$WORK/sweep.img
 	cp "$BASE" "$IMG"
-	[ $((i % 3)) -eq 0 ] || sb_nocsum
-	n=$((1 + RANDOM % 6))
-	for ((k = 0; k < n; k++)); do
-		if [ $((RANDOM % 4)) -eq 0 ]; then
-			off=$(((RANDOM * 32768 + RANDOM) % size))
-		else
-			off=$((1024 + (RANDOM * 32768 + RANDOM) % (2 * BS)))
-			[ "$off" -lt "$size" ] || off=$((off % size))
-		fi
-		wr "$off" 1 $((RANDOM % 256))
-	done
-	[ $((i % 17)) -eq 0 ] && truncate -s $(((RANDOM * 32768 + RANDOM) % size)) "$IMG"
+	damage_image "$i" "$size" "$BS"
 	sweep_check "$i" 40 5 20
 done
 sweep_verdict

@@ -17,4 +17,11 @@ void erofs_err(const char *fmt, ...) EROFS_PRINTF(1, 2);
 void erofs_warn(const char *fmt, ...) EROFS_PRINTF(1, 2);
 void erofs_note(const char *fmt, ...) EROFS_PRINTF(1, 2);
 
+#include <stddef.h>
+#include <stdio.h>
+
+/* Writes n bytes of a name from an image as messages do: valid UTF-8 as it
+ * is, control bytes and invalid UTF-8 as C escapes (dump.erofs's listings). */
+void erofs_fput_escaped(FILE *f, const void *s, size_t n);
+
 #endif

@@ -20,6 +20,10 @@ bool erofs_is_zero(const void *buf, size_t len);
 int erofs_pwrite_all(int fd, const void *buf, size_t len, uint64_t pos);
 int erofs_pread_all(int fd, void *buf, size_t len, uint64_t pos);
 
+/* Opens an image (regular file or block device) read-only and gets its
+ * size; fd, or -errno (-EINVAL: neither a file nor a block device). */
+int erofs_image_open_ro(const char *path, uint64_t *size);
+
 /*
  * Appends at increasing offsets; gaps between writes read back as zeros.
  * Errors are sticky and reported once by erofs_seq_flush().

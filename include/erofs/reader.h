@@ -83,6 +83,7 @@ struct erofs_reader {
 	uint16_t lz4_max_distance;	/* 0: LZ4's own 64 KiB */
 	uint16_t lz4_max_pclusterblks;	/* largest LZ4 pcluster, in blocks */
 	struct erofs_zcache *zc;	/* decode buffers and caches, made on demand */
+	unsigned int flags;		/* EROFS_READER_* given to erofs_reader_open_*_flags() */
 
 	/* long xattr name prefixes, loaded on first use (lib/rxattr.c) */
 	struct erofs_rd_prefix *prefixes;
@@ -105,6 +106,15 @@ int erofs_reader_open_mem(struct erofs_reader *r, const void *buf, size_t size);
  * gives it.  Data on a device not given fails to read, naming it.
  */
 int erofs_reader_set_device(struct erofs_reader *r, unsigned int id, int fd, uint64_t size);
+
+/* Mapping (not decoding) accepts every algorithm the format names: LZMA,
+ * DEFLATE and ZSTD extents are mapped, and erofs_decode_extent() still
+ * refuses what it cannot decode.  For dump.erofs, which shows extents. */
+#define EROFS_READER_MAP_ANY_ALGORITHM	0x1u
+int erofs_reader_open_fd_flags(struct erofs_reader *r, int fd, uint64_t size,
+			       unsigned int flags);
+int erofs_reader_open_mem_flags(struct erofs_reader *r, const void *buf, size_t size,
+				unsigned int flags);
 /* Frees what the reader allocated (decode buffers); the fds stay open. */
 void erofs_reader_close(struct erofs_reader *r);
 const char *erofs_reader_error(const struct erofs_reader *r);
@@ -261,6 +271,7 @@ struct erofs_dir_cursor {
 	uint64_t blkno;			/* block being parsed, for messages */
 	uint64_t nentries;		/* entries seen so far, dots included */
 	bool seen_dot, seen_dotdot;
+	unsigned int flags;		/* EROFS_DIR_* (0 after erofs_dir_cursor_init()) */
 	unsigned int prevlen;		/* previous name, for the sort check */
 	uint8_t prev[EROFS_NAME_LEN];
 };
@@ -283,6 +294,14 @@ int erofs_dir_cursor_finish(const struct erofs_dir_cursor *cur, char *err,
  * across its blocks (names strictly sorted by memcmp over the directory). */
 int erofs_dir_iterate(struct erofs_reader *r, const struct erofs_rd_inode *dir,
 		      uint64_t parent_nid, erofs_dirent_fn fn, void *arg);
+
+/* The same, with flags: EROFS_DIR_WITH_DOTS hands "." and ".." to fn as
+ * well (checked first); EROFS_DIR_ANY_PARENT accepts any directory as the
+ * target of ".." (a directory reached by nid, its parent unknown). */
+#define EROFS_DIR_WITH_DOTS	0x1u
+#define EROFS_DIR_ANY_PARENT	0x2u
+int erofs_dir_iterate_flags(struct erofs_reader *r, const struct erofs_rd_inode *dir,
+			    uint64_t parent_nid, unsigned int flags, erofs_dirent_fn fn, void *arg);
 
 /* ---- extended attributes ---- */
 

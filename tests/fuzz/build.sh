@@ -1,5 +1,5 @@
 #!/bin/bash
-# Builds the libFuzzer harnesses (fuzz-reader, fuzz-extract, fuzz-fsck) with clang,
+# Builds the libFuzzer harnesses (fuzz-reader, fuzz-extract, fuzz-fsck, fuzz-dump) with clang,
 # AddressSanitizer and UndefinedBehaviorSanitizer, compiling the library
 # sources they need directly (no configure, nothing written in the tree).
 #
@@ -44,16 +44,22 @@ cat >"$out/obj/config.h" <<'CFG'
 CFG
 
 # the reader, its compressed half, the extractor, fsck's check and what they use
-lib_sources=(lib/reader.c lib/zread.c lib/extract.c lib/check.c lib/nidtab.c lib/ondisk.c lib/crc32c.c
+lib_sources=(lib/reader.c lib/rxattr.c lib/zread.c lib/extract.c lib/check.c lib/nidtab.c lib/ondisk.c lib/crc32c.c
 	lib/dir.c lib/rdevice.c lib/kernel.c)
 cflags=(-g -O1 -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra -Wno-unused-parameter
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 	-include "$out/obj/config.h" -I"$top/include" ${EXTRA_CFLAGS:-})
 libs=(-llz4 -lxxhash)
 
-for h in fuzz-reader fuzz-extract fuzz-fsck; do
+# dump.erofs's library half, for fuzz-dump
+dump_sources=(lib/dumpsb.c lib/dumpwalk.c lib/dumpstat.c lib/dumpinode.c lib/escape.c lib/io.c)
+
+for h in fuzz-reader fuzz-extract fuzz-fsck fuzz-dump; do
 	srcs=("$here/$h.c")
 	for s in "${lib_sources[@]}"; do srcs+=("$top/$s"); done
+	if [ "$h" = fuzz-dump ]; then
+		for s in "${dump_sources[@]}"; do srcs+=("$top/$s"); done
+	fi
 	"$CC" "${cflags[@]}" "${srcs[@]}" "${libs[@]}" -o "$out/bin/$h.new"
 	mv "$out/bin/$h.new" "$out/bin/$h"
 	echo "build.sh: $out/bin/$h"
