@@ -130,7 +130,7 @@ int erofs_dev_read(struct erofs_reader *r, void *buf, size_t len, uint64_t off)
 		return 0;
 	}
 	while (len) {
-		ssize_t n = pread(r->fd, p, len, (off_t)off);
+		ssize_t n = pread(r->fd, p, len, (off_t)(r->base + off));
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -257,8 +257,14 @@ static int load_super(struct erofs_reader *r)
 
 int erofs_reader_open_fd(struct erofs_reader *r, int fd, uint64_t size)
 {
+	return erofs_reader_open_fd_at(r, fd, 0, size);
+}
+
+int erofs_reader_open_fd_at(struct erofs_reader *r, int fd, uint64_t base, uint64_t size)
+{
 	memset(r, 0, sizeof(*r));
 	r->fd = fd;
+	r->base = base;
 	r->size = size;
 	return load_super(r);
 }
@@ -270,6 +276,13 @@ int erofs_reader_open_mem(struct erofs_reader *r, const void *buf, size_t size)
 	r->mem = buf;
 	r->size = size;
 	return load_super(r);
+}
+
+void erofs_reader_clone(struct erofs_reader *dst, const struct erofs_reader *src)
+{
+	*dst = *src;
+	dst->zc = NULL;		/* its own buffers and caches, made on demand */
+	dst->err[0] = '\0';
 }
 
 void erofs_reader_close(struct erofs_reader *r)
@@ -757,7 +770,7 @@ int erofs_dirblock_parse(const uint8_t *blk, unsigned int maxsize,
 			bool dot = len == 1;
 			uint64_t want = dot ? cur->dir_nid : cur->parent_nid;
 
-			if (de.nid != want)
+			if (de.nid != want && want != EROFS_NID_ANY)
 				return errf(err, errlen, -EFSCORRUPTED,
 					    "'%s' points to nid %" PRIu64 ", expected %" PRIu64,
 					    dot ? "." : "..", de.nid, want);
