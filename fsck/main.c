@@ -371,7 +371,7 @@ int main(int argc, char **argv)
 	fd = open_image(f.o.image, &f.image_bytes);
 	if (fd < 0)
 		return EXIT_USAGE;
-	if (f.o.offset >= f.image_bytes) {
+	if (f.o.offset && f.o.offset >= f.image_bytes) {
 		erofs_err("%s: --offset %" PRIu64 " is not inside the file (%" PRIu64 " bytes)",
 			  f.o.image, f.o.offset, f.image_bytes);
 		close(fd);

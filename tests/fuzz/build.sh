@@ -46,10 +46,12 @@ CFG
 # the reader, its compressed half, the extractor, fsck's check and what they use
 lib_sources=(lib/reader.c lib/zread.c lib/extract.c lib/check.c lib/nidtab.c lib/ondisk.c lib/crc32c.c
 	lib/dir.c)
+# the check's other files and its job queue (fsck --workers)
+lib_sources+=(lib/check-data.c lib/check-dirs.c lib/check-final.c lib/fsckq.c lib/lookup.c)
 cflags=(-g -O1 -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra -Wno-unused-parameter
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 	-include "$out/obj/config.h" -I"$top/include" ${EXTRA_CFLAGS:-})
-libs=(-llz4 -lxxhash)
+libs=(-llz4 -lxxhash -lpthread)
 
 for h in fuzz-reader fuzz-extract fuzz-fsck; do
 	srcs=("$here/$h.c")
