@@ -339,6 +339,14 @@ static void print_stats(const struct fsck *f)
 	       f->image_bytes, f->r.size >> f->r.blkszbits);
 }
 
+/* --nid/--path names a non-directory: DIR is to become that entry itself. */
+static bool start_is_leaf(struct erofs_reader *r, const struct erofs_check_opts *co)
+{
+	struct erofs_rd_inode vi;
+
+	return co->has_start && !erofs_read_inode(r, co->start_nid, &vi) && !S_ISDIR(vi.di.mode);
+}
+
 static unsigned int online_cpus(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -413,7 +421,9 @@ int main(int argc, char **argv)
 		xo.preserve_perms = f.o.preserve_perms < 0 ? root : f.o.preserve_perms;
 		xo.xattrs = f.o.xattrs != 0;
 		raise_nofile();
-		if (erofs_extract_open(&f.x, &f.r, f.o.extract_dir, &xo)) {
+		if (start_is_leaf(&f.r, &co) ?
+		    erofs_extract_open_leaf(&f.x, &f.r, f.o.extract_dir, &xo) :
+		    erofs_extract_open(&f.x, &f.r, f.o.extract_dir, &xo)) {
 			erofs_reader_close(&f.r);
 			close(fd);
 			return EXIT_USAGE;

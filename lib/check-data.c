@@ -124,6 +124,11 @@ static int read_range(struct ck_scanner *f, uint64_t pa, uint64_t len)
 		return 0;
 	if (f->extent_cache[slot][0] == pa && f->extent_cache[slot][1] == len)
 		return 0;
+	if (!f->buf) {		/* made on first use: most scanners decode only */
+		f->buf = malloc(READ_CHUNK);
+		if (!f->buf)
+			ck_nomem();
+	}
 	blk = pa >> bits;
 	last = (pa + len - 1) >> bits;
 	while (blk <= last) {
@@ -297,12 +302,11 @@ int ck_scanner_init(struct ck_scanner *s, struct erofs_reader *r)
 {
 	memset(s, 0, sizeof(*s));
 	s->r = r;
-	s->buf = malloc(READ_CHUNK);
 	s->bitmap_pages = (size_t)(((r->size >> r->blkszbits) >> BM_PAGE_BITS) + 1);
 	s->bitmap = calloc(s->bitmap_pages, sizeof(*s->bitmap));
 	s->extent_cache = calloc(EXTENT_CACHE, sizeof(*s->extent_cache));
 	s->zseen = calloc(ZSEEN_CACHE, sizeof(*s->zseen));
-	return s->buf && s->bitmap && s->extent_cache && s->zseen ? 0 : -ENOMEM;
+	return s->bitmap && s->extent_cache && s->zseen ? 0 : -ENOMEM;
 }
 
 void ck_scanner_fini(struct ck_scanner *s)

@@ -349,7 +349,8 @@ static int start_workers(struct checker *f)
 		w->f = f;
 		erofs_reader_clone(&w->r, f->r);
 		ctx[i] = w;
-		if (ck_scanner_init(&w->scan, &w->r) || erofs_xworker_init(&w->xw, &w->r)) {
+		if (ck_scanner_init(&w->scan, &w->r) ||
+		    (f->o.x && erofs_xworker_init(&w->xw, &w->r))) {
 			free(ctx);
 			return -ENOMEM;
 		}
@@ -592,17 +593,13 @@ static void visit(struct checker *f, struct frame *parent, const struct dent *d)
 static void check_start_leaf(struct checker *f, const struct place *at,
 			     const struct erofs_rd_inode *vi)
 {
+	struct erofs_xpath_str xp;
+
 	ck_check_xattrs(f, at, vi);
-	if (f->o.x) {
-		ck_report(f, at, vi->nid,
-			  "not a directory (mode 0%o): only a directory can be extracted from --nid or --path",
-			  vi->di.mode);
-		return;
-	}
 	if (S_ISREG(vi->di.mode)) {
 		f->st.nfiles++;
 		f->st.data_bytes += vi->size;
-		submit_file(f, JOB_SCAN, at, vi, -1);
+		ck_scan_data(f, at, vi, !f->o.x, !f->o.x);
 	} else if (S_ISLNK(vi->di.mode)) {
 		char target[EROFS_SYMLINK_MAXLEN + 1];
 
@@ -613,6 +610,10 @@ static void check_start_leaf(struct checker *f, const struct place *at,
 		f->st.nspecial++;
 		check_special(f, at, vi);
 	}
+	/* fsck opened the extractor on the target's parent (open_leaf) */
+	if (f->o.x)
+		erofs_extract_node(f->o.x, f->o.x->rootfd, f->o.x->leaf,
+				   erofs_xpath_str(&xp, f->o.x->leaf), vi);
 }
 
 static void walk(struct checker *f)

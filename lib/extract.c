@@ -250,6 +250,49 @@ int erofs_extract_open(struct erofs_extractor *x, struct erofs_reader *r,
 	return 0;
 }
 
+int erofs_extract_open_leaf(struct erofs_extractor *x, struct erofs_reader *r,
+			    const char *path, const struct erofs_extract_opts *o)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	int fd;
+
+	memset(x, 0, sizeof(*x));
+	x->r = r;
+	x->o = *o;
+	x->rootfd = -1;
+	x->umask = umask(0);
+	umask(x->umask);
+	/* the parent as given ("a/b" -> "a", "/b" -> "/", "b" -> ".") */
+	if (!slash)
+		dir = strdup(".");
+	else
+		dir = strndup(path, slash == path ? 1 : (size_t)(slash - path));
+	if (!dir)
+		return -ENOMEM;
+	snprintf(x->leaf, sizeof(x->leaf), "%s", slash ? slash + 1 : path);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		erofs_err("cannot open %s: %s", dir, strerror(errno));
+		free(dir);
+		return -errno;
+	}
+	free(dir);
+	if (!valid_name(x->leaf)) {
+		erofs_err("%s: not a name to extract a file to", path);
+		close(fd);
+		return -EINVAL;
+	}
+	x->buf = malloc(COPY_BUFSZ);
+	if (!x->buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	x->bufsz = COPY_BUFSZ;
+	x->rootfd = fd;
+	return 0;
+}
+
 void erofs_extract_close(struct erofs_extractor *x)
 {
 	if (x->rootfd >= 0)

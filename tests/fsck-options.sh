@@ -86,6 +86,12 @@ done
 	fail "--path=/e: $(head -3 "$WORK/p.log")"
 "$FSCK" --path=/d/f00 "$IMG" >"$WORK/p.log" 2>&1 &&
 	pass "--path to a file: checked" || fail "--path=/d/f00: $(head -3 "$WORK/p.log")"
+rm -rf "$WORK/one"
+"$FSCK" --path=/d/f00 --extract="$WORK/one" "$IMG" >"$WORK/p.log" 2>&1 && cmp -s "$WORK/one" "$SRC/d/f00" &&
+	pass "--path to a file --extract=F: F is the file" || fail "--path=/d/f00 --extract: $(head -3 "$WORK/p.log")"
+exits "--path to a file, F exists" 1 "exists" "$FSCK" --path=/d/f00 --extract="$WORK/one" "$IMG"
+"$FSCK" --path=/d/f00 --overwrite --extract="$WORK/one" "$IMG" >/dev/null 2>&1 && cmp -s "$WORK/one" "$SRC/d/f00" &&
+	pass "--path to a file, F exists, --overwrite" || fail "--path to a file --overwrite"
 exits "--path to nothing" 2 "no such file" "$FSCK" --path=/d/nothing "$IMG"
 exits "--path through a file" 2 "" "$FSCK" --path=/top/x "$IMG"
 exits "--nid of no inode" 1 "nid" "$FSCK" --nid=999999999 "$IMG"

@@ -55,6 +55,7 @@ struct erofs_extractor {
 	struct erofs_reader *r;
 	struct erofs_extract_opts o;
 	int rootfd;
+	char leaf[256];		/* erofs_extract_open_leaf(): the name in rootfd */
 	mode_t umask;
 	uint8_t *buf;		/* data copy buffer */
 	size_t bufsz;
@@ -97,6 +98,10 @@ void erofs_xlog_flush(struct erofs_extractor *x, struct erofs_xlog *log,
 /* Opens (creating it if missing) the target directory. */
 int erofs_extract_open(struct erofs_extractor *x, struct erofs_reader *r,
 		       const char *dir, const struct erofs_extract_opts *o);
+/* For a single non-directory (fsck --path to a file): path itself is to
+ * become the entry, as erofs_extract_node(x, x->rootfd, x->leaf, ...). */
+int erofs_extract_open_leaf(struct erofs_extractor *x, struct erofs_reader *r,
+			    const char *path, const struct erofs_extract_opts *o);
 void erofs_extract_close(struct erofs_extractor *x);
 
 /* A new descriptor on the target directory, standing for the image root. */
