@@ -178,6 +178,19 @@ static bool valid_name(const char *name)
 	return name[0] && !strchr(name, '/') && strcmp(name, ".") && strcmp(name, "..");
 }
 
+/* The extractor's target descriptor is fd (closed on failure). */
+static int adopt_root(struct erofs_extractor *x, int fd)
+{
+	x->buf = malloc(COPY_BUFSZ);
+	if (!x->buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	x->bufsz = COPY_BUFSZ;
+	x->rootfd = fd;
+	return 0;
+}
+
 int erofs_extract_open(struct erofs_extractor *x, struct erofs_reader *r,
 		       const char *dir, const struct erofs_extract_opts *o)
 {
@@ -240,14 +253,7 @@ int erofs_extract_open(struct erofs_extractor *x, struct erofs_reader *r,
 			return -ENOTEMPTY;
 		}
 	}
-	x->buf = malloc(COPY_BUFSZ);
-	if (!x->buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	x->bufsz = COPY_BUFSZ;
-	x->rootfd = fd;
-	return 0;
+	return adopt_root(x, fd);
 }
 
 int erofs_extract_open_leaf(struct erofs_extractor *x, struct erofs_reader *r,
@@ -273,9 +279,11 @@ int erofs_extract_open_leaf(struct erofs_extractor *x, struct erofs_reader *r,
 	snprintf(x->leaf, sizeof(x->leaf), "%s", slash ? slash + 1 : path);
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
-		erofs_err("cannot open %s: %s", dir, strerror(errno));
+		int err = -errno;
+
+		erofs_err("cannot open %s: %s", dir, strerror(-err));
 		free(dir);
-		return -errno;
+		return err;
 	}
 	free(dir);
 	if (!valid_name(x->leaf)) {
@@ -283,14 +291,7 @@ int erofs_extract_open_leaf(struct erofs_extractor *x, struct erofs_reader *r,
 		close(fd);
 		return -EINVAL;
 	}
-	x->buf = malloc(COPY_BUFSZ);
-	if (!x->buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	x->bufsz = COPY_BUFSZ;
-	x->rootfd = fd;
-	return 0;
+	return adopt_root(x, fd);
 }
 
 void erofs_extract_close(struct erofs_extractor *x)
