@@ -283,7 +283,8 @@ static void submit_file(struct checker *f, int kind, const struct place *at,
 
 	job->dir = at->dir;
 	job->len = (uint8_t)at->len;
-	memcpy(job->name, at->name, at->len);
+	if (at->len)	/* the start of --nid has no name */
+		memcpy(job->name, at->name, at->len);
 	job->name[at->len] = '\0';
 	if (kind == JOB_EXTRACT) {
 		/* its own descriptor: the walk may close pfd before the job ends */
