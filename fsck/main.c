@@ -38,6 +38,12 @@ struct fsck_opts {
 	bool force, overwrite;
 	const char **devices;		/* --device=PATH, in device table order */
 	unsigned int nr_devices;
+	int xattrs;			/* -1: default (restore them) */
+	unsigned int workers;		/* 0: one per CPU */
+	uint64_t offset;		/* --offset: where the image starts */
+	bool has_nid;
+	uint64_t nid;			/* --nid */
+	const char *path;		/* --path */
 };
 
 struct fsck {
@@ -64,11 +70,18 @@ static void usage(FILE *out)
 "  -d N                   set the message level to N (0..9, default 2)\n"
 "  -p                     print statistics (files, directories, bytes, image size,\n"
 "                         compression ratio, the oldest Linux that mounts it)\n"
-"  -a, -y, -n             accepted for compatibility and ignored\n"
+"  -a, -A, -y, -n         accepted for compatibility and ignored\n"
 "  --extract[=DIR]        read every byte of every file; with DIR, also\n"
 "                         recreate the tree below DIR\n"
 "  --device=PATH          an extra device of a multi-device image (--blobdev,\n"
 "                         --tar=i), once per device, in order\n"
+"  --offset=BYTES         the image starts BYTES into the file\n"
+"  --nid=NID              check or extract only the tree of inode NID\n"
+"  --path=PATH            check or extract only the tree at PATH in the image\n"
+"  --workers=N            read and decode file data on N threads (default: the\n"
+"                         number of CPUs); the output is the same for any N\n"
+"  --[no-]xattrs          restore extended attributes when extracting\n"
+"                         (default: restore them)\n"
 "\n"
 "Extraction options (with --extract=DIR):\n"
 "  --force                extract into a non-empty DIR, or into /\n"
@@ -83,13 +96,15 @@ static void usage(FILE *out)
 "  --no-preserve-perms    apply your umask to permissions\n"
 "\n"
 "Exit status: 0 no errors, 1 the image is corrupted or extraction failed,\n"
-"2 usage or operational error.\n");
+"2 usage or operational error (bad option, IMAGE cannot be opened, no such\n"
+"--path or --nid).\n");
 }
 
 enum {
 	OPT_EXTRACT = 256, OPT_FORCE, OPT_OVERWRITE, OPT_PRESERVE, OPT_NO_PRESERVE,
 	OPT_PRESERVE_OWNER, OPT_PRESERVE_PERMS, OPT_NO_PRESERVE_OWNER,
-	OPT_NO_PRESERVE_PERMS, OPT_DEVICE,
+	OPT_NO_PRESERVE_PERMS, OPT_DEVICE, OPT_XATTRS, OPT_NO_XATTRS, OPT_WORKERS, OPT_OFFSET,
+	OPT_NID, OPT_PATH,
 };
 
 static const struct option long_options[] = {
@@ -105,21 +120,44 @@ static const struct option long_options[] = {
 	{ "no-preserve-owner", no_argument, NULL, OPT_NO_PRESERVE_OWNER },
 	{ "no-preserve-perms", no_argument, NULL, OPT_NO_PRESERVE_PERMS },
 	{ "device", required_argument, NULL, OPT_DEVICE },
+	{ "xattrs", no_argument, NULL, OPT_XATTRS },
+	{ "no-xattrs", no_argument, NULL, OPT_NO_XATTRS },
+	{ "workers", required_argument, NULL, OPT_WORKERS },
+	{ "offset", required_argument, NULL, OPT_OFFSET },
+	{ "nid", required_argument, NULL, OPT_NID },
+	{ "path", required_argument, NULL, OPT_PATH },
 	{ NULL, 0, NULL, 0 },
 };
+
+/* A whole decimal number (or 0x hex) up to max; false if it is not. */
+static bool parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || *end || *s == '-' || v > max) {
+		erofs_err("invalid %s '%s'", opt, s);
+		return false;
+	}
+	*out = v;
+	return true;
+}
 
 static int parse_args(int argc, char **argv, struct fsck_opts *o)
 {
 	bool extract_only_opts = false;
+	uint64_t u;
 	char *end;
 	long v;
 	int c;
 
 	memset(o, 0, sizeof(*o));
 	o->debug = 2;
-	o->preserve_owner = o->preserve_perms = -1;
+	o->preserve_owner = o->preserve_perms = o->xattrs = -1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":Vhd:payn", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":Vhd:paAyn", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'V':
 			printf("fsck.erofs (erofs-forge) %s\n", PACKAGE_VERSION);
@@ -139,7 +177,38 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o)
 		case 'p':
 			o->stats = true;
 			break;
-		case 'a': case 'y': case 'n':
+		case 'a': case 'A': case 'y': case 'n':
+			break;
+		case OPT_XATTRS:
+			o->xattrs = 1;
+			break;
+		case OPT_NO_XATTRS:
+			o->xattrs = 0;
+			break;
+		case OPT_WORKERS:
+			u = 1;
+			if (!parse_u64("--workers", optarg, 1024, &u) || !u) {
+				if (!u)
+					erofs_err("--workers needs at least 1");
+				return -1;
+			}
+			o->workers = (unsigned int)u;
+			break;
+		case OPT_OFFSET:
+			if (!parse_u64("--offset", optarg, INT64_MAX, &o->offset))
+				return -1;
+			break;
+		case OPT_NID:
+			if (!parse_u64("--nid", optarg, UINT64_MAX - 1, &o->nid))
+				return -1;
+			o->has_nid = true;
+			break;
+		case OPT_PATH:
+			if (!*optarg) {
+				erofs_err("--path needs a path");
+				return -1;
+			}
+			o->path = optarg;
 			break;
 		case OPT_EXTRACT:
 			o->extract = true;
@@ -334,6 +403,21 @@ static void print_stats(const struct fsck *f)
 	print_kernel_needs(f);
 }
 
+/* --nid/--path names a non-directory: DIR is to become that entry itself. */
+static bool start_is_leaf(struct erofs_reader *r, const struct erofs_check_opts *co)
+{
+	struct erofs_rd_inode vi;
+
+	return co->has_start && !erofs_read_inode(r, co->start_nid, &vi) && !S_ISDIR(vi.di.mode);
+}
+
+static unsigned int online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 1 ? (unsigned int)(n < 1024 ? n : 1024) : 1;
+}
+
 static void raise_nofile(void)
 {
 	struct rlimit rl;
@@ -359,7 +443,14 @@ int main(int argc, char **argv)
 	fd = open_image(f.o.image, &f.image_bytes);
 	if (fd < 0)
 		return EXIT_USAGE;
-	err = erofs_reader_open_fd(&f.r, fd, f.image_bytes);
+	if (f.o.offset && f.o.offset >= f.image_bytes) {
+		erofs_err("%s: --offset %" PRIu64 " is not inside the file (%" PRIu64 " bytes)",
+			  f.o.image, f.o.offset, f.image_bytes);
+		close(fd);
+		return EXIT_USAGE;
+	}
+	f.image_bytes -= f.o.offset;
+	err = erofs_reader_open_fd_at(&f.r, fd, f.o.offset, f.image_bytes);
 	if (err) {
 		erofs_err("%s: %s", f.o.image, erofs_reader_error(&f.r));
 		close(fd);
@@ -376,6 +467,21 @@ int main(int argc, char **argv)
 		goto out;
 	if (f.o.debug >= 3)
 		print_super(&f);
+	memset(&co, 0, sizeof(co));
+	if (f.o.path) {
+		err = erofs_lookup_path(&f.r, f.o.path, &co.start_nid, &co.start_parent);
+		if (err) {
+			erofs_err("%s: --path %s: %s", f.o.image, f.o.path,
+				  err == -ENOENT ? "no such file or directory" : erofs_reader_error(&f.r));
+			ret = err == -ENOENT || err == -ENOTDIR ? EXIT_USAGE : EXIT_CORRUPT;
+			goto out;
+		}
+		co.has_start = true;
+	} else if (f.o.has_nid) {
+		co.has_start = true;
+		co.start_nid = f.o.nid;
+		co.start_parent = f.o.nid == f.r.sb.root_nid ? f.o.nid : EROFS_NID_ANY;
+	}
 
 	if (f.o.extract_dir) {
 		struct erofs_extract_opts xo;
@@ -385,8 +491,11 @@ int main(int argc, char **argv)
 		xo.overwrite = f.o.overwrite;
 		xo.preserve_owner = f.o.preserve_owner < 0 ? root : f.o.preserve_owner;
 		xo.preserve_perms = f.o.preserve_perms < 0 ? root : f.o.preserve_perms;
+		xo.xattrs = f.o.xattrs != 0;
 		raise_nofile();
-		if (erofs_extract_open(&f.x, &f.r, f.o.extract_dir, &xo)) {
+		if (start_is_leaf(&f.r, &co) ?
+		    erofs_extract_open_leaf(&f.x, &f.r, f.o.extract_dir, &xo) :
+		    erofs_extract_open(&f.x, &f.r, f.o.extract_dir, &xo)) {
 			ret = EXIT_USAGE;
 			goto out;
 		}
@@ -395,6 +504,7 @@ int main(int argc, char **argv)
 
 	co.debug = f.o.debug;
 	co.x = f.extracting ? &f.x : NULL;
+	co.workers = f.o.workers ? f.o.workers : online_cpus();
 	if (erofs_check_image(&f.r, &co, &f.res)) {
 		erofs_err("out of memory");
 		ret = EXIT_USAGE;

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,11 +24,86 @@
 #define SPARSE_UNIT	4096u
 #define MSGPATH		512
 
-static const char *show(char *buf, const struct erofs_xpath *path)
+/*
+ * One call's context: the reader and buffer it uses and where its
+ * messages go.  Without a log they are printed at once, prefixed with the
+ * entry's path (after the extractor's before_print hook); with one (a
+ * worker thread) they are kept, without the path, for erofs_xlog_flush().
+ */
+struct xrun {
+	const struct erofs_extractor *x;
+	struct erofs_reader *r;
+	uint8_t *buf;
+	size_t bufsz;
+	const struct erofs_xpath *path;
+	struct erofs_xlog *log;
+	unsigned long *errors, *warnings;
+};
+
+enum { LVL_ERR = 'E', LVL_WARN = 'W', LVL_NOTE = 'N' };
+
+static void print_line(int level, const char *path, const char *rest)
 {
-	buf[0] = '\0';
-	path->show(path, buf, MSGPATH);
-	return buf;
+	if (level == LVL_ERR)
+		erofs_err("%s%s", path, rest);
+	else if (level == LVL_WARN)
+		erofs_warn("%s%s", path, rest);
+	else
+		erofs_note("%s%s", path, rest);
+}
+
+static void log_add(struct erofs_xlog *log, int level, const char *rest)
+{
+	size_t n = strlen(rest) + 2;
+
+	if (log->cap - log->len < n) {
+		size_t cap = log->cap ? log->cap * 2 : 256;
+		char *p;
+
+		while (cap - log->len < n)
+			cap *= 2;
+		p = realloc(log->buf, cap);
+		if (!p)
+			return;		/* the message is lost, its count is not */
+		log->buf = p;
+		log->cap = cap;
+	}
+	log->buf[log->len++] = (char)level;
+	memcpy(log->buf + log->len, rest, n - 1);
+	log->len += n - 1;
+}
+
+static void say(struct xrun *c, int level, const char *fmt, ...) EROFS_PRINTF(3, 4);
+
+/* A message about the entry: fmt continues its path (": ...", " (nid ...)"). */
+static void say(struct xrun *c, int level, const char *fmt, ...)
+{
+	char rest[2048], p[MSGPATH];
+	va_list ap;
+
+	if (level == LVL_ERR)
+		(*c->errors)++;
+	else if (level == LVL_WARN)
+		(*c->warnings)++;
+	va_start(ap, fmt);
+	vsnprintf(rest, sizeof(rest), fmt, ap);
+	va_end(ap);
+	if (c->log) {
+		log_add(c->log, level, rest);
+		return;
+	}
+	if (c->x->before_print)
+		c->x->before_print(c->x->before_print_arg);
+	p[0] = '\0';
+	c->path->show(c->path, p, MSGPATH);
+	print_line(level, p, rest);
+}
+
+static struct xrun direct(struct erofs_extractor *x, const struct erofs_xpath *path)
+{
+	struct xrun c = { x, x->r, x->buf, x->bufsz, path, NULL, &x->errors, &x->warnings };
+
+	return c;
 }
 
 static void show_str(const struct erofs_xpath *self, char *buf, size_t len)
@@ -44,39 +120,75 @@ const struct erofs_xpath *erofs_xpath_str(struct erofs_xpath_str *p, const char 
 	return &p->base;
 }
 
-static int xerr(struct erofs_extractor *x, const struct erofs_xpath *path, int err,
-		const char *what)
+static int xerr(struct xrun *c, int err, const char *what)
 {
-	char p[MSGPATH];
-
-	erofs_err("%s: %s: %s", show(p, path), what, strerror(-err));
-	x->errors++;
+	say(c, LVL_ERR, ": %s: %s", what, strerror(-err));
 	return err;
 }
 
-static void xwarn(struct erofs_extractor *x, const struct erofs_xpath *path, int err,
-		  const char *what)
+static void xwarn(struct xrun *c, int err, const char *what)
 {
-	char p[MSGPATH];
-
-	erofs_warn("%s: %s: %s", show(p, path), what, strerror(-err));
-	x->warnings++;
+	say(c, LVL_WARN, ": %s: %s", what, strerror(-err));
 }
 
-static int rerr(struct erofs_extractor *x, const struct erofs_xpath *path,
-		const struct erofs_rd_inode *vi, int err)
+static int rerr(struct xrun *c, const struct erofs_rd_inode *vi, int err)
+{
+	say(c, LVL_ERR, " (nid %" PRIu64 "): %s", vi->nid, erofs_reader_error(c->r));
+	return err;
+}
+
+void erofs_xlog_flush(struct erofs_extractor *x, struct erofs_xlog *log,
+		      const struct erofs_xpath *path)
 {
 	char p[MSGPATH];
+	size_t pos = 0;
 
-	erofs_err("%s (nid %" PRIu64 "): %s", show(p, path), vi->nid,
-		  erofs_reader_error(x->r));
-	x->errors++;
-	return err;
+	x->errors += log->errors;
+	x->warnings += log->warnings;
+	if (log->len) {
+		p[0] = '\0';
+		path->show(path, p, MSGPATH);
+	}
+	while (pos < log->len) {
+		const char *rest = log->buf + pos + 1;
+
+		print_line(log->buf[pos], p, rest);
+		pos += strlen(rest) + 2;
+	}
+	free(log->buf);
+	memset(log, 0, sizeof(*log));
+}
+
+int erofs_xworker_init(struct erofs_xworker *w, struct erofs_reader *r)
+{
+	w->r = r;
+	w->bufsz = COPY_BUFSZ;
+	w->buf = malloc(COPY_BUFSZ);
+	return w->buf ? 0 : -ENOMEM;
+}
+
+void erofs_xworker_fini(struct erofs_xworker *w)
+{
+	free(w->buf);
+	w->buf = NULL;
 }
 
 static bool valid_name(const char *name)
 {
 	return name[0] && !strchr(name, '/') && strcmp(name, ".") && strcmp(name, "..");
+}
+
+/* The extractor's target descriptor is fd (closed on failure). */
+static int adopt_root(struct erofs_extractor *x, int fd)
+{
+	x->buf = malloc(COPY_BUFSZ);
+	if (!x->buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	x->bufsz = COPY_BUFSZ;
+	x->rootfd = fd;
+	return 0;
 }
 
 int erofs_extract_open(struct erofs_extractor *x, struct erofs_reader *r,
@@ -141,14 +253,45 @@ int erofs_extract_open(struct erofs_extractor *x, struct erofs_reader *r,
 			return -ENOTEMPTY;
 		}
 	}
-	x->buf = malloc(COPY_BUFSZ);
-	if (!x->buf) {
-		close(fd);
+	return adopt_root(x, fd);
+}
+
+int erofs_extract_open_leaf(struct erofs_extractor *x, struct erofs_reader *r,
+			    const char *path, const struct erofs_extract_opts *o)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	int fd;
+
+	memset(x, 0, sizeof(*x));
+	x->r = r;
+	x->o = *o;
+	x->rootfd = -1;
+	x->umask = umask(0);
+	umask(x->umask);
+	/* the parent as given ("a/b" -> "a", "/b" -> "/", "b" -> ".") */
+	if (!slash)
+		dir = strdup(".");
+	else
+		dir = strndup(path, slash == path ? 1 : (size_t)(slash - path));
+	if (!dir)
 		return -ENOMEM;
+	snprintf(x->leaf, sizeof(x->leaf), "%s", slash ? slash + 1 : path);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		int err = -errno;
+
+		erofs_err("cannot open %s: %s", dir, strerror(-err));
+		free(dir);
+		return err;
 	}
-	x->bufsz = COPY_BUFSZ;
-	x->rootfd = fd;
-	return 0;
+	free(dir);
+	if (!valid_name(x->leaf)) {
+		erofs_err("%s: not a name to extract a file to", path);
+		close(fd);
+		return -EINVAL;
+	}
+	return adopt_root(x, fd);
 }
 
 void erofs_extract_close(struct erofs_extractor *x)
@@ -168,17 +311,16 @@ int erofs_extract_root(struct erofs_extractor *x)
 }
 
 /* Removes an existing entry that is in the way (overwrite mode only). */
-static int make_room(struct erofs_extractor *x, int parentfd, const char *name,
-		     const struct erofs_xpath *path)
+static int make_room(struct xrun *c, int parentfd, const char *name)
 {
 	struct stat st;
 
-	if (!x->o.overwrite)
-		return xerr(x, path, -EEXIST, "already exists (use --overwrite to replace it)");
+	if (!c->x->o.overwrite)
+		return xerr(c, -EEXIST, "already exists (use --overwrite to replace it)");
 	if (fstatat(parentfd, name, &st, AT_SYMLINK_NOFOLLOW))
-		return xerr(x, path, -errno, "cannot stat the existing entry");
+		return xerr(c, -errno, "cannot stat the existing entry");
 	if (unlinkat(parentfd, name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0))
-		return xerr(x, path, -errno, "cannot remove the existing entry");
+		return xerr(c, -errno, "cannot remove the existing entry");
 	return 0;
 }
 
@@ -199,8 +341,7 @@ static void fill_times(const struct erofs_rd_inode *vi, struct timespec ts[2])
 /* ---- xattrs ---- */
 
 struct xattr_ctx {
-	struct erofs_extractor *x;
-	const struct erofs_xpath *path;
+	struct xrun *c;
 	int fd;			/* >= 0: set through the descriptor */
 	int parentfd;		/* otherwise: lsetxattr on parentfd/name */
 	const char *name;
@@ -211,14 +352,13 @@ static int set_one_xattr(void *arg, const struct erofs_rd_xattr *xa)
 {
 	struct xattr_ctx *c = arg;
 	const char *prefix = erofs_rd_xattr_prefix(xa->index);
-	char key[XATTR_NAME_MAX + 64], what[XATTR_NAME_MAX + 128], p[MSGPATH];
+	char key[XATTR_NAME_MAX + 64], what[XATTR_NAME_MAX + 128];
 	size_t plen = strlen(prefix);
 	bool must;
 	int ret;
 
 	if (xa->index == EROFS_XATTR_INDEX_LUSTRE) {
-		erofs_warn("%s: lustre xattr not restored", show(p, c->path));
-		c->x->warnings++;
+		say(c->c, LVL_WARN, ": lustre xattr not restored");
 		return 0;
 	}
 	memcpy(key, prefix, plen);
@@ -243,31 +383,33 @@ static int set_one_xattr(void *arg, const struct erofs_rd_xattr *xa)
 	       ((xa->index == EROFS_XATTR_INDEX_POSIX_ACL_ACCESS ||
 		 xa->index == EROFS_XATTR_INDEX_POSIX_ACL_DEFAULT) && ret != -EOPNOTSUPP);
 	if (must) {
-		xerr(c->x, c->path, ret, what);
+		xerr(c->c, ret, what);
 		c->err = ret;
 	} else {
-		xwarn(c->x, c->path, ret, what);
+		xwarn(c->c, ret, what);
 	}
 	return 0;
 }
 
-static int apply_xattrs(struct erofs_extractor *x, const struct erofs_xpath *path,
-			const struct erofs_rd_inode *vi, int fd, int parentfd,
+static int apply_xattrs(struct xrun *c, const struct erofs_rd_inode *vi, int fd, int parentfd,
 			const char *name)
 {
-	struct xattr_ctx c = { x, path, fd, parentfd, name, 0 };
-	int err = erofs_xattr_iterate(x->r, vi, set_one_xattr, &c);
+	struct xattr_ctx xc = { c, fd, parentfd, name, 0 };
+	int err;
 
+	if (!c->x->o.xattrs)
+		return 0;
+	err = erofs_xattr_iterate(c->r, vi, set_one_xattr, &xc);
 	if (err)
-		return rerr(x, path, vi, err);
-	return c.err;
+		return rerr(c, vi, err);
+	return xc.err;
 }
 
 /* Owner, xattrs, mode, times: on fd if >= 0, else on parentfd/name (no follow). */
-static int apply_meta(struct erofs_extractor *x, const struct erofs_xpath *path,
-		      const struct erofs_rd_inode *vi, int fd, int parentfd,
+static int apply_meta(struct xrun *c, const struct erofs_rd_inode *vi, int fd, int parentfd,
 		      const char *name)
 {
+	const struct erofs_extractor *x = c->x;
 	struct timespec ts[2];
 	int err = 0, ret;
 	bool lnk = S_ISLNK(vi->di.mode);
@@ -276,9 +418,9 @@ static int apply_meta(struct erofs_extractor *x, const struct erofs_xpath *path,
 		ret = fd >= 0 ? fchown(fd, vi->di.uid, vi->di.gid) :
 			fchownat(parentfd, name, vi->di.uid, vi->di.gid, AT_SYMLINK_NOFOLLOW);
 		if (ret)
-			err = xerr(x, path, -errno, "cannot set owner");
+			err = xerr(c, -errno, "cannot set owner");
 	}
-	ret = apply_xattrs(x, path, vi, fd, parentfd, name);
+	ret = apply_xattrs(c, vi, fd, parentfd, name);
 	if (ret && !err)
 		err = ret;
 	if (!lnk) {
@@ -292,13 +434,13 @@ static int apply_meta(struct erofs_extractor *x, const struct erofs_xpath *path,
 				ret = fchmodat(parentfd, name, m, 0);
 		}
 		if (ret)
-			err = xerr(x, path, -errno, "cannot set mode");
+			err = xerr(c, -errno, "cannot set mode");
 	}
 	fill_times(vi, ts);
 	ret = fd >= 0 ? futimens(fd, ts) :
 		utimensat(parentfd, name, ts, AT_SYMLINK_NOFOLLOW);
 	if (ret)
-		err = xerr(x, path, -errno, "cannot set modification time");
+		err = xerr(c, -errno, "cannot set modification time");
 	return err;
 }
 
@@ -307,33 +449,35 @@ static int apply_meta(struct erofs_extractor *x, const struct erofs_xpath *path,
 int erofs_extract_dir_begin(struct erofs_extractor *x, int parentfd,
 			    const char *name, const struct erofs_xpath *path)
 {
+	struct xrun run = direct(x, path), *c = &run;
 	int fd;
 
 	if (!valid_name(name))
-		return xerr(x, path, -EINVAL, "refusing unsafe name");
+		return xerr(c, -EINVAL, "refusing unsafe name");
 	if (mkdirat(parentfd, name, 0700)) {
 		if (errno != EEXIST)
-			return xerr(x, path, -errno, "cannot create directory");
+			return xerr(c, -errno, "cannot create directory");
 		fd = openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd >= 0)
 			return fd;	/* an existing real directory: merge into it */
 		if (errno != ENOTDIR && errno != ELOOP)
-			return xerr(x, path, -errno, "cannot open existing directory");
-		if (make_room(x, parentfd, name, path))
+			return xerr(c, -errno, "cannot open existing directory");
+		if (make_room(c, parentfd, name))
 			return -EEXIST;
 		if (mkdirat(parentfd, name, 0700))
-			return xerr(x, path, -errno, "cannot create directory");
+			return xerr(c, -errno, "cannot create directory");
 	}
 	fd = openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		return xerr(x, path, -errno, "cannot open new directory");
+		return xerr(c, -errno, "cannot open new directory");
 	return fd;
 }
 
 int erofs_extract_dir_end(struct erofs_extractor *x, int dirfd, const struct erofs_xpath *path,
 			  const struct erofs_rd_inode *vi)
 {
-	int err = apply_meta(x, path, vi, dirfd, -1, NULL);
+	struct xrun run = direct(x, path);
+	int err = apply_meta(&run, vi, dirfd, -1, NULL);
 
 	close(dirfd);
 	return err;
@@ -391,8 +535,7 @@ static int write_sparse(int fd, const uint8_t *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-static int copy_data(struct erofs_extractor *x, int fd, const struct erofs_xpath *path,
-		     const struct erofs_rd_inode *vi)
+static int copy_data(struct xrun *c, int fd, const struct erofs_rd_inode *vi)
 {
 	uint64_t off = 0;
 	int err;
@@ -401,9 +544,9 @@ static int copy_data(struct erofs_extractor *x, int fd, const struct erofs_xpath
 		struct erofs_map map;
 		uint64_t end;
 
-		err = erofs_map_blocks(x->r, vi, off, &map);
+		err = erofs_map_blocks(c->r, vi, off, &map);
 		if (err)
-			return rerr(x, path, vi, err);
+			return rerr(c, vi, err);
 		end = map.la + map.llen;
 		if (!(map.flags & EROFS_MAP_MAPPED)) {
 			off = end;	/* a hole: leave it unwritten */
@@ -413,85 +556,84 @@ static int copy_data(struct erofs_extractor *x, int fd, const struct erofs_xpath
 			/* a compressed extent (at most 12 MiB) is decoded whole */
 			const uint8_t *dec;
 
-			err = erofs_decode_extent(x->r, vi, &map, &dec);
+			err = erofs_decode_extent(c->r, vi, &map, &dec);
 			if (err)
-				return rerr(x, path, vi, err);
+				return rerr(c, vi, err);
 			err = write_sparse(fd, dec + (off - map.la), (size_t)(end - off), off);
 			if (err)
-				return xerr(x, path, err, "write failed");
+				return xerr(c, err, "write failed");
 			off = end;
 			continue;
 		}
 		while (off < end) {
-			size_t n = end - off < x->bufsz ? (size_t)(end - off) : x->bufsz;
+			size_t n = end - off < c->bufsz ? (size_t)(end - off) : c->bufsz;
 
-			err = erofs_read_mapped(x->r, &map, x->buf, n, off);
+			err = erofs_read_mapped(c->r, &map, c->buf, n, off);
 			if (err)
-				return rerr(x, path, vi, err);
-			err = write_sparse(fd, x->buf, n, off);
+				return rerr(c, vi, err);
+			err = write_sparse(fd, c->buf, n, off);
 			if (err)
-				return xerr(x, path, err, "write failed");
+				return xerr(c, err, "write failed");
 			off += n;
 		}
 	}
 	if (ftruncate(fd, (off_t)vi->size))
-		return xerr(x, path, -errno, "cannot set the file size");
+		return xerr(c, -errno, "cannot set the file size");
 	return 0;
 }
 
-static int extract_file(struct erofs_extractor *x, int parentfd, const char *name,
-			const struct erofs_xpath *path, const struct erofs_rd_inode *vi)
+static int extract_file(struct xrun *c, int parentfd, const char *name,
+			const struct erofs_rd_inode *vi)
 {
 	const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-	char p[MSGPATH];
 	int fd, err, err2;
 
 	fd = openat(parentfd, name, flags, 0600);
 	if (fd < 0 && errno == EEXIST) {
-		if (make_room(x, parentfd, name, path))
+		if (make_room(c, parentfd, name))
 			return -EEXIST;
 		fd = openat(parentfd, name, flags, 0600);
 	}
 	if (fd < 0)
-		return xerr(x, path, -errno, "cannot create file");
-	err = copy_data(x, fd, path, vi);
+		return xerr(c, -errno, "cannot create file");
+	err = copy_data(c, fd, vi);
 	if (err) {
 		/* no empty or cut-short copy is left behind to pass for the file */
 		close(fd);
 		if (unlinkat(parentfd, name, 0))
-			return xerr(x, path, -errno, "cannot remove the partly extracted file");
-		erofs_note("%s: not extracted (the partial file was removed)", show(p, path));
+			return xerr(c, -errno, "cannot remove the partly extracted file");
+		say(c, LVL_NOTE, ": not extracted (the partial file was removed)");
 		return err;
 	}
-	err2 = apply_meta(x, path, vi, fd, -1, NULL);
+	err2 = apply_meta(c, vi, fd, -1, NULL);
 	if (close(fd) && !err)
-		err = xerr(x, path, -errno, "close failed");
+		err = xerr(c, -errno, "close failed");
 	return err ? err : err2;
 }
 
 /* ---- the rest ---- */
 
-static int extract_symlink(struct erofs_extractor *x, int parentfd, const char *name,
-			   const struct erofs_xpath *path, const struct erofs_rd_inode *vi)
+static int extract_symlink(struct xrun *c, int parentfd, const char *name,
+			   const struct erofs_rd_inode *vi)
 {
 	char target[EROFS_SYMLINK_MAXLEN + 1];
-	int err = erofs_read_symlink(x->r, vi, target, sizeof(target));
+	int err = erofs_read_symlink(c->r, vi, target, sizeof(target));
 
 	if (err)
-		return rerr(x, path, vi, err);
+		return rerr(c, vi, err);
 	if (symlinkat(target, parentfd, name)) {
 		if (errno != EEXIST)
-			return xerr(x, path, -errno, "cannot create symlink");
-		if (make_room(x, parentfd, name, path))
+			return xerr(c, -errno, "cannot create symlink");
+		if (make_room(c, parentfd, name))
 			return -EEXIST;
 		if (symlinkat(target, parentfd, name))
-			return xerr(x, path, -errno, "cannot create symlink");
+			return xerr(c, -errno, "cannot create symlink");
 	}
-	return apply_meta(x, path, vi, -1, parentfd, name);
+	return apply_meta(c, vi, -1, parentfd, name);
 }
 
-static int extract_special(struct erofs_extractor *x, int parentfd, const char *name,
-			   const struct erofs_xpath *path, const struct erofs_rd_inode *vi)
+static int extract_special(struct xrun *c, int parentfd, const char *name,
+			   const struct erofs_rd_inode *vi)
 {
 	mode_t type = vi->di.mode & S_IFMT;
 	dev_t dev = 0;
@@ -504,34 +646,47 @@ static int extract_special(struct erofs_extractor *x, int parentfd, const char *
 	}
 	if (mknodat(parentfd, name, type | 0600, dev)) {
 		if (errno == EEXIST) {
-			if (make_room(x, parentfd, name, path))
+			if (make_room(c, parentfd, name))
 				return -EEXIST;
 			if (!mknodat(parentfd, name, type | 0600, dev))
 				goto made;
 		}
 		if (errno == EPERM && (S_ISCHR(vi->di.mode) || S_ISBLK(vi->di.mode)) &&
 		    geteuid() != 0) {
-			xwarn(x, path, -EPERM, "device node not created");
+			xwarn(c, -EPERM, "device node not created");
 			return 0;
 		}
-		return xerr(x, path, -errno, "cannot create special file");
+		return xerr(c, -errno, "cannot create special file");
 	}
 made:
-	return apply_meta(x, path, vi, -1, parentfd, name);
+	return apply_meta(c, vi, -1, parentfd, name);
 }
 
 int erofs_extract_node(struct erofs_extractor *x, int parentfd, const char *name,
 		       const struct erofs_xpath *path, const struct erofs_rd_inode *vi)
 {
+	struct xrun run = direct(x, path), *c = &run;
+
 	if (!valid_name(name))
-		return xerr(x, path, -EINVAL, "refusing unsafe name");
+		return xerr(c, -EINVAL, "refusing unsafe name");
 	if (S_ISREG(vi->di.mode))
-		return extract_file(x, parentfd, name, path, vi);
+		return extract_file(c, parentfd, name, vi);
 	if (S_ISLNK(vi->di.mode))
-		return extract_symlink(x, parentfd, name, path, vi);
+		return extract_symlink(c, parentfd, name, vi);
 	if (S_ISDIR(vi->di.mode))
-		return xerr(x, path, -EISDIR, "internal error: directory as a node");
-	return extract_special(x, parentfd, name, path, vi);
+		return xerr(c, -EISDIR, "internal error: directory as a node");
+	return extract_special(c, parentfd, name, vi);
+}
+
+int erofs_extract_file_logged(const struct erofs_extractor *x, struct erofs_xworker *w,
+			      int parentfd, const char *name, const struct erofs_rd_inode *vi,
+			      struct erofs_xlog *log)
+{
+	struct xrun c = { x, w->r, w->buf, w->bufsz, NULL, log, &log->errors, &log->warnings };
+
+	if (!valid_name(name))
+		return xerr(&c, -EINVAL, "refusing unsafe name");
+	return extract_file(&c, parentfd, name, vi);
 }
 
 int erofs_extract_reopen_dir(struct erofs_extractor *x, int dirfd, const char *name)
@@ -561,15 +716,17 @@ int erofs_extract_reopen_parent(struct erofs_extractor *x, int dirfd, uint64_t d
 int erofs_extract_hardlink(struct erofs_extractor *x, int parentfd, const char *name,
 			   const struct erofs_xpath *path, int tdirfd, const char *tname)
 {
+	struct xrun run = direct(x, path), *c = &run;
+
 	if (!valid_name(name) || !valid_name(tname))
-		return xerr(x, path, -EINVAL, "refusing unsafe name");
+		return xerr(c, -EINVAL, "refusing unsafe name");
 	if (!linkat(tdirfd, tname, parentfd, name, 0))
 		return 0;
 	if (errno != EEXIST)
-		return xerr(x, path, -errno, "cannot create hard link");
-	if (make_room(x, parentfd, name, path))
+		return xerr(c, -errno, "cannot create hard link");
+	if (make_room(c, parentfd, name))
 		return -EEXIST;
 	if (linkat(tdirfd, tname, parentfd, name, 0))
-		return xerr(x, path, -errno, "cannot create hard link");
+		return xerr(c, -errno, "cannot create hard link");
 	return 0;
 }

@@ -62,7 +62,8 @@ int erofs_rd_load_devices(struct erofs_reader *r, unsigned int sb_size)
 
 void erofs_rd_free_devices(struct erofs_reader *r)
 {
-	free(r->devs);
+	if (!r->devs_borrowed)
+		free(r->devs);
 	r->devs = NULL;
 	r->nr_devs = 0;
 }

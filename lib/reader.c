@@ -130,7 +130,7 @@ int erofs_dev_read(struct erofs_reader *r, void *buf, size_t len, uint64_t off)
 		return 0;
 	}
 	while (len) {
-		ssize_t n = pread(r->fd, p, len, (off_t)off);
+		ssize_t n = pread(r->fd, p, len, (off_t)(r->base + off));
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -269,14 +269,26 @@ static int open_super(struct erofs_reader *r)
 	return err;
 }
 
-int erofs_reader_open_fd_flags(struct erofs_reader *r, int fd, uint64_t size,
-			       unsigned int flags)
+static int open_fd(struct erofs_reader *r, int fd, uint64_t base, uint64_t size,
+		   unsigned int flags)
 {
 	memset(r, 0, sizeof(*r));
 	r->fd = fd;
+	r->base = base;
 	r->size = size;
 	r->flags = flags;
 	return open_super(r);
+}
+
+int erofs_reader_open_fd_flags(struct erofs_reader *r, int fd, uint64_t size,
+			       unsigned int flags)
+{
+	return open_fd(r, fd, 0, size, flags);
+}
+
+int erofs_reader_open_fd_at(struct erofs_reader *r, int fd, uint64_t base, uint64_t size)
+{
+	return open_fd(r, fd, base, size, 0);
 }
 
 int erofs_reader_open_mem_flags(struct erofs_reader *r, const void *buf, size_t size,
@@ -298,6 +310,15 @@ int erofs_reader_open_fd(struct erofs_reader *r, int fd, uint64_t size)
 int erofs_reader_open_mem(struct erofs_reader *r, const void *buf, size_t size)
 {
 	return erofs_reader_open_mem_flags(r, buf, size, 0);
+}
+
+void erofs_reader_clone(struct erofs_reader *dst, const struct erofs_reader *src)
+{
+	*dst = *src;
+	dst->zc = NULL;		/* its own buffers and caches, made on demand */
+	dst->prefixes = NULL;	/* its own xattr prefix table, loaded on demand */
+	dst->devs_borrowed = true;	/* the source's devices: not freed by the clone */
+	dst->err[0] = '\0';
 }
 
 void erofs_reader_close(struct erofs_reader *r)
@@ -799,7 +820,8 @@ int erofs_dirblock_parse(const uint8_t *blk, unsigned int maxsize,
 			bool dot = len == 1;
 			uint64_t want = dot ? cur->dir_nid : cur->parent_nid;
 
-			if (de.nid != want && (dot || !(cur->flags & EROFS_DIR_ANY_PARENT)))
+			if (de.nid != want && want != EROFS_NID_ANY &&
+			    (dot || !(cur->flags & EROFS_DIR_ANY_PARENT)))
 				return errf(err, errlen, -EFSCORRUPTED,
 					    "'%s' points to nid %" PRIu64 ", expected %" PRIu64,
 					    dot ? "." : "..", de.nid, want);

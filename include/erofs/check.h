@@ -26,6 +26,10 @@
 struct erofs_check_opts {
 	int debug;			/* warnings at >= 1, each inode at >= 7 */
 	struct erofs_extractor *x;	/* NULL: check only */
+	unsigned int workers;		/* threads for file data; <= 1: none */
+	bool has_start;			/* --nid/--path: walk from start_nid */
+	uint64_t start_nid;
+	uint64_t start_parent;		/* its parent, or EROFS_NID_ANY */
 };
 
 struct erofs_check_stats {
@@ -49,6 +53,15 @@ struct erofs_check_result {
 int erofs_check_image(struct erofs_reader *r, const struct erofs_check_opts *o,
 		      struct erofs_check_result *res);
 
+/*
+ * fsck --path: the nid at path (components separated by '/', "." and ".."
+ * as usual, at most EROFS_LOOKUP_MAXDEPTH deep) and the nid of the
+ * directory holding it (the root's: itself).  -ENOENT or -ENOTDIR when
+ * there is no such entry, else what the reader said (erofs_reader_error()).
+ */
+#define EROFS_LOOKUP_MAXDEPTH	2048
+int erofs_lookup_path(struct erofs_reader *r, const char *path, uint64_t *nid, uint64_t *parent);
+
 /* ---- pieces of the walk ---- */
 
 /*
@@ -68,6 +81,7 @@ struct erofs_check_node {
 	bool extracted;			/* exists below the target, at parent/name */
 	bool overlap_reported;
 	bool packed;			/* the packed inode: no directory names it */
+	bool pending;			/* its first copy is being extracted (a job) */
 	uint32_t nlink;
 	uint32_t refs;			/* dirents (other than . and ..) naming it */
 	uint32_t frame;			/* a directory being walked: 1 + its stack slot */

@@ -48,21 +48,60 @@ struct erofs_extract_opts {
 	bool overwrite;		/* replace entries that already exist */
 	bool preserve_owner;	/* chown to the image's uid/gid */
 	bool preserve_perms;	/* exact mode incl. suid/sgid/sticky; else & ~umask */
+	bool xattrs;		/* restore extended attributes */
 };
 
 struct erofs_extractor {
 	struct erofs_reader *r;
 	struct erofs_extract_opts o;
 	int rootfd;
+	char leaf[256];		/* erofs_extract_open_leaf(): the name in rootfd */
 	mode_t umask;
 	uint8_t *buf;		/* data copy buffer */
 	size_t bufsz;
 	unsigned long errors, warnings;
+	/* Called before a message is printed (fsck's job queue drains). */
+	void (*before_print)(void *arg);
+	void *before_print_arg;
 };
+
+/*
+ * Extracting regular files on worker threads: each worker has its own
+ * reader (a clone, erofs_reader_clone()) and copy buffer, and its
+ * messages are kept in a log, without the path, until the walk prints
+ * them in order with erofs_xlog_flush() (which also adds its counts to
+ * the extractor's).
+ */
+struct erofs_xworker {
+	struct erofs_reader *r;
+	uint8_t *buf;
+	size_t bufsz;
+};
+
+struct erofs_xlog {
+	char *buf;		/* level byte, text, NUL; repeated */
+	size_t len, cap;
+	unsigned long errors, warnings;
+};
+
+int erofs_xworker_init(struct erofs_xworker *w, struct erofs_reader *r);
+void erofs_xworker_fini(struct erofs_xworker *w);
+
+/* erofs_extract_node() for a regular file, safe on any thread: x is only
+ * read, and messages go to log. */
+int erofs_extract_file_logged(const struct erofs_extractor *x, struct erofs_xworker *w,
+			      int parentfd, const char *name, const struct erofs_rd_inode *vi,
+			      struct erofs_xlog *log);
+void erofs_xlog_flush(struct erofs_extractor *x, struct erofs_xlog *log,
+		      const struct erofs_xpath *path);
 
 /* Opens (creating it if missing) the target directory. */
 int erofs_extract_open(struct erofs_extractor *x, struct erofs_reader *r,
 		       const char *dir, const struct erofs_extract_opts *o);
+/* For a single non-directory (fsck --path to a file): path itself is to
+ * become the entry, as erofs_extract_node(x, x->rootfd, x->leaf, ...). */
+int erofs_extract_open_leaf(struct erofs_extractor *x, struct erofs_reader *r,
+			    const char *path, const struct erofs_extract_opts *o);
 void erofs_extract_close(struct erofs_extractor *x);
 
 /* A new descriptor on the target directory, standing for the image root. */

@@ -68,6 +68,7 @@ struct erofs_rd_device {
 
 struct erofs_reader {
 	int fd;				/* -1 when reading from mem */
+	uint64_t base;			/* fd: byte of the file where the image starts */
 	const uint8_t *mem;
 	uint64_t size;			/* bytes of the filesystem: min(image, blocks) */
 
@@ -92,6 +93,7 @@ struct erofs_reader {
 	struct erofs_rd_device *devs;
 	unsigned int nr_devs;		/* extra_devices of the superblock */
 	uint16_t device_id_mask;	/* what of a chunk's device_id counts, as in Linux */
+	bool devs_borrowed;		/* a clone's: erofs_reader_close() leaves them */
 
 	char err[EROFS_ERRMSG_LEN];	/* last error, see erofs_reader_error() */
 };
@@ -99,6 +101,8 @@ struct erofs_reader {
 /* Open an image and validate its superblock.  For the fd form the caller
  * owns the descriptor and passes the image size (st_size or BLKGETSIZE64). */
 int erofs_reader_open_fd(struct erofs_reader *r, int fd, uint64_t size);
+/* The same for an image of size bytes starting at byte base of the file. */
+int erofs_reader_open_fd_at(struct erofs_reader *r, int fd, uint64_t base, uint64_t size);
 int erofs_reader_open_mem(struct erofs_reader *r, const void *buf, size_t size);
 /*
  * Gives extra device id (1..nr_devs) of a multi-device image: a file or
@@ -116,6 +120,10 @@ int erofs_reader_open_fd_flags(struct erofs_reader *r, int fd, uint64_t size,
 int erofs_reader_open_mem_flags(struct erofs_reader *r, const void *buf, size_t size,
 				unsigned int flags);
 /* Frees what the reader allocated (decode buffers); the fds stay open. */
+/* A second reader of the same image for another thread: it shares the
+ * descriptor (or memory), the extra devices and what the superblock said,
+ * not the buffers. */
+void erofs_reader_clone(struct erofs_reader *dst, const struct erofs_reader *src);
 void erofs_reader_close(struct erofs_reader *r);
 const char *erofs_reader_error(const struct erofs_reader *r);
 
@@ -275,6 +283,10 @@ struct erofs_dir_cursor {
 	unsigned int prevlen;		/* previous name, for the sort check */
 	uint8_t prev[EROFS_NAME_LEN];
 };
+
+/* As parent_nid: a directory whose parent is not known (fsck --nid); its
+ * ".." entry must still be there, pointing at any directory. */
+#define EROFS_NID_ANY	UINT64_MAX
 
 void erofs_dir_cursor_init(struct erofs_dir_cursor *cur, uint64_t dir_nid,
 			   uint64_t parent_nid);

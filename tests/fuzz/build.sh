@@ -44,12 +44,14 @@ cat >"$out/obj/config.h" <<'CFG'
 CFG
 
 # the reader, its compressed half, the extractor, fsck's check and what they use
-lib_sources=(lib/reader.c lib/rxattr.c lib/zread.c lib/extract.c lib/check.c lib/nidtab.c lib/ondisk.c lib/crc32c.c
-	lib/dir.c lib/rdevice.c lib/kernel.c)
+lib_sources=(lib/reader.c lib/rxattr.c lib/zread.c lib/extract.c lib/check.c lib/nidtab.c lib/ondisk.c
+	lib/crc32c.c lib/dir.c lib/rdevice.c lib/kernel.c)
+# the check's other files and its job queue (fsck --workers)
+lib_sources+=(lib/check-data.c lib/check-dirs.c lib/check-final.c lib/fsckq.c lib/lookup.c)
 cflags=(-g -O1 -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra -Wno-unused-parameter
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 	-include "$out/obj/config.h" -I"$top/include" ${EXTRA_CFLAGS:-})
-libs=(-llz4 -lxxhash)
+libs=(-llz4 -lxxhash -lpthread)
 
 # dump.erofs's library half, for fuzz-dump
 dump_sources=(lib/dumpsb.c lib/dumpwalk.c lib/dumpstat.c lib/dumpinode.c lib/escape.c lib/io.c)

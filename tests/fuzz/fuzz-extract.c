@@ -180,7 +180,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct erofs_extract_opts xo = { false, false, false, false };
+	struct erofs_extract_opts xo = { false, false, false, false, true };
 	struct erofs_extractor x;
 	unsigned int flags;
 	uint8_t *img = fz_image(data, size, &flags);
