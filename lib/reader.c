@@ -757,6 +757,8 @@ int erofs_dirblock_parse(const uint8_t *blk, unsigned int maxsize,
 			bool dot = len == 1;
 			uint64_t want = dot ? cur->dir_nid : cur->parent_nid;
 
+			if (!dot && want == EROFS_NID_UNKNOWN)
+				cur->parent_nid = want = de.nid;
 			if (de.nid != want)
 				return errf(err, errlen, -EFSCORRUPTED,
 					    "'%s' points to nid %" PRIu64 ", expected %" PRIu64,

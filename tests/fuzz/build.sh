@@ -46,12 +46,13 @@ CFG
 # the reader, its compressed half, the extractor, fsck's check and what they use
 lib_sources=(lib/reader.c lib/zread.c lib/extract.c lib/check.c lib/nidtab.c lib/ondisk.c lib/crc32c.c
 	lib/dir.c)
+lib_sources+=(lib/fsops.c)	# erofsfuse's operations (fuzz-fsops)
 cflags=(-g -O1 -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra -Wno-unused-parameter
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 	-include "$out/obj/config.h" -I"$top/include" ${EXTRA_CFLAGS:-})
 libs=(-llz4 -lxxhash)
 
-for h in fuzz-reader fuzz-extract fuzz-fsck; do
+for h in fuzz-reader fuzz-extract fuzz-fsck fuzz-fsops; do
 	srcs=("$here/$h.c")
 	for s in "${lib_sources[@]}"; do srcs+=("$top/$s"); done
 	"$CC" "${cflags[@]}" "${srcs[@]}" "${libs[@]}" -o "$out/bin/$h.new"
