@@ -21,6 +21,7 @@
 #include <float.h>
 #include <fuse_lowlevel.h>
 #include <fuse_opt.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <linux/fs.h>
 #include <stddef.h>
@@ -42,6 +43,7 @@ struct config {
 	unsigned long offset;
 	unsigned int dbglevel;
 	int device;		/* --device given */
+	int help, version;
 };
 
 struct mount_ctx {
@@ -283,13 +285,17 @@ static const struct fuse_lowlevel_ops erofs_ops = {
 /* ------------------------------------------------------------------ */
 /* options                                                             */
 
-enum { KEY_DEVICE = 1 };
+enum { KEY_DEVICE = 1, KEY_HELP, KEY_VERSION };
 
 #define CFG(t, p) { t, offsetof(struct config, p), 1 }
 static const struct fuse_opt option_spec[] = {
 	CFG("--offset=%lu", offset),
 	CFG("--dbglevel=%u", dbglevel),
 	FUSE_OPT_KEY("--device=", KEY_DEVICE),
+	FUSE_OPT_KEY("-h", KEY_HELP),
+	FUSE_OPT_KEY("--help", KEY_HELP),
+	FUSE_OPT_KEY("-V", KEY_VERSION),
+	FUSE_OPT_KEY("--version", KEY_VERSION),
 	FUSE_OPT_END
 };
 
@@ -300,6 +306,12 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 	switch (key) {
 	case KEY_DEVICE:
 		cfg->device = 1;
+		return 0;
+	case KEY_HELP:
+		cfg->help = 1;
+		return 0;
+	case KEY_VERSION:
+		cfg->version = 1;
 		return 0;
 	case FUSE_OPT_KEY_NONOPT:
 		if (!cfg->image) {
@@ -382,34 +394,41 @@ int main(int argc, char **argv)
 	size_t maplen = 0;
 	int ret = 1;
 
-	if (fuse_opt_parse(&args, &cfg, option_spec, opt_proc) ||
-	    fuse_parse_cmdline(&args, &opts)) {
-		usage(argv[0]);
-		return 1;
+	/* as erofs-utils' erofsfuse: the image is opened (and refused, if it
+	 * must be) before the mount point is looked at */
+	if (fuse_opt_parse(&args, &cfg, option_spec, opt_proc)) {
+		fprintf(stderr, "erofsfuse: bad options (see --help)\n");
+		goto out_args;
 	}
-	if (opts.show_help) {
+	if (cfg.help) {
 		usage(argv[0]);
 		ret = 0;
 		goto out_args;
 	}
-	if (opts.show_version) {
+	if (cfg.version) {
 		printf("erofsfuse (erofs-forge) %s\n", PACKAGE_VERSION);
 		fuse_lowlevel_version();
 		ret = 0;
-		goto out_args;
-	}
-	if (!cfg.image || !opts.mountpoint) {
-		fprintf(stderr, "erofsfuse: need an IMAGE and a MOUNTPOINT (see --help)\n");
 		goto out_args;
 	}
 	if (cfg.device) {
 		fprintf(stderr, "erofsfuse: --device: multi-device images are not supported\n");
 		goto out_args;
 	}
-	if (opts.debug && cfg.dbglevel < 7)
-		cfg.dbglevel = 7;
+	if (!cfg.image) {
+		fprintf(stderr, "erofsfuse: need an IMAGE and a MOUNTPOINT (see --help)\n");
+		goto out_args;
+	}
 	if (open_image(&cfg, &r, &map, &maplen))
 		goto out_args;
+	if (fuse_parse_cmdline(&args, &opts))
+		goto out_reader;
+	if (!opts.mountpoint) {
+		fprintf(stderr, "erofsfuse: need an IMAGE and a MOUNTPOINT (see --help)\n");
+		goto out_reader;
+	}
+	if (opts.debug && cfg.dbglevel < 7)
+		cfg.dbglevel = 7;
 	m.dbglevel = cfg.dbglevel;
 	if (erofs_fs_init(&m.fs, &r, 0)) {
 		fprintf(stderr, "erofsfuse: out of memory\n");

@@ -171,6 +171,7 @@ struct lookup_ctx {
 	const char *name;
 	size_t namelen;
 	uint64_t nid;
+	bool below;		/* a name before it was seen in this block */
 };
 
 enum { LOOKUP_FOUND = 1, LOOKUP_PASSED = 2 };
@@ -185,10 +186,52 @@ static int lookup_one(void *arg, const struct erofs_rd_dentry *de)
 		c->nid = de->nid;
 		return LOOKUP_FOUND;
 	}
-	/* names are checked to be sorted: once past the name, it is not there */
+	/* names are sorted within a block: once past the name, it is not there */
 	if (cmp > 0 || (!cmp && de->namelen > c->namelen))
 		return LOOKUP_PASSED;
+	c->below = true;
 	return 0;
+}
+
+static int dir_block(struct erofs_fs *fs, const struct erofs_rd_inode *vi, uint8_t *buf,
+		     uint64_t blk, struct erofs_dir_cursor *cur, erofs_dirent_fn fn, void *c);
+
+/*
+ * A binary search over the blocks, as the kernel looks names up (names
+ * are sorted across the directory): O(log blocks) blocks parsed, each
+ * with every check of erofs_dirblock_parse().  1 with c->nid set when
+ * found, 0 when not, or a negative errno.
+ */
+static int lookup_blocks(struct erofs_fs *fs, const struct erofs_rd_inode *dir,
+			 struct lookup_ctx *c)
+{
+	uint64_t lo = 0, hi = (dir->size + fs->r->blksz - 1) >> fs->r->blkszbits;
+	struct erofs_dir_cursor cur;
+	uint8_t *buf = malloc(fs->r->blksz);
+	int ret = 0;
+
+	if (!buf)
+		return erofs_reader_fail(fs->r, -ENOMEM, "out of memory");
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		c->below = false;
+		erofs_dir_cursor_init(&cur, dir->nid, EROFS_NID_UNKNOWN);
+		ret = dir_block(fs, dir, buf, mid, &cur, lookup_one, c);
+		if (ret < 0 || ret == LOOKUP_FOUND)
+			break;
+		if (ret == LOOKUP_PASSED && c->below) {
+			ret = 0;	/* it would sit between two names of this block */
+			break;
+		}
+		if (ret == LOOKUP_PASSED)
+			hi = mid;	/* the block starts after it */
+		else
+			lo = mid + 1;	/* every name of the block comes before it */
+		ret = 0;
+	}
+	free(buf);
+	return ret;
 }
 
 int erofs_fs_lookup(struct erofs_fs *fs, uint64_t dir, const char *name, size_t namelen,
@@ -206,7 +249,7 @@ int erofs_fs_lookup(struct erofs_fs *fs, uint64_t dir, const char *name, size_t 
 	if (!namelen || namelen > EROFS_NAME_LEN)
 		return -ENOENT;
 	dvi = *vi;
-	err = erofs_dir_iterate(fs->r, &dvi, EROFS_NID_UNKNOWN, lookup_one, &c);
+	err = lookup_blocks(fs, &dvi, &c);
 	if (err < 0)
 		return fs_fail(fs, dvi.nid, err);
 	if (err != LOOKUP_FOUND)

@@ -23,6 +23,8 @@
 #   QEMU_PARALLEL 1 (default): boot the modes side by side; 0: one after another
 #   MANIFEST    host erofs-manifest (default: $top_builddir/tools/erofs-manifest,
 #               else compiled from tools/manifest.c)
+#   EROFSFUSE   erofsfuse for the matrix lines with EXPECT "fuse" (default:
+#               $top_builddir/fuse/erofsfuse; those lines SKIP without it)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -101,6 +103,7 @@ build_tools() {
 		fi
 	fi
 	FSCK=${FSCK:-$top_builddir/fsck/fsck.erofs}
+	EROFSFUSE=${EROFSFUSE:-$top_builddir/fuse/erofsfuse}
 	[ -x "$FSCK" ] || die "no fsck.erofs at $FSCK (set FSCK=)"
 	gcc "${cflags[@]}" -static -o "$SCRATCH/bin/erofs-manifest" "$top_srcdir/tools/manifest.c"
 	gcc "${cflags[@]}" -static -o "$SCRATCH/bin/guest-loop" "$here/guest-loop.c"
@@ -297,7 +300,7 @@ expected_manifest() {
 	fi
 	for tok in "${toks[@]}"; do
 		case $tok in
-		same|noxattrs|extract|refuse=*|corrupt=*) ;;
+		same|noxattrs|extract|fuse|refuse=*|corrupt=*) ;;
 		uid=*) sed_prog+=(-e "s/ uid=[0-9]+ / uid=${tok#uid=} /") ;;
 		gid=*) sed_prog+=(-e "s/ gid=[0-9]+ / gid=${tok#gid=} /") ;;
 		mtime=*) sed_prog+=(-e "s/ mtime=-?[0-9]+\.[0-9]+/ mtime=${tok#mtime=}.000000000/") ;;
@@ -349,6 +352,14 @@ build_images() {
 		hostile=*) kind=hostile ;;
 		*) kind=mount ;;
 		esac
+		if [[ ,$expect, == *,fuse,* ]]; then
+			# mounted by erofsfuse in the guest instead of the kernel's erofs
+			if [ ! -x "$EROFSFUSE" ]; then
+				report_skip "$name" "no erofsfuse at $EROFSFUSE (configure found no libfuse3)"
+				continue
+			fi
+			GUEST_KIND[$name]=fuse
+		fi
 		prepare_tree "$tree"
 		# @tree@ stands for the tree's own folder (rule files inside it)
 		args=${args//@tree@/$TREE_DIR}
@@ -417,6 +428,7 @@ build_initramfs() {
 	local root=$SCRATCH/initramfs
 	initramfs_base "$root"
 	cp "$SCRATCH/bin/erofs-manifest" "$SCRATCH/bin/guest-loop" "$SCRATCH/bin/hostile-walk" "$root/bin/"
+	guest_erofsfuse "$root"
 	cp "$SCRATCH/images" "$root/forge/images"
 	cat > "$root/forge/conf" <<-EOF
 		SLOT_BYTES=$SLOT_BYTES
@@ -425,6 +437,28 @@ build_initramfs() {
 	EOF
 	INITRAMFS=$SCRATCH/initramfs.cpio.gz
 	pack_initramfs "$root" "$INITRAMFS"
+}
+
+# erofsfuse, the shared libraries it needs (as ldd lists them) and the
+# fuse module into the initramfs, when a matrix line uses it
+guest_erofsfuse() { # ROOT
+	local root=$1 name lib src
+	for name in "${NAMES[@]}"; do
+		[ "${GUEST_KIND[$name]:-}" = fuse ] || continue
+		install -m 0755 "$EROFSFUSE" "$root/bin/erofsfuse"
+		for lib in $(ldd "$EROFSFUSE" | grep -oE '/[^ ]+'); do
+			mkdir -p "$root$(dirname "$lib")"
+			cp -L "$lib" "$root$lib"
+		done
+		src=$(find_module fuse)
+		if [ -n "$src" ]; then
+			copy_module "$src" "$root/lib/forge/fuse.ko"
+		else
+			grep -q '/fuse.ko' "/lib/modules/$KVER/modules.builtin" ||
+				die "no fuse module for $KVER"
+		fi
+		return
+	done
 }
 
 # ------------------------------------------------------------------ boot ---
@@ -588,7 +622,10 @@ evaluate() {
 	fi
 	local version
 	version=$(cat "$r/version")
-	if [ "$mode" = ours ] && [ "$version" != "$OUR_VERSION" ]; then
+	if [ "${GUEST_KIND[$name]:-}" = fuse ]; then
+		[ "$version" = erofsfuse ] ||
+			{ report_fail "$mode/$name" "not mounted by erofsfuse ('$version')" "$r/dmesg"; return; }
+	elif [ "$mode" = ours ] && [ "$version" != "$OUR_VERSION" ]; then
 		report_fail "$mode/$name" "mounted by module '$version', not $OUR_VERSION" "$r/dmesg"
 		return
 	fi

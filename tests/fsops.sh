@@ -199,4 +199,54 @@ for layout in "-z lz4hc -E fragments,ztailpacking" "--chunksize=4096" "-z lz4 -C
 	sweep_verdict
 done
 
+# ---- erofsfuse's command line, up to (never including) a mount ----
+EROFSFUSE=$top_builddir/fuse/erofsfuse
+if [ -x "$EROFSFUSE" ]; then
+	mkdir -p "$WORK/mnt"
+	mkfs_or_fail cli "$WORK/cli.img" "$SMALL" -z lz4hc
+	"$EROFSFUSE" --help >"$WORK/help.out" 2>&1
+	rc=$?
+	if [ "$rc" -eq 0 ] && grep -q -- '--offset=#' "$WORK/help.out" && grep -q -- '--dbglevel=#' "$WORK/help.out" &&
+	   grep -q -- '--device=#' "$WORK/help.out" && grep -q -- '-o opt' "$WORK/help.out"; then
+		pass "erofsfuse --help: erofs-utils' options and libfuse's, exit 0"
+	else
+		fail "erofsfuse --help: rc $rc: $(head -2 "$WORK/help.out")"
+	fi
+	"$EROFSFUSE" "$WORK/cli.img" >"$WORK/noarg.out" 2>&1
+	rc=$?
+	[ "$rc" -eq 1 ] && grep -q 'need an IMAGE and a MOUNTPOINT' "$WORK/noarg.out" &&
+		pass "erofsfuse without a mount point: exit 1 with a reason" ||
+		fail "erofsfuse without a mount point: rc $rc: $(head -1 "$WORK/noarg.out")"
+	"$EROFSFUSE" --device="$WORK/cli.img" "$WORK/cli.img" "$WORK/mnt" >"$WORK/dev.out" 2>&1
+	rc=$?
+	[ "$rc" -eq 1 ] && grep -q 'multi-device images are not supported' "$WORK/dev.out" &&
+		pass "erofsfuse --device: refused, exit 1" ||
+		fail "erofsfuse --device: rc $rc: $(head -1 "$WORK/dev.out")"
+	# a damaged superblock is refused before anything is mounted
+	IMG=$WORK/cli-bad.img
+	cp "$WORK/cli.img" "$IMG"
+	wr 1024 4 0
+	"$EROFSFUSE" -f "$IMG" "$WORK/mnt" >"$WORK/bad.out" 2>&1
+	rc=$?
+	[ "$rc" -eq 1 ] && grep -q "cli-bad.img: superblock: bad magic" "$WORK/bad.out" &&
+		pass "erofsfuse on a bad image: refused by name before mounting, exit 1" ||
+		fail "erofsfuse on a bad image: rc $rc: $(head -1 "$WORK/bad.out")"
+	# --offset: the image 12345 bytes into a file is found there (the mount
+	# point does not exist, so nothing is mounted), and not without it
+	{ head -c 12345 /dev/urandom; cat "$WORK/cli.img"; } >"$WORK/offset.bin"
+	"$EROFSFUSE" -f --offset=12345 "$WORK/offset.bin" "$WORK/no-such-dir" >"$WORK/off.out" 2>&1
+	rc1=$?
+	"$EROFSFUSE" -f "$WORK/offset.bin" "$WORK/no-such-dir" >"$WORK/nooff.out" 2>&1
+	rc2=$?
+	if [ "$rc1" -eq 1 ] && ! grep -q 'superblock' "$WORK/off.out" && grep -q 'mount' "$WORK/off.out" &&
+	   [ "$rc2" -eq 1 ] && grep -q 'superblock: bad magic' "$WORK/nooff.out"; then
+		pass "erofsfuse --offset=12345: the image is read from there"
+	else
+		fail "erofsfuse --offset: rc $rc1/$rc2: $(head -1 "$WORK/off.out") / $(head -1 "$WORK/nooff.out")"
+	fi
+	mountpoint -q "$WORK/mnt" && { fusermount3 -u "$WORK/mnt"; fail "something got mounted on the host"; }
+else
+	echo "$test_name: erofsfuse not built (no libfuse3): its command line is not tested"
+fi
+
 finish
