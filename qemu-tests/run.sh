@@ -19,7 +19,7 @@
 #   ONLY        extended regex: run only matrix lines whose NAME matches
 #   KEEP_OUT    1: keep qemu-tests/out/<run>/ even when everything passed
 #   IMAGE_LIMIT seconds per image in the guest (default 60)
-#   BOOT_LIMIT  seconds per QEMU boot (default 120 + 8 per image)
+#   BOOT_LIMIT  seconds per QEMU boot (default 120 + 8 per image, + 60 per fuse line)
 #   QEMU_PARALLEL 1 (default): boot the modes side by side; 0: one after another
 #   MANIFEST    host erofs-manifest (default: $top_builddir/tools/erofs-manifest,
 #               else compiled from tools/manifest.c)
@@ -461,6 +461,15 @@ guest_erofsfuse() { # ROOT
 	done
 }
 
+# a FUSE walk of the gen tree takes 30-50 s under TCG: more time per boot
+fuse_boot_seconds() {
+	local name n=0
+	for name in "${NAMES[@]}"; do
+		[ "${GUEST_KIND[$name]:-}" = fuse ] && n=$((n + 1))
+	done
+	echo $((60 * n))
+}
+
 # ------------------------------------------------------------------ boot ---
 
 # boot MODE START BOOTNO: runs QEMU until poweroff, crash, or watchdog.
@@ -753,7 +762,7 @@ main() {
 	if [ ${#NAMES[@]} -gt 0 ]; then
 		build_data_disk
 		build_initramfs
-		BOOT_LIMIT=${BOOT_LIMIT:-$((120 + 8 * ${#NAMES[@]}))}
+		BOOT_LIMIT=${BOOT_LIMIT:-$((120 + 8 * ${#NAMES[@]} + $(fuse_boot_seconds)))}
 		msg "data disk $(( $(stat -c %s "$DATA_DISK") / 1048576 )) MiB, initramfs $(( $(stat -c %s "$INITRAMFS") / 1024 )) KiB"
 		run_qemu_stage
 	fi

@@ -207,7 +207,7 @@ if [ -x "$EROFSFUSE" ]; then
 	"$EROFSFUSE" --help >"$WORK/help.out" 2>&1
 	rc=$?
 	if [ "$rc" -eq 0 ] && grep -q -- '--offset=#' "$WORK/help.out" && grep -q -- '--dbglevel=#' "$WORK/help.out" &&
-	   grep -q -- '--device=#' "$WORK/help.out" && grep -q -- '-o opt' "$WORK/help.out"; then
+	   grep -q -- '--device=#' "$WORK/help.out" && grep -q -- '-o allow_other' "$WORK/help.out"; then
 		pass "erofsfuse --help: erofs-utils' options and libfuse's, exit 0"
 	else
 		fail "erofsfuse --help: rc $rc: $(head -2 "$WORK/help.out")"
