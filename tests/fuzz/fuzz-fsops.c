@@ -165,7 +165,7 @@ static int fo_entry(void *arg, const char *name, size_t namelen, uint64_t ino, m
 		fo_failed(o, err, d->sorted ? 0 : ENOENT, 0);
 	} else {
 		FZ_CHECK(found == ino || !d->sorted);
-		FZ_CHECK(st.st_ino == ino);
+		FZ_CHECK(st.st_ino == found);
 		if (type)
 			fz_fold(&o->f, (uint64_t)(type == (st.st_mode & S_IFMT)));
 	}
