@@ -820,6 +820,9 @@ int erofs_dirblock_parse(const uint8_t *blk, unsigned int maxsize,
 			bool dot = len == 1;
 			uint64_t want = dot ? cur->dir_nid : cur->parent_nid;
 
+			/* erofsfuse's lookups learn the parent from ".." */
+			if (!dot && want == EROFS_NID_UNKNOWN)
+				cur->parent_nid = want = de.nid;
 			if (de.nid != want && want != EROFS_NID_ANY &&
 			    (dot || !(cur->flags & EROFS_DIR_ANY_PARENT)))
 				return errf(err, errlen, -EFSCORRUPTED,

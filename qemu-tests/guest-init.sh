@@ -67,6 +67,28 @@ save_slot() {
 	rm -f /tmp/slot.tar
 }
 
+# matrix lines of kind "fuse": erofsfuse (run.sh adds it with its libraries
+# and fuse.ko) mounts the image as a script would, "erofsfuse IMAGE DIR",
+# in the background; umount ends it
+fuse_mount() { # DEVICE RESULTDIR
+	[ -e /dev/fuse ] || insmod /lib/forge/fuse.ko 2> "$2/fuse-insmod.err"
+	erofsfuse "$1" /mnt > "$2/erofsfuse.out" 2> "$2/mount.err"
+	echo $? > "$2/mount.rc"
+}
+
+fuse_gone() { # RESULTDIR: the daemon must exit after the unmount
+	n=0
+	while pidof erofsfuse > /dev/null && [ "$n" -lt 50 ]; do
+		usleep 100000
+		n=$((n + 1))
+	done
+	if pidof erofsfuse > /dev/null; then
+		echo "erofsfuse still running 5 s after the unmount" > "$1/umount.err"
+		echo 1 > "$1/umount.rc"
+	fi
+	return 0
+}
+
 say "BOOTED mode=$mode start=$start"
 mkdir -p /out/boot
 echo "$mode" > /out/boot/mode
@@ -138,15 +160,20 @@ while read -r idx name off size kind blob_off blob_size; do
 	elif [ "${kind%%=*}" = overlay ]; then
 		overlay_image "$r" "$off" "$size" "${kind#overlay=}"
 	elif dev=$(guest-loop attach "$DATADISK" "$off" "$size" 2> "$r/loop.err"); then
-		opts=ro
-		if [ -n "$blob_off" ]; then
-			blobdev=$(guest-loop attach "$DATADISK" "$blob_off" "$blob_size" 2>> "$r/loop.err")
-			opts=ro,device=$blobdev
+		if [ "$kind" = fuse ]; then
+			fuse_mount "$dev" "$r"
+		else
+			opts=ro
+			if [ -n "$blob_off" ]; then
+				blobdev=$(guest-loop attach "$DATADISK" "$blob_off" "$blob_size" 2>> "$r/loop.err")
+				opts=ro,device=$blobdev
+			fi
+			mount -t erofs -o "$opts" "$dev" /mnt 2> "$r/mount.err"
+			echo $? > "$r/mount.rc"
 		fi
-		mount -t erofs -o "$opts" "$dev" /mnt 2> "$r/mount.err"
-		echo $? > "$r/mount.rc"
 		if [ "$(cat "$r/mount.rc")" = 0 ]; then
 			cat /sys/module/erofs/version > "$r/version" 2>/dev/null || echo "(none)" > "$r/version"
+			[ "$kind" = fuse ] && echo erofsfuse > "$r/version"
 			case $kind in
 			hostile*)
 				timeout "$IMAGE_LIMIT" hostile-walk -t 20 /mnt > "$r/walk" 2> "$r/walk.err"
@@ -157,6 +184,7 @@ while read -r idx name off size kind blob_off blob_size; do
 			esac
 			umount /mnt 2> "$r/umount.err"
 			echo $? > "$r/umount.rc"
+			[ "$kind" = fuse ] && fuse_gone "$r"
 		fi
 		guest-loop detach "$dev" 2>> "$r/loop.err"
 		[ -z "$blob_off" ] || guest-loop detach "$blobdev" 2>> "$r/loop.err"

@@ -24,7 +24,7 @@
 #   IMAGE_LIMIT seconds per image in the guest (default 60)
 #   KERNEL_IMAGE_LIMIT  the same on the fetched kernels (default 180: 7.x
 #               reads some all-fragments images 10-30x slower than 6.1)
-#   BOOT_LIMIT  seconds per QEMU boot (default 120 + 8 per image; on the
+#   BOOT_LIMIT  seconds per QEMU boot (default 120 + 8 per image, + 60 per fuse line; on the
 #               fetched kernels twice KERNEL_IMAGE_LIMIT - IMAGE_LIMIT more)
 #   QEMU_PARALLEL 1 (default): boot the modes side by side; 0: one after another
 #   MANIFEST    host erofs-manifest (default: $top_builddir/tools/erofs-manifest,
@@ -32,6 +32,8 @@
 #   KERNELS     newer kernels to boot in stock mode, as fetch-kernel.sh
 #               series (default "6.12 7"; empty: only KVER)
 #   KERNEL_DIR  where they are unpacked (default $top_builddir/qemu-tests/kernels)
+#   EROFSFUSE   erofsfuse for the matrix lines with EXPECT "fuse" (default:
+#               $top_builddir/fuse/erofsfuse; those lines SKIP without it)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -121,6 +123,7 @@ build_tools() {
 		fi
 	fi
 	FSCK=${FSCK:-$top_builddir/fsck/fsck.erofs}
+	EROFSFUSE=${EROFSFUSE:-$top_builddir/fuse/erofsfuse}
 	[ -x "$FSCK" ] || die "no fsck.erofs at $FSCK (set FSCK=)"
 	gcc "${cflags[@]}" -static -o "$SCRATCH/bin/erofs-manifest" "$top_srcdir/tools/manifest.c"
 	gcc "${cflags[@]}" -static -o "$SCRATCH/bin/guest-loop" "$here/guest-loop.c"
@@ -323,7 +326,7 @@ expected_manifest() {
 	fi
 	for tok in "${toks[@]}"; do
 		case $tok in
-		same|noxattrs|extract|overlay|refuse=*|corrupt=*|kernel=*) ;;
+		same|noxattrs|extract|overlay|fuse|refuse=*|corrupt=*|kernel=*) ;;
 		ours61) ;;
 		uid=*) sed_prog+=(-e "s/ uid=[0-9]+ / uid=${tok#uid=} /") ;;
 		gid=*) sed_prog+=(-e "s/ gid=[0-9]+ / gid=${tok#gid=} /") ;;
@@ -504,6 +507,14 @@ build_images() {
 		hostile=*) kind=hostile ;;
 		*) kind=mount ;;
 		esac
+		if [[ ,$expect, == *,fuse,* ]]; then
+			# mounted by erofsfuse in the guest instead of the kernel's erofs
+			if [ ! -x "$EROFSFUSE" ]; then
+				report_skip "$name" "no erofsfuse at $EROFSFUSE (configure found no libfuse3)"
+				continue
+			fi
+			GUEST_KIND[$name]=fuse
+		fi
 		prepare_tree "$tree"
 		# @tree@ stands for the tree's own folder (rule files inside it)
 		args=${args//@tree@/$TREE_DIR}
@@ -606,6 +617,7 @@ build_initramfs() {
 	[ "$1" = "$HOST_KVER" ] || OUR_KO=
 	initramfs_base "$root"
 	cp "$SCRATCH/bin/erofs-manifest" "$SCRATCH/bin/guest-loop" "$SCRATCH/bin/hostile-walk" "$root/bin/"
+	guest_erofsfuse "$root"
 	: > "$root/forge/images"
 	while read -r idx name rest; do
 		runs_on_kernel "$KVER" "$name" || continue
@@ -652,6 +664,37 @@ setup_targets() {
 		KROOT_OF[$kver]=$kroot LIMIT_OF[$kver]=$KERNEL_IMAGE_LIMIT
 		msg "kernel $kver for $target: $kroot"
 	done
+}
+
+# erofsfuse, the shared libraries it needs (as ldd lists them) and the
+# fuse module into the initramfs, when a matrix line uses it
+guest_erofsfuse() { # ROOT
+	local root=$1 name lib src
+	for name in "${NAMES[@]}"; do
+		[ "${GUEST_KIND[$name]:-}" = fuse ] || continue
+		install -m 0755 "$EROFSFUSE" "$root/bin/erofsfuse"
+		for lib in $(ldd "$EROFSFUSE" | grep -oE '/[^ ]+'); do
+			mkdir -p "$root$(dirname "$lib")"
+			cp -L "$lib" "$root$lib"
+		done
+		src=$(find_module fuse)
+		if [ -n "$src" ]; then
+			copy_module "$src" "$root/lib/forge/fuse.ko"
+		else
+			grep -q '/fuse.ko' "$(moddir)/modules.builtin" ||
+				die "no fuse module for $KVER"
+		fi
+		return
+	done
+}
+
+# a FUSE walk of the gen tree takes 30-50 s under TCG: more time per boot
+fuse_boot_seconds() {
+	local name n=0
+	for name in "${NAMES[@]}"; do
+		[ "${GUEST_KIND[$name]:-}" = fuse ] && n=$((n + 1))
+	done
+	echo $((60 * n))
 }
 
 # ------------------------------------------------------------------ boot ---
@@ -827,7 +870,10 @@ evaluate() {
 	fi
 	local version
 	version=$(cat "$r/version")
-	if [ "$mode" = ours ] && [ "$version" != "$OUR_VERSION" ]; then
+	if [ "${GUEST_KIND[$name]:-}" = fuse ]; then
+		[ "$version" = erofsfuse ] ||
+			{ report_fail "$mode/$name" "not mounted by erofsfuse ('$version')" "$r/dmesg"; return; }
+	elif [ "$mode" = ours ] && [ "$version" != "$OUR_VERSION" ]; then
 		report_fail "$mode/$name" "mounted by module '$version', not $OUR_VERSION" "$r/dmesg"
 		return
 	fi
@@ -972,7 +1018,7 @@ main() {
 			[ -n "${INITRAMFS_OF[${T_KVER[$mode]}]:-}" ] ||
 				build_initramfs "${T_KVER[$mode]}" "${T_KROOT[$mode]}"
 		done
-		BOOT_LIMIT=${BOOT_LIMIT:-$((120 + 8 * ${#NAMES[@]}))}
+		BOOT_LIMIT=${BOOT_LIMIT:-$((120 + 8 * ${#NAMES[@]} + $(fuse_boot_seconds)))}
 		msg "data disk $(( $(stat -c %s "$DATA_DISK") / 1048576 )) MiB"
 		run_qemu_stage
 	fi

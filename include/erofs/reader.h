@@ -273,9 +273,13 @@ struct erofs_rd_dentry {
 typedef int (*erofs_dirent_fn)(void *arg, const struct erofs_rd_dentry *de);
 
 /* State carried across the blocks of one directory. */
+/* parent_nid when the caller does not know it (a FUSE lookup): ".." is
+ * then not checked, and the cursor records where it points */
+#define EROFS_NID_UNKNOWN	UINT64_MAX
+
 struct erofs_dir_cursor {
 	uint64_t dir_nid;		/* "." must point here */
-	uint64_t parent_nid;		/* ".." must point here */
+	uint64_t parent_nid;		/* ".." must point here (see EROFS_NID_UNKNOWN) */
 	uint64_t blkno;			/* block being parsed, for messages */
 	uint64_t nentries;		/* entries seen so far, dots included */
 	bool seen_dot, seen_dotdot;

@@ -48,6 +48,7 @@ lib_sources=(lib/reader.c lib/rxattr.c lib/zread.c lib/extract.c lib/check.c lib
 	lib/crc32c.c lib/dir.c lib/rdevice.c lib/kernel.c)
 # the check's other files and its job queue (fsck --workers)
 lib_sources+=(lib/check-data.c lib/check-dirs.c lib/check-final.c lib/fsckq.c lib/lookup.c)
+lib_sources+=(lib/fsops.c)	# erofsfuse's operations (fuzz-fsops)
 cflags=(-g -O1 -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra -Wno-unused-parameter
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 	-include "$out/obj/config.h" -I"$top/include" ${EXTRA_CFLAGS:-})
@@ -56,7 +57,7 @@ libs=(-llz4 -lxxhash -lpthread)
 # dump.erofs's library half, for fuzz-dump
 dump_sources=(lib/dumpsb.c lib/dumpwalk.c lib/dumpstat.c lib/dumpinode.c lib/escape.c lib/io.c)
 
-for h in fuzz-reader fuzz-extract fuzz-fsck fuzz-dump; do
+for h in fuzz-reader fuzz-extract fuzz-fsck fuzz-dump fuzz-fsops; do
 	srcs=("$here/$h.c")
 	for s in "${lib_sources[@]}"; do srcs+=("$top/$s"); done
 	if [ "$h" = fuzz-dump ]; then

@@ -7,8 +7,8 @@
 #   tests/fuzz/run.sh [-n RUNS] [-t TARGET] [-o OUTDIR] [-m MAX_LEN] [-s]
 #
 #   -n RUNS     executions (default 1000000)
-#   -t TARGET   reader (default), extract, fsck (fsck/main.c itself) or
-#               dump (dump/main.c itself)
+#   -t TARGET   reader (default), extract, fsck (fsck/main.c itself), dump
+#               (dump/main.c itself) or fsops (erofsfuse's operations, lib/fsops.c)
 #   -o OUTDIR   work folder (default $FUZZ_OUT or /tmp/erofs-fuzz): bin/,
 #               seeds/, corpus-TARGET/ (kept between runs; the fsck and
 #               extract runs also read corpus-reader/), artifacts/, TARGET.log
@@ -40,7 +40,7 @@ while getopts "n:t:o:m:s" opt; do
 	*) sed -n '2,23p' "$0" >&2; exit 2 ;;
 	esac
 done
-case $target in reader|extract|fsck|dump) ;; *) echo "run.sh: unknown target '$target'" >&2; exit 2 ;; esac
+case $target in reader|extract|fsck|dump|fsops) ;; *) echo "run.sh: unknown target '$target'" >&2; exit 2 ;; esac
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 bin=$out/bin/fuzz-$target
