@@ -20,6 +20,7 @@
 #include "erofs/check.h"
 #include "erofs/diag.h"
 #include "erofs/extract.h"
+#include "erofs/kernel.h"
 #include "erofs/reader.h"
 
 #define EXIT_CLEAN	0
@@ -60,7 +61,7 @@ static void usage(FILE *out)
 "  -h, --help             display this help and exit\n"
 "  -d N                   set the message level to N (0..9, default 2)\n"
 "  -p                     print statistics (files, directories, bytes, image size,\n"
-"                         compression ratio)\n"
+"                         compression ratio, the oldest Linux that mounts it)\n"
 "  -a, -y, -n             accepted for compatibility and ignored\n"
 "  --extract[=DIR]        read every byte of every file; with DIR, also\n"
 "                         recreate the tree below DIR\n"
@@ -245,6 +246,17 @@ static void print_super(const struct fsck *f)
 		       f->r.lz4_max_distance ? f->r.lz4_max_distance : 65536u);
 }
 
+/* The oldest Linux that mounts the image, from its superblock. */
+static void print_kernel_needs(const struct fsck *f)
+{
+	struct erofs_kneeds needs;
+	char text[320];
+
+	erofs_kneeds_from_super(&f->r.sb, f->r.available_compr_algs, &needs);
+	erofs_kneeds_describe(&needs, text, sizeof(text));
+	printf("  kernel:             %s\n", text);
+}
+
 static void print_stats(const struct fsck *f)
 {
 	const struct erofs_check_stats *st = &f->res.st;
@@ -268,6 +280,7 @@ static void print_stats(const struct fsck *f)
 		       st->packed_size, st->packed_physical);
 	printf("  image size:         %" PRIu64 " bytes (%" PRIu64 " blocks)\n",
 	       f->image_bytes, f->r.size >> f->r.blkszbits);
+	print_kernel_needs(f);
 }
 
 static void raise_nofile(void)

@@ -19,6 +19,7 @@
 #include "erofs/codec.h"
 #include "erofs/diag.h"
 #include "erofs/format.h"
+#include "erofs/kernel.h"
 #include "erofs/mkfs.h"
 
 enum {
@@ -28,6 +29,7 @@ enum {
 	/* Android */
 	OPT_MOUNT_POINT, OPT_PRODUCT_OUT, OPT_FS_CONFIG_FILE, OPT_FILE_CONTEXTS,
 	OPT_BLOCK_LIST_FILE,
+	OPT_MAX_KERNEL,
 };
 
 static const struct option long_options[] = {
@@ -49,6 +51,7 @@ static const struct option long_options[] = {
 	{ "fs-config-file", required_argument, NULL, OPT_FS_CONFIG_FILE },
 	{ "file-contexts", required_argument, NULL, OPT_FILE_CONTEXTS },
 	{ "block-list-file", required_argument, NULL, OPT_BLOCK_LIST_FILE },
+	{ "max-kernel", required_argument, NULL, OPT_MAX_KERNEL },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, 'V' },
@@ -102,6 +105,8 @@ static void usage(FILE *out)
 	      " --compress-hints=FILE   per-path pcluster sizes: lines of\n"
 	      "                         'BYTES [ALGORITHM-INDEX] REGEX', first match wins,\n"
 	      "                         BYTES 0 stores matching files uncompressed\n"
+	      " --max-kernel=X.Y        refuse every option that needs a Linux release newer\n"
+	      "                         than X.Y (the summary says which release the image needs)\n"
 	      " --quiet                 no progress and no summary\n"
 	      " -V, --version           print the version and exit\n"
 	      " --help                  print this help and exit\n"
@@ -443,7 +448,8 @@ static int add_exclude(struct erofs_build_options *opts, const char *arg, bool r
 	return 0;
 }
 
-static int parse_args(int argc, char **argv, struct erofs_build_options *opts)
+static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
+		      const char **max_kernel)
 {
 	int64_t v;
 	int c;
@@ -529,6 +535,7 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts)
 		case OPT_FS_CONFIG_FILE: opts->fs_config_file = optarg; break;
 		case OPT_FILE_CONTEXTS: opts->file_contexts = optarg; break;
 		case OPT_BLOCK_LIST_FILE: opts->block_list_file = optarg; break;
+		case OPT_MAX_KERNEL: *max_kernel = optarg; break;
 		default:
 			usage(stderr);
 			return -EINVAL;
@@ -607,6 +614,48 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts)
 	opts->image = argv[optind];
 	opts->source = argv[optind + 1];
 	return 0;
+}
+
+/* --max-kernel=X.Y: every option needing a newer release is an error. */
+static int check_max_kernel(const struct erofs_build_options *opts, const char *max_kernel)
+{
+	struct erofs_kneeds needs;
+	struct erofs_kversion max;
+	unsigned int refused;
+
+	if (!max_kernel)
+		return 0;
+	if (erofs_kversion_parse(max_kernel, &max)) {
+		erofs_err("--max-kernel=%s: expected a Linux release X.Y, such as 6.1", max_kernel);
+		return -EINVAL;
+	}
+	erofs_kneeds_from_options(opts, &needs);
+	refused = erofs_kneeds_check_max(&needs, max);
+	if (refused)
+		erofs_err("%u option%s need%s a newer kernel than --max-kernel=%s; nothing written",
+			  refused, refused == 1 ? "" : "s", refused == 1 ? "s" : "", max_kernel);
+	return refused ? -EOPNOTSUPP : 0;
+}
+
+/* The oldest Linux that mounts the image written, from its superblock fields. */
+static void print_kernel_needs(const struct erofs_build_options *opts,
+			       const struct erofs_tree *tree, const struct erofs_build_result *res)
+{
+	const struct erofs_plan *plan = &res->plan;
+	struct erofs_super sb = {
+		.blkszbits = (uint8_t)plan->blkszbits,
+		.feature_incompat = plan->feature_incompat,
+		.packed_nid = tree->packed ? 1 : 0,
+	};
+	struct erofs_kneeds needs;
+	char text[320];
+
+	erofs_kneeds_from_super(&sb, plan->sb_u1, &needs);
+	/* no superblock bit says that -E dedupe shared pclusters */
+	if (res->stats.zdedupe_blocks)
+		erofs_kneeds_add(&needs, EROFS_KF_SHARED_PCLUSTERS, "-E dedupe");
+	erofs_kneeds_describe(&needs, text, sizeof(text));
+	printf("%s: %s\n", opts->image, text);
 }
 
 /* SOURCE_DATE_EPOCH clamps mtimes unless -T fixed them outright. */
@@ -724,6 +773,7 @@ static void print_summary(const struct erofs_build_options *opts, const struct e
 		       " holes; %" PRIu64 " bytes saved; %" PRIu64 " files sharing nothing "
 		       "kept flat with inline tails\n", opts->image, st->chunks, st->shared_chunks,
 		       st->null_chunks, st->chunk_saved_bytes, st->flat_chunk_files);
+	print_kernel_needs(opts, tree, res);
 }
 
 int main(int argc, char **argv)
@@ -741,11 +791,13 @@ int main(int argc, char **argv)
 	struct erofs_tree tree = { .source_dirfd = -1 };
 	struct erofs_build_result result;
 	struct timespec start;
+	const char *max_kernel = NULL;
 	int err;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	uuid_generate(opts.uuid);
-	if (parse_args(argc, argv, &opts) || apply_source_date_epoch(&opts) ||
+	if (parse_args(argc, argv, &opts, &max_kernel) || check_max_kernel(&opts, max_kernel) ||
+	    apply_source_date_epoch(&opts) ||
 	    check_image_outside_source(&opts))
 		return 1;
 	opts.show_progress = !opts.quiet && isatty(STDERR_FILENO);

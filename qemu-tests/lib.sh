@@ -5,9 +5,11 @@
 # The caller defines msg and die and sets here, top_srcdir, top_builddir,
 # OUT (logs), QEMU and QEMU_ACCEL; KVER once detect_kver has run.
 
-# stock modules loaded before erofs.ko, in this order
-GUEST_MODULES="virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev
-	virtio_pci virtio_blk crc32c_generic libcrc32c loop"
+# what the guest needs besides erofs.ko: the virtio disk and loop drivers.
+# The modules to insmod (these, erofs.ko's and our module's dependencies,
+# softdeps such as libcrc32c's crc32c) come from the kernel's modules.dep,
+# modules.softdep and modules.alias (guest_module_order).
+GUEST_MODULES="virtio_pci virtio_blk loop erofs"
 
 # kernel log patterns that fail any test, whatever the image
 OOPS_RE='BUG:|Oops|general protection fault|kernel BUG at|WARNING:|Kernel panic|Call Trace|soft lockup|hard LOCKUP|blocked for more than|list_(add|del) corruption|Bad page state|UBSAN:|KASAN:|Out of memory|stack-protector|double fault'
@@ -54,9 +56,68 @@ mkfs_lacks_option() {
 
 # ---------------------------------------------------------- guest side ---
 
-find_module() { # NAME -> path of NAME.ko[.xz|.zst] under /lib/modules/$KVER
-	find "/lib/modules/$KVER/kernel" -regextype posix-extended \
+# The guest kernel: KROOT/boot/vmlinuz-KVER with its modules in
+# KROOT/lib/modules/KVER.  KROOT is empty for the host's installed kernels,
+# the unpacked package of fetch-kernel.sh for the others.
+moddir() { echo "${KROOT:-}/lib/modules/$KVER"; }
+
+find_module() { # NAME -> path of NAME.ko[.xz|.zst] under the kernel's modules
+	find "$(moddir)/kernel" -regextype posix-extended \
 		-regex ".*/$1\.ko(\.xz|\.zst|\.gz)?" -print -quit
+}
+
+# guest_module_order NAME...: the module files (relative to moddir) that
+# loading NAME... needs, dependencies first, each once; a name built into
+# the kernel adds nothing.  A softdep "pre:" module is loaded first when it
+# exists (an alias resolves to its *_generic module when there is one: TCG's
+# CPU lacks the accelerated variants).  Fails naming a module it cannot find.
+guest_module_order() {
+	local dir
+	dir=$(moddir)
+	awk -v roots="$*" '
+	function norm(n) { sub(/.*\//, "", n); sub(/\.ko(\.[a-z]+)?$/, "", n); gsub(/-/, "_", n); return n }
+	FILENAME ~ /modules\.dep$/ {
+		sub(/:$/, "", $1); n = norm($1); path[n] = $1; deps[n] = ""
+		for (i = 2; i <= NF; i++) deps[n] = deps[n] " " norm($i)
+		next
+	}
+	FILENAME ~ /modules\.builtin$/ { builtin[norm($1)] = 1; next }
+	FILENAME ~ /modules\.softdep$/ && $1 == "softdep" {
+		n = norm($2); pre = 0
+		for (i = 3; i <= NF; i++) {
+			if ($i == "pre:") pre = 1
+			else if ($i == "post:") pre = 0
+			else if (pre) soft[n] = soft[n] " " $i
+		}
+		next
+	}
+	FILENAME ~ /modules\.alias$/ && $1 == "alias" {
+		a = $2; m = norm($3)
+		if (!(a in alias) || (m ~ /_generic$/ && alias[a] !~ /_generic$/)) alias[a] = m
+		next
+	}
+	function resolve(n) {
+		n2 = n; gsub(/-/, "_", n2)
+		if (n2 in path || n2 in builtin) return n2
+		if (n in alias) return alias[n]
+		return ""
+	}
+	function visit(n, optional,    m, k, i, list) {
+		m = resolve(n)
+		if (m == "") { if (!optional) { print "unknown module " n > "/dev/stderr"; bad = 1 } return }
+		if (m in seen) return
+		seen[m] = 1
+		k = split(soft[m], list, " ")
+		for (i = 1; i <= k; i++) visit(list[i], 1)
+		k = split(deps[m], list, " ")
+		for (i = 1; i <= k; i++) visit(list[i], 0)
+		if (m in path) print path[m]
+	}
+	END {
+		k = split(roots, r, " ")
+		for (i = 1; i <= k; i++) visit(r[i], 0)
+		exit bad
+	}' "$dir/modules.dep" "$dir/modules.builtin" "$dir/modules.softdep" "$dir/modules.alias"
 }
 
 copy_module() { # SRC DEST.ko  (decompressing if needed)
@@ -68,9 +129,9 @@ copy_module() { # SRC DEST.ko  (decompressing if needed)
 	esac
 }
 
-# initramfs_base ROOT: busybox with its applets, the stock modules of
-# GUEST_MODULES (their insmod order in ROOT/forge/modules), our erofs.ko and
-# Debian's as lib/forge/erofs-ours.ko and erofs-stock.ko, and guest-init.sh
+# initramfs_base ROOT: busybox with its applets, the stock modules the guest
+# needs (their insmod order in ROOT/forge/modules), our erofs.ko (when
+# OUR_KO is set) and Debian's as lib/forge/erofs-ours.ko and erofs-stock.ko, and guest-init.sh
 # as /init.  The caller adds its tools, /forge/conf and whatever else.
 initramfs_base() {
 	local root=$1 m src applet
@@ -80,20 +141,23 @@ initramfs_base() {
 		[ "$applet" = busybox ] || ln -sf busybox "$root/bin/$applet"
 	done
 	: > "$root/forge/modules"
-	for m in $GUEST_MODULES; do
-		src=$(find_module "$m")
-		if [ -z "$src" ]; then
-			grep -q "/$m.ko" "/lib/modules/$KVER/modules.builtin" ||
-				die "module $m not found for $KVER"
-			continue	# built into the kernel
+	local order ours_deps=
+	# our module may need more of the kernel than Debian's (e.g. a codec)
+	[ -z "${OUR_KO:-}" ] || ours_deps=$(modinfo -F depends "$OUR_KO" 2>/dev/null | tr ',' ' ')
+	order=$(guest_module_order $GUEST_MODULES $ours_deps) ||
+		die "kernel $KVER lacks a module the guest needs (see above)"
+	for src in $order; do
+		m=$(basename "$src")
+		m=${m%%.ko*}
+		if [ "$m" = erofs ]; then
+			copy_module "$(moddir)/$src" "$root/lib/forge/erofs-stock.ko"
+			continue
 		fi
-		copy_module "$src" "$root/lib/forge/$m.ko"
+		copy_module "$(moddir)/$src" "$root/lib/forge/$m.ko"
 		echo "$m.ko" >> "$root/forge/modules"
 	done
-	cp "$OUR_KO" "$root/lib/forge/erofs-ours.ko"
-	src=$(find_module erofs)
-	[ -n "$src" ] || die "Debian's erofs.ko not found under /lib/modules/$KVER"
-	copy_module "$src" "$root/lib/forge/erofs-stock.ko"
+	[ -f "$root/lib/forge/erofs-stock.ko" ] || die "Debian's erofs.ko not found under $(moddir)"
+	[ -z "${OUR_KO:-}" ] || cp "$OUR_KO" "$root/lib/forge/erofs-ours.ko"
 	install -m 0755 "$here/guest-init.sh" "$root/init"
 }
 
@@ -111,7 +175,7 @@ qemu_start() {
 	shift 2
 	[ "$QEMU_ACCEL" = kvm ] && accel_args=(-accel kvm -cpu host)
 	"$QEMU" "${accel_args[@]}" -m 1024 -smp 1 -nographic -no-reboot \
-		-kernel "/boot/vmlinuz-$KVER" -initrd "$INITRAMFS" \
+		-kernel "${KROOT:-}/boot/vmlinuz-$KVER" -initrd "$INITRAMFS" \
 		-append "$append" "$@" \
 		< /dev/null > "$log" 2>&1 &
 	QEMU_PID=$!

@@ -1,14 +1,17 @@
 #!/bin/bash
-# qemu-tests/run.sh: prove EROFS images against the real Debian 6.1 kernel.
+# qemu-tests/run.sh: prove EROFS images against real Debian kernels.
 #
 # Builds every image of qemu-tests/matrix with $MKFS, boots the stock Debian
-# kernel under QEMU once per module mode (ours = kmod/ build, stock = Debian's
-# erofs.ko), mounts each image read-only in the guest, runs erofs-manifest on
-# it, and compares the result with the host manifest of the source tree.
-# See qemu-tests/README.md.
+# 6.1 kernel under QEMU once per module mode (ours = kmod/ build, stock =
+# Debian's erofs.ko), and each newer Debian kernel of KERNELS (fetched by
+# fetch-kernel.sh) with its own packaged erofs.ko; mounts each image
+# read-only in the guest, runs erofs-manifest on it, and compares the result
+# with the host manifest of the source tree.  See qemu-tests/README.md.
 #
-# Output: "PASS: <mode>/<name>", "FAIL: <mode>/<name> (reason; log: path)",
-# "SKIP: ...", then "N passed, N failed[, N skipped]"; exit 1 on any failure.
+# Output: "PASS: <target>/<name>", "FAIL: <target>/<name> (reason; log:
+# path)", "SKIP: ...", then "N passed, N failed[, N skipped]"; exit 1 on any
+# failure.  A target is "ours" or "stock" on the 6.1 kernel, "X.Y/stock" on
+# a fetched one ("SKIP: 6.12 (reason)" when it cannot be fetched).
 #
 # Knobs (environment):
 #   MKFS        mkfs binary (default: $top_builddir/mkfs/mkfs.erofs)
@@ -19,10 +22,16 @@
 #   ONLY        extended regex: run only matrix lines whose NAME matches
 #   KEEP_OUT    1: keep qemu-tests/out/<run>/ even when everything passed
 #   IMAGE_LIMIT seconds per image in the guest (default 60)
-#   BOOT_LIMIT  seconds per QEMU boot (default 120 + 8 per image)
+#   KERNEL_IMAGE_LIMIT  the same on the fetched kernels (default 180: 7.x
+#               reads all-fragments images ~10x slower than 6.1 and 6.12)
+#   BOOT_LIMIT  seconds per QEMU boot (default 120 + 8 per image; on the
+#               fetched kernels twice KERNEL_IMAGE_LIMIT - IMAGE_LIMIT more)
 #   QEMU_PARALLEL 1 (default): boot the modes side by side; 0: one after another
 #   MANIFEST    host erofs-manifest (default: $top_builddir/tools/erofs-manifest,
 #               else compiled from tools/manifest.c)
+#   KERNELS     newer kernels to boot in stock mode, as fetch-kernel.sh
+#               series (default "6.12 7"; empty: only KVER)
+#   KERNEL_DIR  where they are unpacked (default $top_builddir/qemu-tests/kernels)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -36,9 +45,13 @@ MATRIX=${MATRIX:-$here/matrix}
 ONLY=${ONLY:-}
 KEEP_OUT=${KEEP_OUT:-0}
 IMAGE_LIMIT=${IMAGE_LIMIT:-60}
+KERNEL_IMAGE_LIMIT=${KERNEL_IMAGE_LIMIT:-180}
 BOOT_LIMIT=${BOOT_LIMIT:-}	# default set once the image count is known
 QEMU_PARALLEL=${QEMU_PARALLEL:-1}
 QEMU=${QEMU:-qemu-system-x86_64}
+KERNELS=${KERNELS-6.12 7}
+KERNEL_DIR=${KERNEL_DIR:-$top_builddir/qemu-tests/kernels}
+QEMU_JOBS=2	# QEMU boots side by side (one per core of the CI host)
 
 CANARY_MARKER=EROFS-FORGE-CANARY-BLOCK-1000
 # the kernel message that proves a crafted image was refused for the intended reason
@@ -297,7 +310,7 @@ expected_manifest() {
 	fi
 	for tok in "${toks[@]}"; do
 		case $tok in
-		same|noxattrs|extract|refuse=*|corrupt=*) ;;
+		same|noxattrs|extract|refuse=*|corrupt=*|kernel=*) ;;
 		uid=*) sed_prog+=(-e "s/ uid=[0-9]+ / uid=${tok#uid=} /") ;;
 		gid=*) sed_prog+=(-e "s/ gid=[0-9]+ / gid=${tok#gid=} /") ;;
 		mtime=*) sed_prog+=(-e "s/ mtime=-?[0-9]+\.[0-9]+/ mtime=${tok#mtime=}.000000000/") ;;
@@ -319,6 +332,83 @@ last_line() {
 		tail -n 1 | cut -c1-120
 }
 
+# split_kernel_token NAME EXPECT: takes "kernel=MIN[-MAX]" (the oldest, and
+# for refusals of a feature later kernels know, the newest, stock kernel the
+# line runs on; default 6.1) out of EXPECT into KMIN[NAME] and KMAX[NAME];
+# the rest of EXPECT (default "same") -> EXPECT_REST
+split_kernel_token() {
+	local name=$1 tok range=6.1 toks
+	EXPECT_REST=
+	IFS=, read -ra toks <<< "$2"
+	for tok in "${toks[@]}"; do
+		case $tok in
+		kernel=*) range=${tok#kernel=} ;;
+		*) EXPECT_REST+=${EXPECT_REST:+,}$tok ;;
+		esac
+	done
+	[ -n "$EXPECT_REST" ] || EXPECT_REST=same
+	[[ $range =~ ^[0-9]+\.[0-9]+(-[0-9]+\.[0-9]+)?$ ]] ||
+		die "matrix: '$name': kernel=$range is not X.Y or X.Y-X.Y"
+	KMIN[$name]=${range%-*}
+	KMAX[$name]=
+	[[ $range != *-* ]] || KMAX[$name]=${range#*-}
+}
+
+version_ge() { [ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | head -n 1)" = "$2" ]; }
+kver_short() { sed -E 's/^([0-9]+\.[0-9]+).*/\1/' <<< "$1"; }
+
+# runs_on_kernel KVER NAME: is image NAME given to kernel KVER?  Its
+# version must lie within the line's kernel= range; the hostile cases
+# (regressions of kmod/'s 6.1 patches) run on the 6.1 kernel only.
+runs_on_kernel() {
+	local v
+	v=$(kver_short "$1")
+	version_ge "$v" "${KMIN[$2]}" || return 1
+	[ -z "${KMAX[$2]}" ] || version_ge "${KMAX[$2]}" "$v" || return 1
+	[ "${KIND[$2]}" != hostile ] || [ "$1" = "$HOST_KVER" ]
+}
+
+# check_line_kernel NAME MKFS-LOG: our mkfs's summary names the oldest Linux
+# that mounts the image ("needs Linux 6.4 (...; 6.1.113 and later 6.1 too)"):
+# the line's kernel= must not be older (an LTS series that backported the
+# feature counts).  erofs-utils' mkfs prints no such line: nothing to check.
+check_line_kernel() {
+	local name=$1 log=$2 needs lts
+	needs=$(sed -n 's/.*: needs Linux \([0-9]*\.[0-9]*\) .*/\1/p' "$log" | tail -n 1)
+	[ -n "$needs" ] || return 0
+	lts=$(sed -n 's/.*; \([0-9]*\.[0-9]*\)\.[0-9]* and later .*/\1/p' "$log" | tail -n 1)
+	version_ge "${KMIN[$name]}" "$needs" && return 0
+	[ "${KMIN[$name]}" = "$lts" ] && return 0
+	report_fail "matrix/$name" "the line says kernel=${KMIN[$name]}, mkfs: $(grep -m1 'needs Linux' "$log" | sed 's/^[^:]*: //')" "$MATRIX"
+}
+
+# image_algs IMG: the superblock's compression algorithm bitmap (bit 1 LZMA,
+# 2 DEFLATE, 3 ZSTD), 0 without COMPR_CFGS (LZ4 or nothing)
+image_algs() {
+	local incompat
+	incompat=$(od -An -tu4 -j $((1024 + 80)) -N 4 "$1" | tr -d ' ')
+	if (( ${incompat:-0} & 2 )); then
+		od -An -tu2 -j $((1024 + 84)) -N 2 "$1" | tr -d ' '
+	else
+		echo 0
+	fi
+}
+
+# kernel_lacks_codec KVER NAME: prints the CONFIG_EROFS_FS_ZIP_* option that
+# image NAME needs and kernel KVER was built without (Debian's 6.1 has no
+# LZMA, for one); false when it lacks none
+kernel_lacks_codec() {
+	local algs=${ALGS[$2]:-0} config=${KROOT_OF[$1]:-}/boot/config-$1 bit codec
+	[ "$algs" -gt 1 ] && [ -f "$config" ] || return 1
+	for bit in 1:LZMA 2:DEFLATE 3:ZSTD; do
+		codec=${bit#*:}
+		(( algs >> ${bit%%:*} & 1 )) || continue
+		grep -q "^CONFIG_EROFS_FS_ZIP_$codec=y" "$config" ||
+			{ echo "CONFIG_EROFS_FS_ZIP_$codec"; return 0; }
+	done
+	return 1
+}
+
 # Builds every matrix image.  Fills NAMES[], KIND[] (mount|refuse|corrupt),
 # IMG[]; prints SKIP lines and counts mkfs failures as FAILs up front.
 build_images() {
@@ -332,6 +422,8 @@ build_images() {
 		[ -n "$expect" ] || die "matrix: line for '$name' has no EXPECT"
 		[[ $name =~ ^[A-Za-z0-9._-]+$ ]] || die "matrix: bad name '$name'"
 		[ -z "$ONLY" ] || [[ $name =~ $ONLY ]] || continue
+		split_kernel_token "$name" "$expect"
+		expect=$EXPECT_REST
 		# files the matrix names live beside it
 		args=${args//@srcdir@/$top_srcdir/qemu-tests}
 		# shellcheck disable=SC2086 # ARGS are words by design
@@ -361,6 +453,7 @@ build_images() {
 			done
 			continue
 		fi
+		check_line_kernel "$name" "$OUT/mkfs-$name.log"
 		rm -f "$OUT/mkfs-$name.log"
 		local craft=()
 		case $expect in
@@ -380,6 +473,7 @@ build_images() {
 		[ "$kind" = refuse ] || [ "$kind" = hostile ] || expected_manifest "$expect" "$OUT/expected/$name" "$img"
 		NAMES+=("$name")
 		KIND[$name]=$kind
+		ALGS[$name]=$(image_algs "$img")
 		[[ ,$expect, != *,extract,* ]] || NO_SYMLINK_MODE[$name]=1
 		IMG[$name]=$img
 	done < <(cat "$MATRIX" ${HOSTILE_LIST:+"$HOSTILE_LIST"})
@@ -413,18 +507,61 @@ build_data_disk() {
 	SLOT_BYTES=$(( (2 * biggest + 2 * 1024 * 1024 + ALIGN - 1) / ALIGN * ALIGN ))
 }
 
+# build_initramfs KVER KROOT: the initramfs for one kernel (our module
+# only for KVER's own) listing the images it runs -> INITRAMFS_OF[KVER];
+# IMAGES_OF[KVER] = their number
 build_initramfs() {
-	local root=$SCRATCH/initramfs
+	local KVER=$1 KROOT=$2 OUR_KO=$OUR_KO
+	local root=$SCRATCH/initramfs-$1 idx name rest n=0
+	[ "$1" = "$HOST_KVER" ] || OUR_KO=
 	initramfs_base "$root"
 	cp "$SCRATCH/bin/erofs-manifest" "$SCRATCH/bin/guest-loop" "$SCRATCH/bin/hostile-walk" "$root/bin/"
-	cp "$SCRATCH/images" "$root/forge/images"
+	: > "$root/forge/images"
+	while read -r idx name rest; do
+		runs_on_kernel "$KVER" "$name" || continue
+		! kernel_lacks_codec "$KVER" "$name" > /dev/null || continue
+		echo "$idx $name $rest" >> "$root/forge/images"
+		n=$((n + 1))
+	done < "$SCRATCH/images"
 	cat > "$root/forge/conf" <<-EOF
 		SLOT_BYTES=$SLOT_BYTES
-		IMAGE_LIMIT=$IMAGE_LIMIT
+		IMAGE_LIMIT=${LIMIT_OF[$KVER]}
 		OUR_VERSION=$OUR_VERSION
 	EOF
-	INITRAMFS=$SCRATCH/initramfs.cpio.gz
-	pack_initramfs "$root" "$INITRAMFS"
+	INITRAMFS_OF[$KVER]=$SCRATCH/initramfs-$KVER.cpio.gz
+	IMAGES_OF[$KVER]=$n
+	pack_initramfs "$root" "${INITRAMFS_OF[$KVER]}"
+	msg "initramfs for $KVER: $(( $(stat -c %s "${INITRAMFS_OF[$KVER]}") / 1024 )) KiB, $n image(s)"
+}
+
+# The boot targets: "ours" and "stock" of MODES on KVER, and "X.Y/stock"
+# for each kernel of KERNELS that fetch-kernel.sh delivers (a SKIP verdict
+# naming the reason for one it cannot).  Fills TARGETS[], T_KVER[],
+# T_KROOT[], T_MODE[].
+setup_targets() {
+	local mode series line kver kroot target
+	TARGETS=()
+	for mode in $MODES; do
+		case $mode in ours|stock) ;; *) die "MODES: unknown mode '$mode'" ;; esac
+		TARGETS+=("$mode")
+		T_KVER[$mode]=$KVER T_KROOT[$mode]= T_MODE[$mode]=$mode
+	done
+	KROOT_OF[$KVER]= LIMIT_OF[$KVER]=$IMAGE_LIMIT
+	# only Debian's own module runs on the newer kernels (kmod/ is 6.1's)
+	[[ " $MODES " == *" stock "* ]] || return 0
+	for series in $KERNELS; do
+		if ! line=$(top_builddir=$top_builddir bash "$here/fetch-kernel.sh" "$series" "$KERNEL_DIR" \
+			2> "$OUT/fetch-$series.log"); then
+			report_skip "$series" "no kernel: $(tail -n 1 "$OUT/fetch-$series.log" | sed 's/^fetch-kernel.sh: //')"
+			continue
+		fi
+		read -r kver kroot <<< "$line"
+		target=$(kver_short "$kver")/stock
+		TARGETS+=("$target")
+		T_KVER[$target]=$kver T_KROOT[$target]=$kroot T_MODE[$target]=stock
+		KROOT_OF[$kver]=$kroot LIMIT_OF[$kver]=$KERNEL_IMAGE_LIMIT
+		msg "kernel $kver for $target: $kroot"
+	done
 }
 
 # ------------------------------------------------------------------ boot ---
@@ -437,11 +574,19 @@ boot() {
 	local dir=$OUT/$mode
 	local log=$dir/serial-$n.log results=$dir/results-$n.img
 	local nimg=${#NAMES[@]} t0=$SECONDS last_marker=$SECONDS markers=0 now m
+	local KVER=${T_KVER[$mode]} KROOT=${T_KROOT[$mode]} limit=${LIMIT_OF[${T_KVER[$mode]}]}
+	# a longer image limit leaves room for two such slow images per boot
+	local boot_limit=$((BOOT_LIMIT + 2 * (limit - IMAGE_LIMIT)))
+	local INITRAMFS=${INITRAMFS_OF[${T_KVER[$mode]}]}
 	mkdir -p "$dir"
 	rm -f "$results"
 	truncate -s $(( (nimg + 1) * SLOT_BYTES )) "$results"
+	# A loaded TCG host starves the guest: no_timer_check, or 6.12+ panics
+	# in its IO-APIC timer check ("IO-APIC + timer doesn't work!") where 6.1
+	# only complained; RCU stall reports only past 300 s (the host watchdog
+	# catches real hangs), or 6.12 logs stalls of a 21 s host hiccup
 	qemu_start "$log" \
-		"console=ttyS0 panic=-1 oops=panic panic_on_warn=0 quiet forge.mode=$mode forge.start=$start${BOOT_APPEND:+ $BOOT_APPEND}" \
+		"console=ttyS0 panic=-1 oops=panic panic_on_warn=0 quiet no_timer_check rcupdate.rcu_cpu_stall_timeout=300 forge.mode=${T_MODE[$mode]} forge.start=$start${BOOT_APPEND:+ $BOOT_APPEND}" \
 		-drive "file=$DATA_DISK,format=raw,if=none,id=data,readonly=on" \
 		-device virtio-blk-pci,drive=data,serial=forgedata \
 		-drive "file=$results,format=raw,if=none,id=out" \
@@ -455,9 +600,9 @@ boot() {
 			markers=$m
 			last_marker=$now
 		fi
-		if [ $((now - t0)) -ge "$BOOT_LIMIT" ]; then
+		if [ $((now - t0)) -ge "$boot_limit" ]; then
 			BOOT_END=timeout
-		elif [ $((now - last_marker)) -ge $((IMAGE_LIMIT + 30)) ]; then
+		elif [ $((now - last_marker)) -ge $((limit + 30)) ]; then
 			BOOT_END=hang
 		fi
 		if [ -n "$BOOT_END" ]; then
@@ -515,9 +660,11 @@ bad_kernel_lines() {
 	}' "$1"
 }
 
-# dmesg -r lines without the "<level>[time] " prefix, test markers dropped
+# dmesg -r lines without the "<level>[time] " prefix, test markers dropped;
+# 6.15+'s "erofs (device X): " spelled as the older "erofs: (device X): "
 kernel_text() {
-	sed -e '/erofs-forge-test:/d' -e 's/^<[0-9]*>\[[^]]*\] *//' "$1"
+	sed -e '/erofs-forge-test:/d' -e 's/^<[0-9]*>\[[^]]*\] *//' \
+		-e 's/^erofs (device /erofs: (device /' "$1"
 }
 
 check_boot_record() { # MODE DIR HOW-THE-BOOT-ENDED WALL-SECONDS
@@ -531,7 +678,7 @@ check_boot_record() { # MODE DIR HOW-THE-BOOT-ENDED WALL-SECONDS
 		report_fail "$mode/boot" "insmod failed: $(tr '\n' ' ' < "$rec/insmod.failed")" "$rec/insmod.err"
 	elif [ "$mode" = ours ] && [ "$version" != "$OUR_VERSION" ]; then
 		report_fail "$mode/boot" "module version '$version', expected $OUR_VERSION" "$rec/dmesg"
-	elif [ "$mode" = stock ] && [[ $version == erofs-forge* ]]; then
+	elif [ "${T_MODE[$mode]}" = stock ] && [[ $version == erofs-forge* ]]; then
 		report_fail "$mode/boot" "stock mode loaded our module ($version)" "$rec/dmesg"
 	elif bad=$(bad_kernel_lines "$rec/dmesg" 1) && [ -n "$bad" ]; then
 		report_fail "$mode/boot" "kernel: $(head -n 1 <<< "$bad")" "$rec/dmesg"
@@ -594,7 +741,8 @@ evaluate() {
 	fi
 	if [ "$(cat "$r/manifest.rc")" != 0 ]; then
 		why="erofs-manifest failed (rc $(cat "$r/manifest.rc")): $(head -n 1 "$r/manifest.err")"
-		[ "$(cat "$r/manifest.rc")" = 143 ] && why="erofs-manifest timed out after $IMAGE_LIMIT s"
+		[ "$(cat "$r/manifest.rc")" = 143 ] &&
+			why="erofs-manifest timed out after ${LIMIT_OF[${T_KVER[$mode]}]} s"
 		report_fail "$mode/$name" "$why" "$r/manifest.err"
 		return
 	fi
@@ -663,7 +811,7 @@ run_boots() { # MODE
 }
 
 judge_mode() { # MODE
-	local mode=$1 n end secs idx log name
+	local mode=$1 n end secs idx log name codec
 	while read -r idx end log; do
 		ENDED[$mode:$idx]=$end
 		ENDLOG[$mode:$idx]=$log
@@ -676,26 +824,35 @@ judge_mode() { # MODE
 		fi
 	done < "$OUT/$mode/boots"
 	for name in "${NAMES[@]}"; do
-		evaluate "$mode" "$name"
+		runs_on_kernel "${T_KVER[$mode]}" "$name" || continue
+		if codec=$(kernel_lacks_codec "${T_KVER[$mode]}" "$name"); then
+			report_skip "$mode/$name" "kernel ${T_KVER[$mode]} is built without $codec"
+		else
+			evaluate "$mode" "$name"
+		fi
 	done
 }
 
+running_count() { local p n=0; for p; do ! kill -0 "$p" 2>/dev/null || n=$((n + 1)); done; echo "$n"; }
+
 run_qemu_stage() {
-	local mode pids=() t0=$SECONDS
-	for mode in $MODES; do
-		case $mode in ours|stock) ;; *) die "MODES: unknown mode '$mode'" ;; esac
+	local mode pids=() t0=$SECONDS ran=()
+	for mode in "${TARGETS[@]}"; do
+		[ "${IMAGES_OF[${T_KVER[$mode]}]}" -gt 0 ] || continue	# no line for this kernel
+		ran+=("$mode")
 		if [ "$QEMU_PARALLEL" = 1 ]; then
+			while [ "$(running_count "${pids[@]}")" -ge "$QEMU_JOBS" ]; do wait -n || true; done
 			run_boots "$mode" &
 			pids+=($!)
+			BOOT_PIDS=${pids[*]}
 		else
 			(run_boots "$mode")
 		fi
 	done
-	BOOT_PIDS=${pids[*]}
 	[ ${#pids[@]} -eq 0 ] || wait "${pids[@]}" || true
 	BOOT_PIDS=
-	msg "QEMU stage: $((SECONDS - t0)) s for ${#NAMES[@]} image(s) x modes: $MODES"
-	for mode in $MODES; do
+	msg "QEMU stage: $((SECONDS - t0)) s for ${#NAMES[@]} image(s) on: ${ran[*]}"
+	for mode in "${ran[@]}"; do
 		judge_mode "$mode"
 	done
 }
@@ -708,16 +865,22 @@ main() {
 	[ -e "/boot/vmlinuz-$KVER" ] || die "/boot/vmlinuz-$KVER missing"
 	[ -x /bin/busybox ] || die "busybox missing (apt-get install busybox-static)"
 	declare -gA KIND IMG INDEX ENDED ENDLOG REFUSE HOSTILE_CASE GUEST_KIND NO_SYMLINK_MODE
+	declare -gA KMIN KMAX T_KVER T_KROOT T_MODE INITRAMFS_OF IMAGES_OF KROOT_OF ALGS LIMIT_OF
+	HOST_KVER=$KVER
 	setup_dirs
 	msg "run $RUN_ID: kernel $KVER, accel $QEMU_ACCEL, mkfs $MKFS"
 	build_kmod
 	build_tools
+	setup_targets
 	build_images
 	if [ ${#NAMES[@]} -gt 0 ]; then
 		build_data_disk
-		build_initramfs
+		for mode in "${TARGETS[@]}"; do
+			[ -n "${INITRAMFS_OF[${T_KVER[$mode]}]:-}" ] ||
+				build_initramfs "${T_KVER[$mode]}" "${T_KROOT[$mode]}"
+		done
 		BOOT_LIMIT=${BOOT_LIMIT:-$((120 + 8 * ${#NAMES[@]}))}
-		msg "data disk $(( $(stat -c %s "$DATA_DISK") / 1048576 )) MiB, initramfs $(( $(stat -c %s "$INITRAMFS") / 1024 )) KiB"
+		msg "data disk $(( $(stat -c %s "$DATA_DISK") / 1048576 )) MiB"
 		run_qemu_stage
 	fi
 	echo "$PASSED passed, $FAILED failed$([ "$SKIPPED" -gt 0 ] && echo ", $SKIPPED skipped")"
@@ -732,7 +895,7 @@ main() {
 keep_failed_images() {
 	local name
 	for name in "${NAMES[@]}"; do
-		if grep -q "^FAIL: [a-z]*/$name " "$OUT/verdicts" 2>/dev/null; then
+		if grep -qE "^FAIL: ([0-9.]+/)?[a-z]+/$name " "$OUT/verdicts" 2>/dev/null; then
 			cp --sparse=always "${IMG[$name]}" "$OUT/" 2>/dev/null || true
 		fi
 	done
