@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <zlib.h>
+#define ZSTD_STATIC_LINKING_ONLY	/* ZSTD_getFrameHeader() */
 #include <zstd.h>
 #include <zstd_errors.h>
 
@@ -141,15 +142,27 @@ static int decode_zstd(struct erofs_zdecoder *d, const struct erofs_zdecode_req 
 {
 	ZSTD_inBuffer in = { req->src, req->insize, 0 };
 	ZSTD_outBuffer out = { req->dst, req->llen, 0 };
+	const unsigned int window_log = req->window_log < 10 ? 10 : req->window_log;
+	ZSTD_frameHeader fh;
 	uint8_t extra;
 	size_t ret;
 
 	if (!d->zstd && !(d->zstd = ZSTD_createDCtx()))
 		return -ENOMEM;
+	/*
+	 * A frame wanting a larger window than the superblock's is refused, as
+	 * the kernel's bounded stream decoder does; libzstd itself only checks
+	 * when it needs a window buffer, not when the output holds the frame.
+	 */
+	if (ZSTD_getFrameHeader(&fh, req->src, req->insize))
+		return corrupt(req, why, why_len);
+	if (fh.windowSize > (1ull << window_log)) {
+		snprintf(why, why_len, "zstd frame with a %llu-byte window (the superblock allows %llu)",
+			 (unsigned long long)fh.windowSize, 1ull << window_log);
+		return -EFSCORRUPTED;
+	}
 	ZSTD_DCtx_reset(d->zstd, ZSTD_reset_session_and_parameters);
-	/* frames wanting a larger window than the superblock's are refused */
-	if (ZSTD_isError(ZSTD_DCtx_setParameter(d->zstd, ZSTD_d_windowLogMax,
-						(int)(req->window_log < 10 ? 10 : req->window_log))))
+	if (ZSTD_isError(ZSTD_DCtx_setParameter(d->zstd, ZSTD_d_windowLogMax, (int)window_log)))
 		return corrupt(req, why, why_len);
 	for (;;) {
 		size_t before_in = in.pos, before_out = out.pos;
