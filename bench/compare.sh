@@ -28,6 +28,10 @@
 #   SETTINGS=LIST    settings separated by ';' or newlines, "plain" for no option;
 #                    default: the eight settings of issue 12 (DEFAULT_SETTINGS below)
 #   SMALL_SETTINGS   settings for the small-files tree (default "plain;-zlz4hc")
+#   CODECS=1         add the four settings of the other algorithms (issue 14,
+#                    CODEC_SETTINGS below) to SETTINGS; CODECS=only: just them
+#   SQUASHFS=1       also time mksquashfs -comp xz and -comp zstd with 128 KiB
+#                    blocks once per tree (what users of those algorithms compare with)
 #   PAIRS=N          ours/theirs pairs per setting (default 3)
 #   WORKERS=N        --workers=N for both (default: online CPUs); erofs-utils gets it
 #                    only if its --help lists --workers (1.9.4 does; 1.5 does not)
@@ -58,6 +62,8 @@ gnu_time=/usr/bin/time
 DEFAULT_SETTINGS='-zlz4hc;-zlz4;-zlz4hc,9 -C262144;-zlz4hc -C65536 -Eztailpacking
 -zlz4hc -Efragments,ztailpacking;plain
 -zlz4hc,12 -C65536 -Ededupe,fragments,ztailpacking;--chunksize=4096'
+CODEC_SETTINGS='-zlzma -C65536;-zlzma,9 -C1048576 -Efragments,ztailpacking;-zzstd -C65536
+-zdeflate -C65536'
 
 die() { echo "compare.sh: $*" >&2; exit 1; }
 
@@ -216,6 +222,23 @@ bench_tree() {
 	while IFS= read -r setting; do
 		bench_setting "$setting"
 	done < <(split_settings "$3")
+	[ "${SQUASHFS:-0}" = 1 ] && bench_squashfs
+	return 0
+}
+
+# bench_squashfs: mksquashfs xz and zstd, 128 KiB blocks, all CPUs, one run each
+bench_squashfs() {
+	local comp m
+	command -v mksquashfs >/dev/null || { echo "  (no mksquashfs)"; return 0; }
+	for comp in xz zstd; do
+		m=$(measure "$out/sq.img" mksquashfs "$tree" "$out/sq.img" -comp "$comp" -b 131072 \
+			-noappend -no-progress -quiet -processors "$workers" -mkfs-time 0 -all-time 0)
+		echo
+		echo "== $tree_name: mksquashfs -comp $comp -b 128K (one run)"
+		print_run 1 mksquashfs "$m"
+		read -r -a m <<<"$m"
+		table+=("| $tree_name | mksquashfs \`-comp $comp -b 128K\` | $(fmt %.1f "${m[0]}") | $(fmt %.1f "${m[1]}") | $(fmt %.0f "$(ratio "${m[2]}" 1024)") | $(fmt %.0f "${m[3]}") | | | | |")
+	done
 }
 
 start=$SECONDS
@@ -227,6 +250,10 @@ echo "machine:     $(nproc) CPUs, load $load_start; pairs per setting: $pairs"
 
 tree=${1:-${TREE:-}}
 settings=${SETTINGS:-$DEFAULT_SETTINGS}
+case ${CODECS:-0} in
+only) settings=$CODEC_SETTINGS ;;
+1) settings="$settings;$CODEC_SETTINGS" ;;
+esac
 if [ -n "$tree" ]; then
 	[ -d "$tree" ] || die "$tree is not a directory"
 	bench_tree "$(basename "$tree")" "$tree" "$settings"

@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "erofs/codec.h"
 #include "erofs/compress.h"
 #include "erofs/dedup.h"
 #include "erofs/diag.h"
@@ -50,7 +51,7 @@ struct erofs_compressor {
 	const struct erofs_build_options *opts;
 	uint32_t blksz;
 	uint32_t extent_max;		/* input offered to one pcluster */
-	LZ4_streamHC_t *hc_state;	/* initialised once, then reset cheaply */
+	struct erofs_codec *codecs[EROFS_MAX_ALGORITHMS];	/* one per -z algorithm */
 	uint8_t *input;			/* the segment being compressed */
 	uint8_t *pcluster;		/* output of one pcluster */
 	uint8_t *estimate;		/* scratch for estimate_compressed() */
@@ -113,12 +114,14 @@ int erofs_compressor_new(const struct erofs_build_options *opts, struct erofs_co
 	c->estimate = malloc(LZ4_COMPRESSBOUND(ESTIMATE_PIECE));
 	for (unsigned int b = 0; b < 256; b++)
 		c->gear[b] = gear_value(b);
-	for (unsigned int i = 0; i < opts->nr_algorithms; i++)
-		if (opts->algorithms[i].kind == EROFS_COMPRESS_LZ4HC && !c->hc_state &&
-		    !(c->hc_state = LZ4_createStreamHC()))
-			return -ENOMEM;
 	if (!c->input || !c->pcluster || !c->estimate)
 		return -ENOMEM;
+	for (unsigned int i = 0; i < opts->nr_algorithms; i++) {
+		int err = erofs_codec_new(&opts->algorithms[i], &c->codecs[i]);
+
+		if (err)
+			return err;
+	}
 	return 0;
 }
 
@@ -129,26 +132,16 @@ void erofs_compressor_free(struct erofs_compressor *c)
 	free(c->input);
 	free(c->pcluster);
 	free(c->estimate);
-	LZ4_freeStreamHC(c->hc_state);
+	for (unsigned int i = 0; i < EROFS_MAX_ALGORITHMS; i++)
+		erofs_codec_free(c->codecs[i]);
 	free(c);
 }
 
 /* Fills one pcluster of cap bytes; returns the compressed length, 0 if nothing fits. */
-static int compress_pcluster(struct erofs_compressor *c, const struct erofs_algorithm *alg,
+static int compress_pcluster(struct erofs_compressor *c, unsigned int alg_index,
 			     const uint8_t *src, int *src_len, int cap)
 {
-	if (alg->kind == EROFS_COMPRESS_LZ4HC) {
-		/*
-		 * Every pcluster is an independent stream.  The one-shot
-		 * LZ4_compress_HC_destSize() clears 256 KiB of match tables
-		 * per call; a fast reset starts a new stream without that,
-		 * with the same output.
-		 */
-		LZ4_resetStreamHC_fast(c->hc_state, alg->level);
-		return LZ4_compress_HC_continue_destSize(c->hc_state, (const char *)src,
-							 (char *)c->pcluster, src_len, cap);
-	}
-	return LZ4_compress_destSize((const char *)src, (char *)c->pcluster, src_len, cap);
+	return erofs_codec_fill(c->codecs[alg_index], src, src_len, c->pcluster, cap);
 }
 
 /*
@@ -291,8 +284,8 @@ static int compress_segment(struct erofs_compressor *c, struct erofs_work *item)
 	const bool to_fragment = c->opts->fragments && !item->packed;
 	const bool fragment_tail = to_fragment && item->last;
 	const bool ztail = c->opts->ztailpacking && item->last && !to_fragment;
-	const struct erofs_algorithm *alg =
-		&c->opts->algorithms[item->packed ? 0 : item->inode->algorithm];
+	const unsigned int alg_index = item->packed ? 0 : item->inode->algorithm;
+	const struct erofs_algorithm *alg = &c->opts->algorithms[alg_index];
 	const uint32_t pcluster_size = item->packed && c->opts->packed_pcluster_size
 					       ? c->opts->packed_pcluster_size
 				       : item->packed ? c->opts->pcluster_size
@@ -334,12 +327,14 @@ static int compress_segment(struct erofs_compressor *c, struct erofs_work *item)
 				      (alg->kind == EROFS_COMPRESS_LZ4HC &&
 				       fast_rest_size(c, c->input + pos, left, (int)pcluster_size))))
 			return take_fragment(c, item, pos);
-		out_len = compress_pcluster(c, alg, c->input + pos, &src_len,
+		out_len = compress_pcluster(c, alg_index, c->input + pos, &src_len,
 					    ztail && alg->kind == EROFS_COMPRESS_LZ4HC &&
 					    (uint64_t)src_len == left
 						? ztail_first_cap(c, c->input + pos, left,
 								  (int)pcluster_size)
 						: (int)pcluster_size);
+		if (out_len < 0)
+			return out_len;
 		if (fragment_tail && (uint64_t)src_len == left)
 			return take_fragment(c, item, pos);
 		nblks = blocks_for((uint64_t)out_len, blksz);
@@ -347,8 +342,10 @@ static int compress_segment(struct erofs_compressor *c, struct erofs_work *item)
 			/* the file ends in this pcluster: fill one block less, so
 			 * that what is left can become a short inline tail */
 			src_len = (int)left;
-			out_len = compress_pcluster(c, alg, c->input + pos, &src_len,
+			out_len = compress_pcluster(c, alg_index, c->input + pos, &src_len,
 						    (int)((nblks - 1) * blksz));
+			if (out_len < 0)
+				return out_len;
 			nblks = blocks_for((uint64_t)out_len, blksz);
 		}
 		/*
@@ -430,6 +427,9 @@ int erofs_compress_work(struct erofs_compressor *c, const struct erofs_work_ctx 
 	err = compress_segment(c, w);
 	if (err == -ENOMEM)
 		erofs_err("out of memory while compressing");
+	else if (err)
+		erofs_err("compressing: the %s encoder failed (%s)",
+			  w->packed ? "packed inode's" : "file's", strerror(-err));
 	w->compressed = !err;
 	return err;
 }

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "erofs/codec.h"
 #include "erofs/diag.h"
 #include "erofs/kernel.h"
 
@@ -148,8 +149,9 @@ void erofs_kneeds_from_options(const struct erofs_build_options *opts,
 	snprintf(zb, sizeof(zb), "-z with -b %u", blksz);
 	need_block_size(needs, opts->blkszbits, compressed, b, zb);
 	if (compressed) {
-		/* every algorithm of this mkfs writes LZ4 streams */
-		need_algorithm(needs, ALG_LZ4, "-z");
+		/* each -z entry writes its own format (lib/codec.c) */
+		for (unsigned int i = 0; i < opts->nr_algorithms; i++)
+			need_algorithm(needs, erofs_codec_format(opts->algorithms[i].kind), "-z");
 		if (opts->pcluster_size > blksz)
 			need(needs, EROFS_KF_BIG_PCLUSTER, "-C");
 		if (opts->packed_pcluster_size > blksz)

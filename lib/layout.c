@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "erofs/chunk.h"
+#include "erofs/codec.h"
 #include "erofs/diag.h"
 #include "erofs/dir.h"
 #include "erofs/format.h"
@@ -155,9 +156,25 @@ static int allocator_take(struct meta_allocator *a, uint32_t bytes, uint64_t *po
 	return allocator_keep(a, *pos + bytes);
 }
 
-uint32_t erofs_super_end(bool lz4_config)
+uint32_t erofs_compr_cfg_size(unsigned int alg)
 {
-	return EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE + (lz4_config ? 2 + EROFS_COMPR_CFG_LZ4_SIZE : 0);
+	static const uint32_t sizes[EROFS_COMPR_MAX] = {
+		EROFS_COMPR_CFG_LZ4_SIZE, EROFS_COMPR_CFG_LZMA_SIZE,
+		EROFS_COMPR_CFG_DEFLATE_SIZE, EROFS_COMPR_CFG_ZSTD_SIZE,
+	};
+
+	return alg < EROFS_COMPR_MAX ? sizes[alg] : 0;
+}
+
+uint32_t erofs_super_end(uint16_t cfg_algs)
+{
+	uint32_t end = EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE;
+
+	/* each record: u16 length and payload, starting 4-byte aligned */
+	for (unsigned int alg = 0; alg < EROFS_COMPR_MAX; alg++)
+		if (cfg_algs & (1u << alg))
+			end = ((end + 3) & ~3u) + 2 + erofs_compr_cfg_size(alg);
+	return end;
 }
 
 /*
@@ -274,13 +291,15 @@ static int place_late_blocks(struct erofs_tree *tree, struct erofs_plan *plan, u
 
 /*
  * Feature bits for compressed files: 0-padding (data right-aligned in its
- * pcluster) always; big pclusters need the config records, whose LZ4 record
- * tells the kernel the largest pcluster.
+ * pcluster) always; big pclusters and algorithms other than LZ4 need the
+ * config records (one per algorithm the files use), whose LZ4 record tells
+ * the kernel the largest pcluster.
  */
 static void plan_features(const struct erofs_build_options *opts, const struct erofs_tree *tree,
 			  struct erofs_plan *plan)
 {
 	uint32_t largest = 0, compressed = 0;
+	uint16_t used = 0;
 
 	for (uint32_t i = 0; i < tree->nr_inodes + !!tree->packed; i++) {
 		const struct erofs_inode *inode = i < tree->nr_inodes ? tree->inodes[i] : tree->packed;
@@ -291,6 +310,7 @@ static void plan_features(const struct erofs_build_options *opts, const struct e
 		if (!zi)
 			continue;
 		compressed++;
+		used |= (uint16_t)(1u << zi->algorithm);
 		if (zi->tail_size)
 			plan->feature_incompat |= EROFS_INCOMPAT_ZTAILPACKING;
 		if (zi->pcluster_size > largest)
@@ -303,10 +323,17 @@ static void plan_features(const struct erofs_build_options *opts, const struct e
 	if (tree->packed)
 		plan->feature_incompat |= EROFS_INCOMPAT_FRAGMENTS;
 	plan->max_pclusterblks = (uint16_t)(largest >> opts->blkszbits);
-	if (largest > 1u << opts->blkszbits) {
+	if (largest > 1u << opts->blkszbits || (used & ~(1u << EROFS_COMPR_LZ4))) {
 		plan->feature_incompat |= EROFS_INCOMPAT_COMPR_CFGS;
-		plan->sb_u1 = 1u << EROFS_COMPR_LZ4;
-		plan->lz4_config = true;
+		plan->sb_u1 = used;
+		plan->cfg_algs = used;
+	}
+	/* as erofs-utils: the largest dictionary of the -z entries writing each format */
+	for (unsigned int i = 0; i < opts->nr_algorithms; i++) {
+		unsigned int alg = erofs_codec_format(opts->algorithms[i].kind);
+
+		if (opts->algorithms[i].dict_size > plan->dict_size[alg])
+			plan->dict_size[alg] = opts->algorithms[i].dict_size;
 	}
 }
 
@@ -325,7 +352,7 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 	if ((err = erofs_tree_list(tree)) || (err = choose_epoch(opts, tree, plan)))
 		return err;
 	plan_features(opts, tree, plan);
-	sb_end = erofs_super_end(plan->lz4_config);
+	sb_end = erofs_super_end(plan->cfg_algs);
 	if (erofs_opts_extra_device(opts)) {
 		/* the device table: one 128-byte slot, on a slot boundary */
 		plan->feature_incompat |= EROFS_INCOMPAT_DEVICE_TABLE;

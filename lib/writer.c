@@ -12,6 +12,7 @@
 #include "erofs/dir.h"
 #include "erofs/format.h"
 #include "erofs/io.h"
+#include "erofs/layout.h"
 #include "erofs/ondisk.h"
 #include "erofs/writer.h"
 #include "erofs/xattr.h"
@@ -305,16 +306,30 @@ static int put_superblock(struct write_ctx *w, int fd)
 	erofs_super_encode(&sb, raw);
 	if ((err = erofs_pwrite_all(fd, raw, sizeof(raw), EROFS_SUPER_OFFSET)))
 		return err;
-	if (plan->lz4_config) {
-		/* u16 length, then max_distance (0: the default 64 KiB) and
-		 * max_pclusterblks; the rest reserved */
+	for (unsigned int alg = 0, at = EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE;
+	     alg < EROFS_COMPR_MAX; alg++) {
 		uint8_t cfg[2 + EROFS_COMPR_CFG_LZ4_SIZE] = { 0 };
+		uint32_t size = erofs_compr_cfg_size(alg), dict = plan->dict_size[alg], log2 = 0;
 
-		put_le16(cfg, EROFS_COMPR_CFG_LZ4_SIZE);
-		put_le16(cfg + 4, plan->max_pclusterblks);
-		err = erofs_pwrite_all(fd, cfg, sizeof(cfg), EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE);
-		if (err)
+		if (!(plan->cfg_algs & (1u << alg)))
+			continue;
+		while (log2 < 31 && (2u << log2) <= dict)
+			log2++;
+		/* u16 length, then the payload as erofs_fs.h lays it out;
+		 * reserved bytes and format fields zero */
+		put_le16(cfg, (uint16_t)size);
+		if (alg == EROFS_COMPR_LZ4)	/* max_distance 0: the default 64 KiB */
+			put_le16(cfg + 4, plan->max_pclusterblks);
+		else if (alg == EROFS_COMPR_LZMA)
+			put_le32(cfg + 2, dict);
+		else if (alg == EROFS_COMPR_DEFLATE)
+			cfg[2] = (uint8_t)log2;		/* windowbits */
+		else
+			cfg[3] = (uint8_t)(log2 - 10);	/* windowlog above zstd's 1 KiB */
+		at = (at + 3) & ~3u;
+		if ((err = erofs_pwrite_all(fd, cfg, 2 + size, at)))
 			return err;
+		at += 2 + size;
 	}
 
 	if (plan->extra_devices) {

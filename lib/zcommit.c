@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "erofs/codec.h"
 #include "erofs/compress.h"
 #include "erofs/dedup.h"
 #include "erofs/diag.h"
@@ -171,6 +172,8 @@ static int commit_extents(struct erofs_commit *cc, struct erofs_inode *inode,
 		uint64_t end = i + 1 < n ? w->z.extents[i + 1].lofs : w->frag ? w->frag_at : w->end;
 		struct erofs_zdedupe_key key = {
 			.decoded = (uint32_t)(end - e.lofs), .nblks = e.nblks, .raw = e.raw,
+			/* a compressed pcluster is only shared by files of its algorithm */
+			.algorithm = e.raw ? 0 : zi->algorithm,
 		};
 		const struct erofs_zdedupe_entry *stored = NULL;
 
@@ -222,6 +225,8 @@ static int begin_file(struct erofs_commit *cc, struct erofs_inode *inode,
 						       ? cc->opts->packed_pcluster_size
 						       : cc->opts->pcluster_size)
 					    : inode->pcluster_size;
+	inode->z->algorithm = (uint8_t)erofs_codec_format(
+		cc->opts->algorithms[w->packed ? 0 : inode->algorithm].kind);
 	return 0;
 }
 

@@ -16,7 +16,7 @@ void erofs_zdedupe_free(struct erofs_zdedupe *d)
 static bool same_key(const struct erofs_zdedupe_key *a, const struct erofs_zdedupe_key *b)
 {
 	return XXH128_isEqual(a->hash, b->hash) && a->decoded == b->decoded &&
-	       a->nblks == b->nblks && a->raw == b->raw;
+	       a->nblks == b->nblks && a->raw == b->raw && a->algorithm == b->algorithm;
 }
 
 static uint32_t bucket(const struct erofs_zdedupe_key *key, uint32_t mask)

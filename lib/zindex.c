@@ -212,14 +212,14 @@ void erofs_zindex_encode(const struct erofs_build_options *opts, uint32_t meta_s
 		put_le64(out + header_at, zi->frag_off | 1ull << 63);
 		return;
 	}
-	/* map header: inline tail size or fragment offset, advise, LZ4 for
-	 * HEAD1, lcluster = block */
+	/* map header: inline tail size or fragment offset, advise, the
+	 * file's algorithm for HEAD1, lcluster = block */
 	if (zi->fragment)
 		put_le32(out + header_at, (uint32_t)zi->frag_off);
 	else
 		put_le16(out + header_at + 2, zi->tail_size);
 	put_le16(out + header_at + 4, erofs_zadvise(opts, zi));
-	out[header_at + 6] = EROFS_COMPR_LZ4;
+	out[header_at + 6] = zi->algorithm;
 	out[header_at + 7] = 0;
 	if (full_index(opts, zi)) {
 		encode_full(opts, zi, total, blkaddr, p);

@@ -31,13 +31,13 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <lz4.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "erofs/ondisk.h"
+#include "erofs/zdecode.h"
 #include "erofs/zread.h"
 
 #define EFSCORRUPTED	EUCLEAN
@@ -74,6 +74,7 @@ struct erofs_zcache {
 	struct zslot slot[2];
 	uint8_t *pbuf;			/* compressed input */
 	size_t pbuf_cap;
+	struct erofs_zdecoder *decoder;	/* lzma, deflate, zstd contexts */
 
 	/* the packed inode, loaded once (erofs_packed_inode()) */
 	int packed_state;
@@ -102,6 +103,7 @@ void erofs_z_release(struct erofs_reader *r)
 	free(r->zc->slot[0].dec);
 	free(r->zc->slot[1].dec);
 	free(r->zc->pbuf);
+	erofs_zdecoder_free(r->zc->decoder);
 	free(r->zc);
 	r->zc = NULL;
 }
@@ -151,28 +153,65 @@ static const uint8_t *meta_at(struct erofs_reader *r, uint64_t pos, unsigned int
 /* ------------------------------------------------------------------ */
 /* superblock                                                          */
 
-/* The algorithms this reader cannot decode, with the first Linux that can. */
-static const struct erofs_bitname other_algorithms[] = {
+/* The algorithms, with the first Linux that reads them (for messages). */
+static const struct erofs_bitname algorithm_names[] = {
+	{ 1u << EROFS_COMPR_LZ4, "lz4" },
 	{ 1u << EROFS_COMPR_LZMA, "lzma (MicroLZMA, Linux 5.16 and later)" },
 	{ 1u << EROFS_COMPR_DEFLATE, "deflate (Linux 6.6 and later)" },
 	{ 1u << EROFS_COMPR_ZSTD, "zstd (Linux 6.10 and later)" },
 };
 
-/* dump.erofs maps extents of algorithms this reader cannot decode */
-static bool map_any_algorithm(const struct erofs_reader *r)
+/*
+ * Checks one algorithm's config record (payload raw[0, len)) as the kernel
+ * does at mount, and keeps what decoding needs.
+ */
+static int load_algorithm_config(struct erofs_reader *r, unsigned int alg, const uint8_t *raw,
+				 uint32_t len)
 {
-	return r->flags & EROFS_READER_MAP_ANY_ALGORITHM;
-}
+	const uint32_t want[EROFS_COMPR_MAX] = {
+		EROFS_COMPR_CFG_LZ4_SIZE, EROFS_COMPR_CFG_LZMA_SIZE,
+		EROFS_COMPR_CFG_DEFLATE_SIZE, EROFS_COMPR_CFG_ZSTD_SIZE,
+	};
+	const char *name = erofs_zdecode_name(alg);
 
-/* "lzma (MicroLZMA, Linux 5.16 and later)" for an algorithm id; NULL if unknown. */
-static const char *algorithm_name(unsigned int alg)
-{
-	size_t i;
+	if (len < want[alg])
+		return fail(r, -EFSCORRUPTED, "superblock: %s config of %u bytes (want %u)",
+			    name, len, want[alg]);
+	if (alg == EROFS_COMPR_LZ4) {
+		uint32_t most = EROFS_PCLUSTER_MAX_SIZE >> r->blkszbits;
 
-	for (i = 0; i < sizeof(other_algorithms) / sizeof(other_algorithms[0]); i++)
-		if (alg < 16 && other_algorithms[i].bit == 1u << alg)
-			return other_algorithms[i].name;
-	return NULL;
+		r->lz4_max_distance = get_le16(raw);
+		r->lz4_max_pclusterblks = get_le16(raw + 2);
+		if (!r->lz4_max_pclusterblks)
+			r->lz4_max_pclusterblks = 1;
+		else if (r->lz4_max_pclusterblks > most)
+			return fail(r, -EFSCORRUPTED,
+				    "superblock: LZ4 pclusters of %u blocks (at most %u)",
+				    r->lz4_max_pclusterblks, most);
+	} else if (alg == EROFS_COMPR_LZMA) {
+		r->lzma_dict_size = get_le32(raw);
+		if (get_le16(raw + 4))
+			return fail(r, -EOPNOTSUPP, "superblock: unknown MicroLZMA format %u",
+				    get_le16(raw + 4));
+		if (r->lzma_dict_size < 4096 || r->lzma_dict_size > EROFS_LZMA_MAX_DICT_SIZE)
+			return fail(r, -EFSCORRUPTED,
+				    "superblock: MicroLZMA dictionary of %u bytes (4096 to %u)",
+				    r->lzma_dict_size, EROFS_LZMA_MAX_DICT_SIZE);
+	} else if (alg == EROFS_COMPR_DEFLATE) {
+		r->deflate_windowbits = raw[0];
+		if (raw[0] > 15)
+			return fail(r, -EFSCORRUPTED,
+				    "superblock: DEFLATE window of 2^%u bytes (at most 2^15)", raw[0]);
+	} else {
+		if (raw[0])
+			return fail(r, -EOPNOTSUPP, "superblock: unknown zstd format %u", raw[0]);
+		r->zstd_window_log = raw[1] + 10u;
+		if ((1ull << r->zstd_window_log) > EROFS_ZSTD_MAX_DICT_SIZE)
+			return fail(r, -EFSCORRUPTED,
+				    "superblock: zstd window of 2^%u bytes (at most %u)",
+				    r->zstd_window_log, EROFS_ZSTD_MAX_DICT_SIZE);
+	}
+	return 0;
 }
 
 int erofs_z_load_config(struct erofs_reader *r)
@@ -192,20 +231,18 @@ int erofs_z_load_config(struct erofs_reader *r)
 		return 0;
 	}
 	r->available_compr_algs = sb->u1;
-	if (sb->u1 & ~(1u << EROFS_COMPR_LZ4) &&
-	    (!map_any_algorithm(r) || sb->u1 >> (EROFS_COMPR_ZSTD + 1))) {
+	if (sb->u1 >> EROFS_COMPR_MAX) {
 		char names[192];
 
 		/* refused whole, rather than a file at a time */
-		return fail(r, -EOPNOTSUPP,
-			    "superblock: unsupported compression algorithms: %s (this reader decodes LZ4 only)",
-			    erofs_name_bits(names, sizeof(names), sb->u1 & ~(1u << EROFS_COMPR_LZ4),
-					    other_algorithms,
-					    sizeof(other_algorithms) / sizeof(other_algorithms[0])));
+		return fail(r, -EOPNOTSUPP, "superblock: unsupported compression algorithms: %s",
+			    erofs_name_bits(names, sizeof(names), sb->u1 >> EROFS_COMPR_MAX << EROFS_COMPR_MAX,
+					    algorithm_names,
+					    sizeof(algorithm_names) / sizeof(algorithm_names[0])));
 	}
 	/* one record per listed algorithm: u16 length, then its payload */
-	for (alg = 0; alg <= EROFS_COMPR_ZSTD; alg++) {
-		uint8_t raw[6];
+	for (alg = 0; alg < EROFS_COMPR_MAX; alg++) {
+		uint8_t raw[EROFS_COMPR_CFG_LZ4_SIZE];
 		uint32_t len;
 		int err;
 
@@ -226,25 +263,10 @@ int erofs_z_load_config(struct erofs_reader *r)
 			return fail(r, -EFSCORRUPTED,
 				    "superblock: compression config of algorithm %u (%u bytes) beyond the end of the image",
 				    alg, len);
-		if (alg == EROFS_COMPR_LZ4) {
-			uint32_t most = EROFS_PCLUSTER_MAX_SIZE >> r->blkszbits;
-
-			if (len < EROFS_COMPR_CFG_LZ4_SIZE)
-				return fail(r, -EFSCORRUPTED,
-					    "superblock: LZ4 config of %u bytes (want %u)",
-					    len, EROFS_COMPR_CFG_LZ4_SIZE);
-			err = erofs_dev_read(r, raw, 4, off + 2);
-			if (err)
-				return err;
-			r->lz4_max_distance = get_le16(raw);
-			r->lz4_max_pclusterblks = get_le16(raw + 2);
-			if (!r->lz4_max_pclusterblks)
-				r->lz4_max_pclusterblks = 1;
-			else if (r->lz4_max_pclusterblks > most)
-				return fail(r, -EFSCORRUPTED,
-					    "superblock: LZ4 pclusters of %u blocks (at most %u)",
-					    r->lz4_max_pclusterblks, most);
-		}
+		memset(raw, 0, sizeof(raw));
+		err = erofs_dev_read(r, raw, len < sizeof(raw) ? len : sizeof(raw), off + 2);
+		if (err || (err = load_algorithm_config(r, alg, raw, len)))
+			return err;
 		off += 2 + (uint64_t)len;
 	}
 	r->sb_end = off;
@@ -401,18 +423,10 @@ int erofs_z_setup_inode(struct erofs_reader *r, struct erofs_rd_inode *vi)
 		vi->z_advise = get_le16(h + 4);
 		vi->z_algtype[0] = h[6] & 15;
 		vi->z_algtype[1] = h[6] >> 4;
-		for (unsigned int i = 0; i < 2; i++) {
-			const char *name = algorithm_name(vi->z_algtype[i]);
-
-			if (vi->z_algtype[i] < EROFS_COMPR_MAX || (name && map_any_algorithm(r)))
-				continue;
-			if (name)
-				return fail(r, -EOPNOTSUPP,
-					    "HEAD%u compression algorithm %s is not supported",
-					    i + 1, name);
-			return fail(r, -EOPNOTSUPP, "unknown HEAD%u compression algorithm %u",
-				    i + 1, vi->z_algtype[i]);
-		}
+		for (unsigned int i = 0; i < 2; i++)
+			if (vi->z_algtype[i] >= EROFS_COMPR_MAX)
+				return fail(r, -EOPNOTSUPP, "unknown HEAD%u compression algorithm %u",
+					    i + 1, vi->z_algtype[i]);
 		if (h[7] & 7)
 			return fail(r, -EOPNOTSUPP,
 				    "lclusters of %u blocks are not supported (only one block)",
@@ -1038,9 +1052,11 @@ int erofs_decode_extent(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 	const bool zero_padding = r->sb.feature_incompat & EROFS_INCOMPAT_ZERO_PADDING;
 	const uint64_t blk = map->pa >> r->blkszbits;
 	size_t insize, skip = 0;
+	struct erofs_zdecode_req req;
 	const uint8_t *src;
 	struct zslot *zs;
-	int err, ret;
+	char why[96];
+	int err;
 
 	if (!zc)
 		return -ENOMEM;
@@ -1055,10 +1071,10 @@ int erofs_decode_extent(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 		return 0;
 	}
 	zs->dec_valid = false;
-	if (map->alg != EROFS_COMPR_LZ4)	/* the superblock cannot have listed it */
+	if (map->alg >= EROFS_COMPR_MAX)	/* the superblock cannot have listed it */
 		return fail(r, -EOPNOTSUPP,
-			    "extent at byte %" PRIu64 ": compression algorithm %s is not supported",
-			    map->la, algorithm_name(map->alg) ? algorithm_name(map->alg) : "unknown");
+			    "extent at byte %" PRIu64 ": unknown compression algorithm %u", map->la,
+			    map->alg);
 	if (!map->llen || map->llen > EROFS_Z_MAX_DSIZE || !map->plen ||
 	    map->plen > EROFS_PCLUSTER_MAX_SIZE || map->pa > r->size)
 		return fail(r, -EINVAL, "bad compressed extent (%" PRIu64 " bytes from %" PRIu64 ")",
@@ -1072,7 +1088,8 @@ int erofs_decode_extent(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 		return err;
 	src = zc->pbuf;
 	insize = (size_t)map->plen;
-	if (zero_padding) {
+	/* other algorithms than LZ4 are always right-aligned, as the kernel reads them */
+	if (zero_padding || map->alg != EROFS_COMPR_LZ4) {
 		/* the stream is right-aligned behind zeros within its first block */
 		size_t scan = r->blksz - (size_t)(map->pa & (r->blksz - 1));
 
@@ -1082,35 +1099,32 @@ int erofs_decode_extent(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 			skip++;
 		if (skip == scan && (map->flags & EROFS_MAP_META))
 			return fail(r, -EFSCORRUPTED,
-				    "inline tail pcluster at byte %" PRIu64 ": all zeros (no LZ4 data)",
-				    map->pa);
+				    "inline tail pcluster at byte %" PRIu64 ": all zeros (no %s data)",
+				    map->pa, erofs_zdecode_name(map->alg));
 		if (skip == scan)
 			return fail(r, -EFSCORRUPTED,
-				    "pcluster at block %" PRIu64 ": its first block is all zeros (no LZ4 data)",
-				    blk);
+				    "pcluster at block %" PRIu64 ": its first block is all zeros (no %s data)",
+				    blk, erofs_zdecode_name(map->alg));
 		src += skip;
 		insize -= skip;
 	}
-	if ((map->flags & EROFS_MAP_PARTIAL) || !zero_padding)
-		ret = LZ4_decompress_safe_partial((const char *)src, (char *)zs->dec, (int)insize,
-						  (int)map->llen, (int)map->llen);
-	else
-		ret = LZ4_decompress_safe((const char *)src, (char *)zs->dec, (int)insize,
-					  (int)map->llen);
-	if (ret < 0 || (uint64_t)ret != map->llen) {
+	req = (struct erofs_zdecode_req){
+		.alg = map->alg, .src = src, .insize = insize, .dst = zs->dec, .llen = map->llen,
+		.partial = (map->flags & EROFS_MAP_PARTIAL) || !zero_padding,
+		.dict_size = r->lzma_dict_size, .window_log = r->zstd_window_log,
+	};
+	err = erofs_zdecode(&zc->decoder, &req, why, sizeof(why));
+	if (err == -ENOMEM)
+		return fail(r, err, "out of memory decoding the extent at byte %" PRIu64, map->la);
+	if (err) {
 		char where[64];
 
 		if (map->flags & EROFS_MAP_META)
 			snprintf(where, sizeof(where), "inline tail pcluster at byte %" PRIu64, map->pa);
 		else
 			snprintf(where, sizeof(where), "pcluster at block %" PRIu64, blk);
-		if (ret < 0)
-			return fail(r, -EFSCORRUPTED,
-				    "%s: corrupt LZ4 data (%zu bytes) for the %" PRIu64 "-byte extent at byte %" PRIu64,
-				    where, insize, map->llen, map->la);
-		return fail(r, -EFSCORRUPTED,
-			    "%s: LZ4 data decodes to %d bytes, the extent at byte %" PRIu64 " has %" PRIu64,
-			    where, ret, map->la, map->llen);
+		return fail(r, err, "%s: %s for the %" PRIu64 "-byte extent at byte %" PRIu64,
+			    where, why, map->llen, map->la);
 	}
 	zs->dec_map = *map;
 	zs->dec_nid = vi->nid;

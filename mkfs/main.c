@@ -15,9 +15,8 @@
 #include <unistd.h>
 #include <uuid/uuid.h>
 
-#define LZ4HC_LEVEL_MAX 12
-
 #include "erofs/build.h"
+#include "erofs/codec.h"
 #include "erofs/diag.h"
 #include "erofs/format.h"
 #include "erofs/kernel.h"
@@ -100,7 +99,13 @@ static void usage(FILE *out)
 	      " -U UUID                 volume UUID, or 'clear' (all zero) or 'random'\n"
 	      " -x N                    store an xattr once in the shared area when more\n"
 	      "                         than N inodes carry it (default 2); N < 0: no xattrs\n"
-	      " -z ALGORITHM[,LEVEL]    compress with lz4 or lz4hc (LEVEL 0..12, default 9);\n"
+	      " -z ALG[,level=N][,dictsize=BYTES]  compress with ALG (',N' is the level too):\n"
+	      "                         lz4; lz4hc (level 0-12, default 9); lzma (MicroLZMA,\n"
+	      "                         Linux 5.16+: level 0-9, 100-109 extreme, default 6;\n"
+	      "                         dictsize up to 8388608, default 4 pclusters);\n"
+	      "                         deflate (Linux 6.6+: level 0-9, default 1);\n"
+	      "                         zstd (Linux 6.10+: level 0-22, default 3; dictsize a\n"
+	      "                         power of two up to 1048576, default 8 pclusters);\n"
 	      "                         more after ':' for --compress-hints to pick by index\n"
 	      " --all-root              make every file owned by root\n"
 	      " --force-uid=UID         make every file owned by UID\n"
@@ -233,41 +238,117 @@ static int parse_extended(char *list, struct erofs_build_options *opts)
 	return 0;
 }
 
+/* "N", "Nk" or "Nm" bytes into out; false if not a number. */
+static bool parse_bytes(const char *text, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(text, &end, 0);
+	if (errno || end == text || *text == '-')
+		return false;
+	if (*end == 'k' || *end == 'K')
+		v <<= 10, end++;
+	else if (*end == 'm' || *end == 'M')
+		v <<= 20, end++;
+	*out = v;
+	return !*end && v <= UINT32_MAX;
+}
+
+/* dictsize=BYTES of one algorithm, checked as the kernel will check it. */
+static int check_dict_size(const struct erofs_codec_info *info, const char *text, uint64_t v)
+{
+	bool ok = info->has_dict && v <= info->dict_max;
+
+	if (info->kind == EROFS_COMPRESS_LZMA)
+		ok = ok && v >= 4096;
+	else if (info->kind == EROFS_COMPRESS_ZSTD)	/* a power of two, 1 KiB or more */
+		ok = ok && v >= 1024 && !(v & (v - 1));
+	else if (info->kind == EROFS_COMPRESS_DEFLATE)	/* libdeflate's window is fixed */
+		ok = ok && v == 32768;
+	if (ok)
+		return 0;
+	if (!info->has_dict)
+		erofs_err("-z %s: takes no dictsize", info->name);
+	else if (info->kind == EROFS_COMPRESS_DEFLATE)
+		erofs_err("-z deflate: dictsize %s: only 32768 (DEFLATE's 32 KiB window)", text);
+	else
+		erofs_err("-z %s: dictsize %s: want %s%u bytes at most", info->name, text,
+			  info->kind == EROFS_COMPRESS_ZSTD ? "a power of two from 1024 to "
+							    : "4096 to ", info->dict_max);
+	return -EINVAL;
+}
+
+/*
+ * One -z entry, as erofs-utils spells it: NAME[,level=N][,dictsize=BYTES],
+ * and NAME,N for the level too (-zlz4hc,12).
+ */
 static int parse_algorithm(const char *arg, size_t len, struct erofs_algorithm *alg)
 {
 	const char *comma = memchr(arg, ',', len);
-	size_t name_len = comma ? (size_t)(comma - arg) : len;
-	int64_t level = 9;
-	char level_text[32];
+	const struct erofs_codec_info *info =
+		erofs_codec_lookup(arg, comma ? (size_t)(comma - arg) : len);
+	char opt[64];
 
-	if (name_len == 3 && !strncmp(arg, "lz4", 3) && !comma) {
-		*alg = (struct erofs_algorithm){ EROFS_COMPRESS_LZ4, 0 };
-		return 0;
-	}
-	if (name_len != 5 || strncmp(arg, "lz4hc", 5)) {
-		erofs_err("-z %.*s: unknown compressor (available: lz4, lz4hc[,LEVEL]); "
-			  "lzma, deflate and zstd images do not mount on Linux 6.1's default "
-			  "configuration", (int)len, arg);
+	if (!info) {
+		erofs_err("-z %.*s: unknown compressor (available: lz4, lz4hc, lzma, deflate, zstd)",
+			  (int)len, arg);
 		return -EOPNOTSUPP;
 	}
-	if (comma) {
-		size_t n = len - name_len - 1;
+	*alg = (struct erofs_algorithm){ info->kind, info->level_default, 0 };
+	while (comma) {
+		const char *from = comma + 1;
+		size_t n;
+		int64_t level;
+		uint64_t bytes;
+		char *value;
 
-		if (n >= sizeof(level_text))
-			n = sizeof(level_text) - 1;
-		memcpy(level_text, comma + 1, n);
-		level_text[n] = '\0';
-		if (parse_int64(level_text, "lz4hc level", 0, LZ4HC_LEVEL_MAX, &level))
+		comma = memchr(from, ',', len - (size_t)(from - arg));
+		n = (comma ? (size_t)(comma - from) : len - (size_t)(from - arg));
+		if (n >= sizeof(opt))
+			n = sizeof(opt) - 1;
+		memcpy(opt, from, n);
+		opt[n] = '\0';
+		value = strchr(opt, '=');
+		if (value)
+			*value++ = '\0';
+		if (value && !strcmp(opt, "dictsize")) {
+			if (!parse_bytes(value, &bytes)) {
+				erofs_err("-z %s: invalid dictsize '%s'", info->name, value);
+				return -EINVAL;
+			}
+			if (check_dict_size(info, value, bytes))
+				return -EINVAL;
+			alg->dict_size = (uint32_t)bytes;
+			continue;
+		}
+		if (value && strcmp(opt, "level")) {
+			erofs_err("-z %s: unknown option '%s' (level= or dictsize=)", info->name, opt);
 			return -EINVAL;
+		}
+		if (info->level_max == 0) {
+			erofs_err("-z %s: takes no level", info->name);
+			return -EINVAL;
+		}
+		if (parse_int64(value ? value : opt, "compression level", info->level_min,
+				info->level_max, &level))
+			return -EINVAL;
+		if (!erofs_codec_level_ok(info, level)) {
+			erofs_err("-z %s: level %" PRId64 ": want 0-9 or 100-109 (extreme)",
+				  info->name, level);
+			return -EINVAL;
+		}
+		/* lz4hc level 0 is liblz4's default, 9 */
+		alg->level = info->kind == EROFS_COMPRESS_LZ4HC && !level ? 9 : (int)level;
 	}
-	*alg = (struct erofs_algorithm){ EROFS_COMPRESS_LZ4HC, level ? (int)level : 9 };
 	return 0;
 }
 
 /*
  * -z ALG[,LEVEL][:ALG[,LEVEL]...]: the first compresses by default, the
- * others only files that --compress-hints sends to them by index.  Every
- * one writes LZ4 streams, so the image needs no second algorithm slot.
+ * others only files that --compress-hints sends to them by index.  Each
+ * file's map header names its algorithm; the superblock lists those used.
  */
 static int parse_compressor(const char *arg, struct erofs_build_options *opts)
 {
@@ -675,6 +756,16 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 	if (opts->tar && argc - optind == 1) {	/* the tar from standard input */
 		opts->image = argv[optind];
 		return 0;
+	}
+	/* dictionaries default to a multiple of the largest pcluster */
+	for (unsigned int i = 0; i < opts->nr_algorithms; i++) {
+		uint32_t largest = opts->pcluster_size > opts->packed_pcluster_size
+					   ? opts->pcluster_size : opts->packed_pcluster_size;
+
+		for (size_t h = 0; h < opts->nr_hints; h++)
+			if (opts->hints[h].pcluster_size > largest)
+				largest = opts->hints[h].pcluster_size;
+		erofs_codec_resolve(&opts->algorithms[i], largest);
 	}
 	if (argc - optind != 2) {
 		erofs_err(opts->tar ? "expected IMAGE and optionally TARBALL (see --help)"

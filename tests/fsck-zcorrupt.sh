@@ -188,9 +188,9 @@ e_cfg_short() { wr $((1024 + 128)) 2 4; }
 zcorrupt "short LZ4 config record" "$BIG" e_cfg_short "superblock: LZ4 config of 4 bytes (want 14)"
 e_cfg_blks() { wr $((1024 + 128 + 4)) 2 2; }
 zcorrupt "pcluster above the configured limit" "$BIG" e_cfg_blks "$T: lcluster 0: pcluster of 4 blocks (the superblock allows 2)"
-e_cfg_algs() { wr $((1024 + 0x54)) 2 0x19; }
-zcorrupt "zstd and an unknown algorithm in the bitmap" "$BIG" e_cfg_algs \
-	"superblock: unsupported compression algorithms: zstd (Linux 6.10 and later), unknown bits 0x10"
+e_cfg_algs() { wr $((1024 + 0x54)) 2 0x11; }
+zcorrupt "an unknown algorithm in the bitmap" "$BIG" e_cfg_algs \
+	"superblock: unsupported compression algorithms: unknown bits 0x10"
 # without big pcluster, ztailpacking or fragments in the superblock, the
 # kernel ignores the map header of full indexes: then CBLKCNT is corrupt
 e_nobig() { wr $((1024 + 0x50)) 4 1; wr $((1024 + 0x54)) 2 0; }

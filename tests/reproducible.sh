@@ -59,4 +59,19 @@ if [ "$nonzero" = 0 ] && [ "$(stat -c %s "$WORK/empty.img")" = 4096 ]; then
 else
 	fail "empty-tree image: $nonzero non-zero bytes in the first 1024, size $(stat -c %s "$WORK/empty.img")"
 fi
+# the other compressors: the prefix search of DEFLATE and zstd and the
+# MicroLZMA encoder depend only on their input, so two builds with other
+# worker counts are identical too
+for z in "lzma -C 65536 -E ztailpacking" "deflate -E fragments" "zstd,9 -C 1048576 -E dedupe"; do
+	# shellcheck disable=SC2086 # z is a list of options
+	"$MKFS" --quiet -T 0 -U "$uuid" --workers=1 -z $z "$WORK/z1.img" "$tree"
+	# shellcheck disable=SC2086
+	"$MKFS" --quiet -T 0 -U "$uuid" --workers=4 -z $z "$WORK/z4.img" "$tree"
+	if cmp -s "$WORK/z1.img" "$WORK/z4.img"; then
+		pass "-z $z: --workers=1 and --workers=4 give identical images"
+	else
+		fail "-z $z: the image depends on the worker count"
+	fi
+done
+
 finish

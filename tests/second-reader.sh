@@ -33,6 +33,7 @@ reader2_reads() {
 	elif reader2_old; then
 		case " $* " in
 		*fragments*) why="erofs-utils 1.5 predates fragments" ;;
+		*lzma*|*deflate*|*zstd*) why="erofs-utils 1.5 reads LZ4 only here" ;;
 		*" -b"*) why="erofs-utils 1.5 reads 4096-byte blocks only" ;;
 		*--chunksize*) why="erofs-utils 1.5 writes wrong bytes for chunked files with holes" ;;
 		esac

@@ -29,6 +29,9 @@ enum erofs_compressor_kind {
 	EROFS_COMPRESS_NONE,
 	EROFS_COMPRESS_LZ4,
 	EROFS_COMPRESS_LZ4HC,
+	EROFS_COMPRESS_LZMA,
+	EROFS_COMPRESS_DEFLATE,
+	EROFS_COMPRESS_ZSTD,
 };
 
 /* one line of --compress-hints: files matching regex get this pcluster size */
@@ -38,11 +41,12 @@ struct erofs_compress_hint {
 	unsigned int algorithm;		/* index into the -z list */
 };
 
-/* one algorithm of -z A[:B...]; all of them write LZ4 streams */
+/* one algorithm of -z A[:B...] (lib/codec.c) */
 #define EROFS_MAX_ALGORITHMS	4
 struct erofs_algorithm {
 	enum erofs_compressor_kind kind;
-	int level;			/* lz4hc: 1..12 */
+	int level;			/* the codec's own scale, default filled in */
+	uint32_t dict_size;		/* lzma, deflate, zstd: bytes; 0 until resolved */
 };
 
 struct erofs_exclude {

@@ -116,8 +116,18 @@ enum erofs_xattr_index {
 };
 
 /* compression (Z_EROFS) */
-#define EROFS_COMPR_LZ4			0u	/* algorithm id */
-#define EROFS_COMPR_CFG_LZ4_SIZE	14u	/* payload of the LZ4 config record */
+#define EROFS_COMPR_LZ4			0u	/* algorithm ids */
+#define EROFS_COMPR_LZMA		1u	/* MicroLZMA, Linux 5.16 */
+#define EROFS_COMPR_DEFLATE		2u	/* raw DEFLATE, Linux 6.6 */
+#define EROFS_COMPR_ZSTD		3u	/* zstd frames, Linux 6.10 */
+#define EROFS_COMPR_MAX			4u
+/* payloads of the config records after the superblock (each after a u16 length) */
+#define EROFS_COMPR_CFG_LZ4_SIZE	14u	/* le16 max_distance, le16 max_pclusterblks */
+#define EROFS_COMPR_CFG_LZMA_SIZE	14u	/* le32 dict_size, le16 format (0) */
+#define EROFS_COMPR_CFG_DEFLATE_SIZE	6u	/* u8 windowbits (<= 15) */
+#define EROFS_COMPR_CFG_ZSTD_SIZE	6u	/* u8 format (0), u8 windowlog - 10 */
+#define EROFS_LZMA_MAX_DICT_SIZE	(8u << 20)
+#define EROFS_ZSTD_MAX_DICT_SIZE	(1u << 20)
 #define EROFS_PCLUSTER_MAX_SIZE		(1u << 20)
 #define EROFS_ZMAP_HEADER_SIZE		8u
 #define EROFS_LCLUSTER_INDEX_SIZE	8u	/* a full (non-compact) index entry */

@@ -39,6 +39,7 @@ struct erofs_zinfo {
 	uint32_t nr_extents;
 	uint32_t nr_blocks;	/* blocks the file stored itself */
 	uint32_t pcluster_size;	/* bytes */
+	uint8_t algorithm;	/* EROFS_COMPR_*: what its HEAD1 lclusters hold */
 	/* -E ztailpacking: the last extent's pcluster is stored inline after
 	 * the index instead of in a block of its own; its bytes wait in the
 	 * tail store (inode->tail_pos) */

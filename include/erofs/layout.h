@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "erofs/build.h"
+#include "erofs/format.h"
 #include "erofs/tree.h"
 #include "erofs/work.h"
 #include "erofs/xattr.h"
@@ -41,7 +42,8 @@ struct erofs_plan {
 	uint64_t inline_bytes;		/* tails kept inside the metadata */
 	uint32_t feature_incompat;
 	uint16_t sb_u1;			/* lz4_max_distance, or the algorithm bitmap */
-	bool lz4_config;		/* an LZ4 config record follows the superblock */
+	uint16_t cfg_algs;		/* config records after the superblock, a bit each */
+	uint32_t dict_size[EROFS_COMPR_MAX];	/* their lzma, deflate, zstd dictionaries */
 	uint16_t max_pclusterblks;	/* the largest pcluster of the image, in blocks */
 	uint32_t nr_extended;		/* inodes that needed the 64-byte form */
 	/* --blobdev: one extra device, its slot right after the superblock */
@@ -54,8 +56,10 @@ struct erofs_plan {
  * and files under a block whose tail may go inline. */
 bool erofs_placed_late(const struct erofs_inode *inode);
 
-/* The end of what the superblock (and its config record) take in block 0. */
-uint32_t erofs_super_end(bool lz4_config);
+/* The end of what the superblock and the config records of cfg_algs take in block 0. */
+uint32_t erofs_super_end(uint16_t cfg_algs);
+/* A config record's payload size. */
+uint32_t erofs_compr_cfg_size(unsigned int alg);
 
 /* data_end: the first block the pipeline left free. */
 int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *tree,

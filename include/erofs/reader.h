@@ -83,6 +83,9 @@ struct erofs_reader {
 	uint16_t available_compr_algs;	/* bit per algorithm (1 << EROFS_COMPR_LZ4) */
 	uint16_t lz4_max_distance;	/* 0: LZ4's own 64 KiB */
 	uint16_t lz4_max_pclusterblks;	/* largest LZ4 pcluster, in blocks */
+	uint32_t lzma_dict_size;	/* MicroLZMA's dictionary */
+	unsigned int deflate_windowbits;
+	unsigned int zstd_window_log;	/* log2 of zstd's largest window */
 	struct erofs_zcache *zc;	/* decode buffers and caches, made on demand */
 	unsigned int flags;		/* EROFS_READER_* given to erofs_reader_open_*_flags() */
 

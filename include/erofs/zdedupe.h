@@ -27,6 +27,7 @@ struct erofs_zdedupe_key {
 	uint32_t decoded;	/* bytes the pcluster decodes to */
 	uint16_t nblks;
 	bool raw;
+	uint8_t algorithm;	/* EROFS_COMPR_* of a compressed one */
 };
 
 struct erofs_zdedupe_entry {

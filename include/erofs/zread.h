@@ -22,10 +22,6 @@
 /* Limits this reader enforces (newer kernels enforce the same). */
 #define EROFS_Z_MAX_DSIZE	(12u << 20)	/* decoded bytes of one extent */
 #define EROFS_Z_MAX_PCLUSTER_BLKS	256u	/* 1 MiB of 4 KiB blocks */
-#define EROFS_COMPR_LZMA	1u
-#define EROFS_COMPR_DEFLATE	2u
-#define EROFS_COMPR_ZSTD	3u
-#define EROFS_COMPR_MAX		2u		/* algorithms a 6.1 kernel knows */
 #define EROFS_ZFRAGMENT_INODE_BIT	7u	/* h_clusterbits: whole file in the packed inode */
 
 /* One lcluster's index entry, decoded the way Linux 6.1's zmap.c does. */

@@ -870,7 +870,7 @@ static void test_compressed(void)
 		erofs_reader_close(&r);
 		CHECK(img_open(&m, &r) == 0 && erofs_read_inode(&r, 40, &vi) == 0);
 		EXPECT_ERR(erofs_read_data(&r, &vi, out, 10, 0), -EUCLEAN,
-			   "LZ4 data decodes to 10000 bytes, the extent at byte 0 has 10001", &r);
+			   "LZ4 data decodes to 10000 bytes for the 10001-byte extent at byte 0", &r);
 		put_le32(m.b + 40 * 32 + 8, 10000);
 		/* garbage in the stream */
 		m.b[6 * BLK - clen + clen / 2] ^= 0xff;
@@ -919,17 +919,38 @@ static void test_compressed(void)
 	EXPECT_ERR(img_open(&m, &r), -EUCLEAN, "LZ4 config of 13 bytes (want 14)", &r);
 	put_le16(m.b + 1152, 0);	/* 0 means 65536 bytes */
 	EXPECT_ERR(img_open(&m, &r), -EUCLEAN, "compression config of algorithm 0 (65536 bytes) beyond the end", &r);
-	/* other algorithms: refused by name, with the first Linux that reads them */
-	m.sb.u1 = 3;
+	/* the other algorithms' records, 4-byte aligned, checked as the kernel checks them */
+	m.sb.u1 = 0xf;
 	put_le16(m.b + 1152, 14);
 	put_le16(m.b + 1156, 4);
-	EXPECT_ERR(img_open(&m, &r), -EOPNOTSUPP,
-		   "superblock: unsupported compression algorithms: lzma (MicroLZMA, Linux 5.16 and later) (this reader decodes LZ4 only)",
-		   &r);
-	m.sb.u1 = 4;
-	EXPECT_ERR(img_open(&m, &r), -EOPNOTSUPP, "algorithms: deflate (Linux 6.6 and later) (", &r);
+	put_le16(m.b + 1168, 14);		/* lzma: dict_size, format */
+	put_le32(m.b + 1170, 65536);
+	put_le16(m.b + 1184, 6);		/* deflate: windowbits */
+	m.b[1186] = 15;
+	put_le16(m.b + 1192, 6);		/* zstd: format, windowlog - 10 */
+	m.b[1195] = 10;
+	CHECK(img_open(&m, &r) == 0 && r.lzma_dict_size == 65536 && r.deflate_windowbits == 15 &&
+	      r.zstd_window_log == 20 && r.available_compr_algs == 0xf && r.sb_end == 1200);
+	put_le32(m.b + 1170, (8u << 20) + 1);
+	EXPECT_ERR(img_open(&m, &r), -EUCLEAN, "MicroLZMA dictionary of 8388609 bytes (4096 to 8388608)", &r);
+	put_le32(m.b + 1170, 65536);
+	put_le16(m.b + 1174, 1);
+	EXPECT_ERR(img_open(&m, &r), -EOPNOTSUPP, "unknown MicroLZMA format 1", &r);
+	put_le16(m.b + 1174, 0);
+	m.b[1186] = 16;
+	EXPECT_ERR(img_open(&m, &r), -EUCLEAN, "DEFLATE window of 2^16 bytes (at most 2^15)", &r);
+	m.b[1186] = 15;
+	m.b[1195] = 11;
+	EXPECT_ERR(img_open(&m, &r), -EUCLEAN, "zstd window of 2^21 bytes (at most 1048576)", &r);
+	m.b[1195] = 10;
+	m.b[1194] = 1;
+	EXPECT_ERR(img_open(&m, &r), -EOPNOTSUPP, "unknown zstd format 1", &r);
+	m.b[1194] = 0;
+	put_le16(m.b + 1192, 5);
+	EXPECT_ERR(img_open(&m, &r), -EUCLEAN, "zstd config of 5 bytes (want 6)", &r);
+	/* algorithms no Linux knows: refused whole */
 	m.sb.u1 = 0x8009;
-	EXPECT_ERR(img_open(&m, &r), -EOPNOTSUPP, "algorithms: zstd (Linux 6.10 and later), unknown bits 0x8000 (", &r);
+	EXPECT_ERR(img_open(&m, &r), -EOPNOTSUPP, "unsupported compression algorithms: unknown bits 0x8000", &r);
 	m.sb.feature_incompat = EROFS_INCOMPAT_ZERO_PADDING;
 	m.sb.u1 = 4096;	/* now lz4_max_distance */
 	CHECK(img_open(&m, &r) == 0 && r.lz4_max_distance == 4096 && r.available_compr_algs == 1 &&

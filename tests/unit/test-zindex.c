@@ -548,9 +548,9 @@ static void h_header_alg(struct img *m)
 	m->b[((NID * 32 + m->meta + 7) & ~7u) + 6] = 0x05;
 }
 
-static void h_header_zstd(struct img *m)
+static void h_header_unknown_alg(struct img *m)
 {
-	m->b[((NID * 32 + m->meta + 7) & ~7u) + 6] = 0x30;	/* HEAD2: zstd */
+	m->b[((NID * 32 + m->meta + 7) & ~7u) + 6] = 0x50;	/* HEAD2: no such algorithm */
 }
 
 static void h_header_clusterbits(struct img *m)
@@ -614,7 +614,7 @@ static void h_sb_algs(struct img *m)
 	struct erofs_super sb;
 
 	erofs_super_decode(m->b + EROFS_SUPER_OFFSET, &sb);
-	sb.u1 = 0x9;
+	sb.u1 = 0x11;
 	erofs_super_encode(&sb, m->b + EROFS_SUPER_OFFSET);
 }
 
@@ -700,7 +700,7 @@ static const struct hostile hostile[] = {
 	{ "head past EOF", true, true, h_head_past_eof, -EUCLEAN, "lcluster 39: an extent starts at byte 159944, beyond i_size 159844" },
 	{ "HEAD2 algorithm not in the sb", true, true, h_alg, -EUCLEAN, "lcluster 30: HEAD2 extent with algorithm 1, which the superblock does not list" },
 	{ "unknown algorithm in the header", true, true, h_header_alg, -EOPNOTSUPP, "unknown HEAD1 compression algorithm 5" },
-	{ "zstd in the header", true, true, h_header_zstd, -EOPNOTSUPP, "HEAD2 compression algorithm zstd (Linux 6.10 and later) is not supported" },
+	{ "unknown algorithm in the header", true, true, h_header_unknown_alg, -EOPNOTSUPP, "unknown HEAD2 compression algorithm 5" },
 	{ "lclusters of 2 blocks", true, true, h_header_clusterbits, -EOPNOTSUPP, "lclusters of 2 blocks are not supported" },
 	{ "whole-file fragment without the sb feature", true, true, h_header_fragment_inode, -EUCLEAN, "the whole file is a fragment of the packed inode, but the superblock lacks the fragments feature" },
 	{ "ztailpacking with 0 inline bytes", false, true, h_header_ztail, -EUCLEAN, "inline tail pcluster (ztailpacking) of 0 bytes" },
@@ -710,7 +710,7 @@ static const struct hostile hostile[] = {
 	{ "big pclusters without the sb feature", false, true, h_sb_nobig, -EUCLEAN, "without the superblock's big pcluster feature" },
 	{ "pcluster above the sb limit", false, true, h_sb_maxblks, -EUCLEAN, "pcluster of 3 blocks (the superblock allows 2)" },
 	{ "short LZ4 config", false, true, h_sb_cfg_short, -EUCLEAN, "LZ4 config of 6 bytes (want 14)" },
-	{ "unknown algorithms in the sb", false, true, h_sb_algs, -EOPNOTSUPP, "unsupported compression algorithms: zstd (Linux 6.10 and later)" },
+	{ "unknown algorithms in the sb", false, true, h_sb_algs, -EOPNOTSUPP, "unsupported compression algorithms: unknown bits 0x10" },
 	{ "i_size with an index past the image", false, true, h_isize_huge, -EUCLEAN, "lcluster index (1048576 entries) beyond the end of the image" },
 	{ "compact delta[0] 0", false, false, hc_delta0_zero, -EUCLEAN, "lcluster 14: delta[0] 0 does not lead back to its head at lcluster 11" },
 	{ "compact CBLKCNT without big", false, false, hc_cblkcnt_nobig, -EUCLEAN, "lcluster 12: block count (CBLKCNT) without big pclusters" },
