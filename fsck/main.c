@@ -438,15 +438,19 @@ int main(int argc, char **argv)
 	memset(&f, 0, sizeof(f));
 	if (parse_args(argc, argv, &f.o)) {
 		usage(stderr);
+		free(f.o.devices);
 		return EXIT_USAGE;
 	}
 	fd = open_image(f.o.image, &f.image_bytes);
-	if (fd < 0)
+	if (fd < 0) {
+		free(f.o.devices);
 		return EXIT_USAGE;
+	}
 	if (f.o.offset && f.o.offset >= f.image_bytes) {
 		erofs_err("%s: --offset %" PRIu64 " is not inside the file (%" PRIu64 " bytes)",
 			  f.o.image, f.o.offset, f.image_bytes);
 		close(fd);
+		free(f.o.devices);
 		return EXIT_USAGE;
 	}
 	f.image_bytes -= f.o.offset;
@@ -454,6 +458,7 @@ int main(int argc, char **argv)
 	if (err) {
 		erofs_err("%s: %s", f.o.image, erofs_reader_error(&f.r));
 		close(fd);
+		free(f.o.devices);
 		return EXIT_CORRUPT;
 	}
 	dev_fds = calloc(f.o.nr_devices + 1, sizeof(*dev_fds));

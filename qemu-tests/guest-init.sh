@@ -144,6 +144,7 @@ overlay_image() { # RESULTS OFFSET SIZE LOWER
 }
 
 while read -r idx name off size kind blob_off blob_size; do
+	blobdev=
 	[ "$idx" -lt "$start" ] && continue
 	[ -n "$only" ] && [ "$idx" != "$only" ] && continue
 	say "RUN $idx $name"
@@ -187,7 +188,7 @@ while read -r idx name off size kind blob_off blob_size; do
 			[ "$kind" = fuse ] && fuse_gone "$r"
 		fi
 		guest-loop detach "$dev" 2>> "$r/loop.err"
-		[ -z "$blob_off" ] || guest-loop detach "$blobdev" 2>> "$r/loop.err"
+		[ -z "$blobdev" ] || guest-loop detach "$blobdev" 2>> "$r/loop.err"
 	else
 		echo 1 > "$r/loop.rc"
 	fi

@@ -370,6 +370,10 @@ add_lower_image() { # NAME
 	NAMES+=("$lower")
 	KIND[$lower]=mount
 	IMG[$lower]=$SCRATCH/img/$lower.img
+	# it boots wherever its layer does: the guest mounts it under the overlay
+	KMIN[$lower]=${KMIN[$1]}
+	KMAX[$lower]=${KMAX[$1]}
+	ALGS[$lower]=0
 	GUEST_KIND[$1]=overlay=$lower
 }
 
