@@ -379,6 +379,14 @@ static int open_image(const struct config *cfg, struct erofs_reader *r, void **m
 		fprintf(stderr, "erofsfuse: %s: %s\n", cfg->image, erofs_reader_error(r));
 		return -1;
 	}
+	if (r->nr_devs) {
+		/* its data lies on devices erofsfuse is not given: refuse, not EIO per file */
+		fprintf(stderr, "erofsfuse: %s: an image with %u extra device%s "
+			"(--blobdev, --tar=i) is not supported\n",
+			cfg->image, r->nr_devs, r->nr_devs == 1 ? "" : "s");
+		erofs_reader_close(r);
+		return -1;
+	}
 	return 0;
 }
 
