@@ -514,7 +514,7 @@ build_images() {
 		if [[ ,$expect, == *,fuse,* ]]; then
 			# mounted by erofsfuse in the guest instead of the kernel's erofs
 			if [ ! -x "$EROFSFUSE" ]; then
-				report_skip "$name" "no erofsfuse at $EROFSFUSE (configure found no libfuse3)"
+				report_skip "$name" "no erofsfuse at $EROFSFUSE (not built: configure found no libfuse3, or EROFSFUSE unset)"
 				continue
 			fi
 			GUEST_KIND[$name]=fuse

@@ -98,7 +98,8 @@ for opts in "-zlz4hc" "-zlz4hc -Enoinline_data --sort=none" "-E^inline_data --au
 	fi
 	ours_extract "pax $opts" "$WORK/w2.img" "$WORK/ref-pax"
 done
-reader2_reads -zlz4 && reader2_extract pax-lz4-fragments "$WORK/w1.img" "$WORK/ref-pax"
+reader2_reads -zlz4 -C65536 -Eztailpacking,fragments &&
+	reader2_extract pax-lz4-fragments "$WORK/w1.img" "$WORK/ref-pax"
 "$MKFS" --tar=f --quiet -U "$UUID" -zlz4hc "$WORK/plain.img" "$TARS/pax.tar"
 for codec in "gzip --ungzip" "xz --unxz" "zstd --unzstd"; do
 	set -- $codec
