@@ -50,7 +50,9 @@ static int tar_device_blocks(const struct erofs_build_options *opts,
 	struct stat st;
 	uint64_t n;
 
-	if (fstat(tree->data_fd, &st)) {
+	if (tree->data_fd < 0) {	/* read from a stream, to its end */
+		st.st_size = (off_t)tree->tar_size;
+	} else if (fstat(tree->data_fd, &st)) {
 		erofs_err("%s: %s", opts->source, strerror(errno));
 		return -errno;
 	}

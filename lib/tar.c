@@ -225,6 +225,20 @@ void erofs_tar_close(struct erofs_tar *t)
 	free(t);
 }
 
+int erofs_tar_drain(struct erofs_tar *t, uint64_t *total)
+{
+	uint8_t buf[BLOCK * 8];
+	size_t got;
+	int err;
+
+	while (!(err = erofs_tar_stream_read(&t->s, buf, sizeof(buf), &got)))
+		;
+	if (err != -ENODATA)	/* the end of the stream is what we read up to */
+		return err;
+	*total = t->s.pos;
+	return 0;
+}
+
 int erofs_tar_read_data(struct erofs_tar *t, void *buf, size_t len)
 {
 	size_t got;

@@ -299,6 +299,13 @@ static int place_data(struct tarsrc *t, struct erofs_inode *inode, uint64_t size
 		inode->data_pos = t->base + e->data_offset;
 		return 0;
 	}
+	if (t->opts->tar_index) {
+		/* an index image only points into the tar: a stream's offsets
+		 * are the tar's, and its data is skipped, never copied (a sparse
+		 * entry is marked spooled so that tarindex.c refuses it) */
+		inode->data_pos = e->sparse ? EROFS_DATA_SPOOLED : e->data_offset;
+		return 0;
+	}
 	if ((fd = spool_fd(t)) < 0)
 		return fd;
 	pos = (t->spool_end + align - 1) / align * align;
@@ -650,10 +657,6 @@ static int read_tar(struct tarsrc *t)
 	if ((err = erofs_tar_open(&t->tar, t->in_fd, t->opts->tar_decoder, t->name)))
 		return err;
 	t->in_place = erofs_tar_in_place(t->tar, &t->base);
-	if (t->opts->tar_index && !t->in_place) {
-		erofs_err("%s: --tar=i needs a plain tar file: the image points into it", t->name);
-		return -EINVAL;
-	}
 	tree->data_in_one_file = true;
 	tree->data_fd = tree->spool_fd = -1;
 	if (t->in_place) {
@@ -670,6 +673,9 @@ static int read_tar(struct tarsrc *t)
 		if ((err = add_entry(t, &e)))
 			break;
 	t->e = NULL;
+	/* --tar=i from a stream: the device table needs the tar's size */
+	if (!err && t->opts->tar_index && !t->in_place)
+		err = erofs_tar_drain(t->tar, &tree->tar_size);
 	if (!err && !t->root_given)	/* dated as the newest entry */
 		erofs_set_mtime(t->opts, tree->root,
 				t->newest_mtime == INT64_MIN ? 0 : t->newest_mtime,

@@ -538,8 +538,8 @@ static int check_blobdev(const struct erofs_build_options *opts)
  */
 static int check_tar_index(struct erofs_build_options *opts, int nr_args)
 {
-	if (nr_args != 2) {
-		erofs_err("--tar=i: expected IMAGE and TARBALL (a file: the image points into it)");
+	if (nr_args != 1 && nr_args != 2) {
+		erofs_err("--tar=i: expected IMAGE and optionally TARBALL (else standard input)");
 		return -EINVAL;
 	}
 	if (opts->compressor != EROFS_COMPRESS_NONE || opts->chunkbits || opts->blobdev ||

@@ -82,8 +82,19 @@ done
 out=$WORK/out
 mkdir -p "$out"
 tarf=$WORK/pax.tar
-expect_failure "--tar=i from standard input" "expected IMAGE and TARBALL" \
-	"$MKFS" --quiet --tar=i "$out/i"
+# from standard input, a pipe too (containerd's "--tar=i IMAGE < layer.tar"):
+# offsets and the tar's size are the stream's, so the same bytes as from the file
+for form in "" ",$WORK/map"; do
+	"$MKFS" --quiet -T 0 -U clear "--tar=i$form" "$WORK/from-file.erofs" "$tarf"
+	[ -z "$form" ] || mv "$WORK/map" "$WORK/map.file"
+	cat "$tarf" | "$MKFS" --quiet -T 0 -U clear "--tar=i$form" "$WORK/from-pipe.erofs"
+	if cmp -s "$WORK/from-file.erofs" "$WORK/from-pipe.erofs" &&
+	   { [ -z "$form" ] || cmp -s "$WORK/map" "$WORK/map.file"; }; then
+		pass "--tar=i${form:+,MAP} from a pipe: the same image${form:+ and map} as from the file"
+	else
+		fail "--tar=i${form:+,MAP} from a pipe differs from the file's"
+	fi
+done
 expect_failure "--tar=i with -z" "keeps file data in the tar" \
 	"$MKFS" --quiet --tar=i -z lz4 "$out/i" "$tarf"
 expect_failure "--tar=i with --chunksize" "keeps file data in the tar" \

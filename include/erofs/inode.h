@@ -131,6 +131,7 @@ struct erofs_tree {
 	 * place) */
 	bool data_in_one_file;
 	int data_fd, spool_fd;
+	uint64_t tar_size;		/* --tar=i from a stream: its bytes, read to the end */
 	/* -E fragments: the hidden inode holding fragments (no directory
 	 * names it; not in inodes[]), or NULL */
 	struct erofs_inode *packed;

@@ -92,6 +92,9 @@ int erofs_tar_read_data(struct erofs_tar *t, void *buf, size_t len);
  */
 bool erofs_tar_in_place(const struct erofs_tar *t, uint64_t *base);
 
+/* Reads the input to its end (the archive's padding after its end marker);
+ * the stream's decoded bytes in all, as the tar file would have them. */
+int erofs_tar_drain(struct erofs_tar *t, uint64_t *total);
 void erofs_tar_close(struct erofs_tar *t);
 
 #endif
