@@ -229,7 +229,7 @@ int erofs_dump_super(FILE *out, const uint8_t *head, size_t len, char *err, size
 
 	if (len < EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE)
 		return sb_fail(err, errlen, "image too small for a superblock (%zu bytes)", len);
-	erofs_super_decode(head + EROFS_SUPER_OFFSET, &sb);
+	erofs_super_decode(head + EROFS_SUPER_OFFSET, len - EROFS_SUPER_OFFSET, &sb);
 	if (sb.magic != EROFS_MAGIC)
 		return sb_fail(err, errlen, "superblock: bad magic 0x%08x (not an EROFS image)",
 			       sb.magic);

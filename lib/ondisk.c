@@ -15,11 +15,13 @@ enum {
 	SB_INCOMPAT = 0x50, SB_U1 = 0x54, SB_EXTRA_DEVICES = 0x56,
 	SB_DEVT_SLOTOFF = 0x58, SB_DIRBLKBITS = 0x5A, SB_XATTR_PREFIX_COUNT = 0x5B,
 	SB_XATTR_PREFIX_START = 0x5C, SB_PACKED_NID = 0x60, SB_XATTR_FILTER_RESERVED = 0x68,
+	SB_BUILD_TIME_DELTA = 0x6C, SB_ROOTNID_8B = 0x70, SB_METABOX_NID = 0x80,
 };
 
-void erofs_super_encode(const struct erofs_super *sb, uint8_t out[EROFS_SUPER_SIZE])
+void erofs_super_encode(const struct erofs_super *sb, uint8_t out[EROFS_SUPER_MAX_SIZE])
 {
-	memset(out, 0, EROFS_SUPER_SIZE);
+	/* only the superblock's own bytes: callers may encode in place before config records */
+	memset(out, 0, sb->sb_extslots ? EROFS_SUPER_MAX_SIZE : EROFS_SUPER_SIZE);
 	put_le32(out + SB_MAGIC, sb->magic);
 	put_le32(out + SB_CHECKSUM, sb->checksum);
 	put_le32(out + SB_COMPAT, sb->feature_compat);
@@ -43,9 +45,13 @@ void erofs_super_encode(const struct erofs_super *sb, uint8_t out[EROFS_SUPER_SI
 	put_le32(out + SB_XATTR_PREFIX_START, sb->xattr_prefix_start);
 	put_le64(out + SB_PACKED_NID, sb->packed_nid);
 	out[SB_XATTR_FILTER_RESERVED] = sb->xattr_filter_reserved;
+	put_le32(out + SB_BUILD_TIME_DELTA, sb->build_time_delta);
+	put_le64(out + SB_ROOTNID_8B, sb->rootnid_8b);
+	if (sb->sb_extslots)
+		put_le64(out + SB_METABOX_NID, sb->metabox_nid);
 }
 
-void erofs_super_decode(const uint8_t in[EROFS_SUPER_SIZE], struct erofs_super *sb)
+void erofs_super_decode(const uint8_t *in, size_t len, struct erofs_super *sb)
 {
 	memset(sb, 0, sizeof(*sb));
 	sb->magic = get_le32(in + SB_MAGIC);
@@ -71,12 +77,16 @@ void erofs_super_decode(const uint8_t in[EROFS_SUPER_SIZE], struct erofs_super *
 	sb->xattr_prefix_start = get_le32(in + SB_XATTR_PREFIX_START);
 	sb->packed_nid = get_le64(in + SB_PACKED_NID);
 	sb->xattr_filter_reserved = in[SB_XATTR_FILTER_RESERVED];
+	sb->build_time_delta = get_le32(in + SB_BUILD_TIME_DELTA);
+	sb->rootnid_8b = get_le64(in + SB_ROOTNID_8B);
+	if (sb->sb_extslots && len >= SB_METABOX_NID + 8)
+		sb->metabox_nid = get_le64(in + SB_METABOX_NID);
 }
 
 /* inode field offsets: compact (C_) and extended (X_) */
 enum {
 	I_FORMAT = 0x00, I_XATTR_ICOUNT = 0x02, I_MODE = 0x04,
-	C_NLINK = 0x06, C_SIZE = 0x08, C_U = 0x10, C_INO = 0x14, C_UID = 0x18,
+	I_NB = 0x06, C_NLINK = 0x06, C_SIZE = 0x08, C_MTIME = 0x0C, C_U = 0x10, C_INO = 0x14, C_UID = 0x18,
 	C_GID = 0x1A,
 	X_SIZE = 0x08, X_U = 0x10, X_INO = 0x14, X_UID = 0x18, X_GID = 0x1C,
 	X_MTIME = 0x20, X_MTIME_NSEC = 0x28, X_NLINK = 0x2C,
@@ -100,9 +110,11 @@ unsigned int erofs_dinode_encode(const struct erofs_dinode *di, uint8_t *out)
 		put_le64(out + X_MTIME, (uint64_t)di->mtime);
 		put_le32(out + X_MTIME_NSEC, di->mtime_nsec);
 		put_le32(out + X_NLINK, di->nlink);
+		put_le16(out + I_NB, di->nb_hi);
 	} else {
 		put_le16(out + C_NLINK, (uint16_t)di->nlink);
 		put_le32(out + C_SIZE, (uint32_t)di->size);
+		put_le32(out + C_MTIME, di->compact_mtime);
 		put_le32(out + C_U, di->u);
 		put_le32(out + C_INO, di->ino);
 		put_le16(out + C_UID, (uint16_t)di->uid);
@@ -126,9 +138,11 @@ void erofs_dinode_decode(const uint8_t *in, struct erofs_dinode *di)
 		di->mtime = (int64_t)get_le64(in + X_MTIME);
 		di->mtime_nsec = get_le32(in + X_MTIME_NSEC);
 		di->nlink = get_le32(in + X_NLINK);
+		di->nb_hi = get_le16(in + I_NB);
 	} else {
 		di->nlink = get_le16(in + C_NLINK);
 		di->size = get_le32(in + C_SIZE);
+		di->compact_mtime = get_le32(in + C_MTIME);
 		di->u = get_le32(in + C_U);
 		di->ino = get_le32(in + C_INO);
 		di->uid = get_le16(in + C_UID);

@@ -152,7 +152,7 @@ int erofs_dev_read(struct erofs_reader *r, void *buf, size_t len, uint64_t off)
 
 static int load_super(struct erofs_reader *r)
 {
-	uint8_t raw[EROFS_SUPER_SIZE];
+	uint8_t raw[EROFS_SUPER_MAX_SIZE] = { 0 };
 	struct erofs_super *sb = &r->sb;
 	uint64_t fsbytes, limit;
 	unsigned int sb_size;
@@ -161,10 +161,11 @@ static int load_super(struct erofs_reader *r)
 	if (r->size < EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE)
 		return fail(r, -EFSCORRUPTED,
 			    "image too small for a superblock (%" PRIu64 " bytes)", r->size);
-	err = erofs_dev_read(r, raw, sizeof(raw), EROFS_SUPER_OFFSET);
+	err = erofs_dev_read(r, raw, r->size - EROFS_SUPER_OFFSET < sizeof(raw) ?
+				 r->size - EROFS_SUPER_OFFSET : sizeof(raw), EROFS_SUPER_OFFSET);
 	if (err)
 		return err;
-	erofs_super_decode(raw, sb);
+	erofs_super_decode(raw, r->size - EROFS_SUPER_OFFSET, sb);
 
 	if (sb->magic != EROFS_MAGIC)
 		return fail(r, -EFSCORRUPTED,

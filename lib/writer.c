@@ -290,7 +290,7 @@ static int put_superblock(struct write_ctx *w, int fd)
 		.extra_devices = plan->extra_devices,
 		.devt_slotoff = plan->devt_slotoff,
 	};
-	uint8_t raw[EROFS_SUPER_SIZE], *block;
+	uint8_t raw[EROFS_SUPER_MAX_SIZE], *block;
 	int err;
 
 	if (w->opts->xattr_name_filter && plan->shared.xattr_inodes)
@@ -304,7 +304,8 @@ static int put_superblock(struct write_ctx *w, int fd)
 	memcpy(sb.uuid, w->opts->uuid, sizeof(sb.uuid));
 	memcpy(sb.volume_name, w->opts->label, sizeof(sb.volume_name));
 	erofs_super_encode(&sb, raw);
-	if ((err = erofs_pwrite_all(fd, raw, sizeof(raw), EROFS_SUPER_OFFSET)))
+	if ((err = erofs_pwrite_all(fd, raw, EROFS_SUPER_SIZE + sb.sb_extslots * EROFS_SB_EXTSLOT_SIZE,
+				    EROFS_SUPER_OFFSET)))
 		return err;
 	for (unsigned int alg = 0, at = EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE;
 	     alg < EROFS_COMPR_MAX; alg++) {

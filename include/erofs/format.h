@@ -17,6 +17,8 @@
 #define EROFS_MAGIC			0xE0F5E1E2u
 #define EROFS_SUPER_OFFSET		1024u
 #define EROFS_SUPER_SIZE		128u	/* sb_extslots == 0 */
+#define EROFS_SB_EXTSLOT_SIZE		16u	/* superblock size = 128 + 16 * sb_extslots */
+#define EROFS_SUPER_MAX_SIZE		144u	/* one extension slot: the metabox nid */
 #define EROFS_MIN_BLKSZBITS		9u
 #define EROFS_MAX_BLKSZBITS		12u	/* PAGE_SHIFT on x86-64 */
 #define EROFS_NAME_LEN			255u
@@ -29,6 +31,7 @@
 #define EROFS_COMPAT_SB_CHKSUM		0x00000001u
 #define EROFS_COMPAT_MTIME		0x00000002u
 #define EROFS_COMPAT_XATTR_FILTER	0x00000004u	/* Linux 6.6 reads it; 6.1 ignores it */
+#define EROFS_COMPAT_SHARED_EA_IN_METABOX 0x00000008u	/* shared xattrs in the metabox data */
 #define EROFS_COMPAT_PLAIN_XATTR_PFX	0x00000010u	/* the prefix table is not in the packed inode */
 
 /*
@@ -49,6 +52,23 @@
 #define EROFS_INCOMPAT_FRAGMENTS	0x00000020u	/* same bit: DEDUPE */
 #define EROFS_INCOMPAT_LINUX_6_1	0x0000003Fu
 #define EROFS_INCOMPAT_XATTR_PREFIXES	0x00000040u	/* long xattr name prefixes: Linux 6.4 */
+#define EROFS_INCOMPAT_48BIT		0x00000080u	/* 48-bit addresses, extents: Linux 6.15 */
+#define EROFS_INCOMPAT_METABOX		0x00000100u	/* inodes in a metabox inode: Linux 6.17 */
+
+/*
+ * 48-bit layout.  Block counts and start blocks gain 16 high bits (the
+ * superblock's rootnid_2b becomes blocks_hi when rootnid_8b is non-zero,
+ * inodes keep them in i_nb), compact inodes carry mtime - epoch, and
+ * compressed files may use byte-addressed extent records instead of
+ * lcluster indexes.
+ */
+#define EROFS_I_NLINK_1			0x0010u	/* non-directory compact inode: nlink 1,
+						 * i_nb holds the high 16 address bits */
+#define EROFS_I_DOT_OMITTED		0x0010u	/* directory: no "." entry */
+#define EROFS_I_FORMAT_KNOWN_48BIT	0x001Fu
+
+/* A dirent or superblock nid with this bit names a slot in the metabox inode's data. */
+#define EROFS_NID_METABOX_BIT		(1ull << 63)
 
 /*
  * Long xattr name prefixes: name index 0x80 | n stands for prefix n of a
@@ -134,11 +154,25 @@ enum erofs_xattr_index {
 
 /* h_advise bits of the map header */
 #define EROFS_ZADVISE_COMPACTED_2B	0x0001u
+#define EROFS_ZADVISE_EXTENTS		0x0001u	/* COMPRESSED_FULL + 48-bit: extent records */
 #define EROFS_ZADVISE_BIG_PCLUSTER_1	0x0002u
 #define EROFS_ZADVISE_BIG_PCLUSTER_2	0x0004u
 #define EROFS_ZADVISE_INLINE_PCLUSTER	0x0008u
 #define EROFS_ZADVISE_INTERLACED	0x0010u
 #define EROFS_ZADVISE_FRAGMENT		0x0020u
+#define EROFS_ZADVISE_EXTRECSZ_SHIFT	1u	/* with EXTENTS: record size 4 << bits 1..2 */
+#define EROFS_ZADVISE_EXTRECSZ_MASK	0x3u
+
+/*
+ * Extent records (48-bit): u32 plen, then pstart_lo, pstart_hi, lstart_lo,
+ * lstart_hi, 12 reserved bytes, cut to the record size (4, 8, 16 or 32).
+ * Physical starts are byte addresses.
+ */
+#define EROFS_EXTENT_MAX_SIZE		32u
+#define EROFS_EXTENT_PLEN_MASK		((EROFS_PCLUSTER_MAX_SIZE << 1) - 1u)
+#define EROFS_EXTENT_PLEN_PARTIAL	(1u << 27)
+#define EROFS_EXTENT_PLEN_FMT_SHIFT	28u	/* 0 raw, otherwise algorithm + 1 */
+#define EROFS_PCLUSTER_MAX_DSIZE	(12u << 20)	/* longest decoded extent */
 
 enum erofs_lcluster_type {
 	EROFS_LCLUSTER_PLAIN = 0,	/* head of an uncompressed pcluster */
@@ -161,16 +195,19 @@ static inline unsigned int erofs_compact_lobits(unsigned int lclusterbits)
 	return lclusterbits > 12 ? lclusterbits : 12;
 }
 
-/* The superblock, decoded. Fields beyond 6.1's 128 bytes are not modelled. */
+/*
+ * The superblock, decoded, raw: see erofs_super_root_nid() and
+ * erofs_super_blocks() for the 48-bit reading of root_nid and blocks.
+ */
 struct erofs_super {
 	uint32_t magic;
 	uint32_t checksum;
 	uint32_t feature_compat;
 	uint8_t blkszbits;
 	uint8_t sb_extslots;
-	uint16_t root_nid;
+	uint16_t root_nid;		/* rootnid_2b, or blocks_hi when rootnid_8b != 0 */
 	uint64_t inos;
-	uint64_t build_time;
+	uint64_t build_time;		/* "epoch" in 48-bit images */
 	uint32_t build_time_nsec;
 	uint32_t blocks;
 	uint32_t meta_blkaddr;
@@ -186,12 +223,33 @@ struct erofs_super {
 	uint32_t xattr_prefix_start;	/* their table's byte offset / 4 */
 	uint64_t packed_nid;
 	uint8_t xattr_filter_reserved;	/* must be 0 for the name filter to be used */
+	uint32_t build_time_delta;	/* 48-bit: mkfs time - epoch (offset 0x6C) */
+	uint64_t rootnid_8b;		/* 48-bit: the root nid, when non-zero */
+	uint64_t metabox_nid;		/* extension slot 1: the metabox inode */
 };
+
+static inline bool erofs_super_has_rootnid_8b(const struct erofs_super *sb)
+{
+	return (sb->feature_incompat & EROFS_INCOMPAT_48BIT) && sb->rootnid_8b;
+}
+
+static inline uint64_t erofs_super_root_nid(const struct erofs_super *sb)
+{
+	return erofs_super_has_rootnid_8b(sb) ? sb->rootnid_8b : sb->root_nid;
+}
+
+static inline uint64_t erofs_super_blocks(const struct erofs_super *sb)
+{
+	return erofs_super_has_rootnid_8b(sb) ? (uint64_t)sb->root_nid << 32 | sb->blocks
+					      : sb->blocks;
+}
 
 /* The device table: 128-byte slots (a 64-byte tag, blocks, mapped_blkaddr) */
 #define EROFS_DEVT_SLOT_BYTES		128u
 #define EROFS_DEVT_SLOT_BLOCKS		64u	/* offsets inside a slot */
 #define EROFS_DEVT_SLOT_MAPPED		68u
+#define EROFS_DEVT_SLOT_BLOCKS_HI	72u	/* 48-bit: le32 */
+#define EROFS_DEVT_SLOT_MAPPED_HI	76u	/* 48-bit: le16 */
 
 /* Offsets inside the 128-byte superblock that code other than the codec needs. */
 #define EROFS_SB_CHECKSUM_OFFSET	4u
@@ -208,7 +266,9 @@ struct erofs_dinode {
 	uint32_t gid;
 	int64_t mtime;			/* extended only */
 	uint32_t mtime_nsec;		/* extended only */
-	uint32_t nlink;
+	uint32_t nlink;			/* compact: i_nb as is, even with NLINK_1 */
+	uint16_t nb_hi;			/* extended, 48-bit: i_nb, the high address bits */
+	uint32_t compact_mtime;		/* compact, 48-bit: mtime - epoch */
 };
 
 struct erofs_dirent {

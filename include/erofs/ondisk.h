@@ -52,8 +52,10 @@ uint32_t erofs_crc32c(uint32_t crc, const void *data, size_t len);
 size_t erofs_sb_checksum_span(unsigned int blkszbits);
 uint32_t erofs_sb_checksum(const uint8_t *from_1024, size_t span);
 
-void erofs_super_encode(const struct erofs_super *sb, uint8_t out[EROFS_SUPER_SIZE]);
-void erofs_super_decode(const uint8_t in[EROFS_SUPER_SIZE], struct erofs_super *sb);
+/* Writes 128 bytes, 144 when sb_extslots >= 1 (the metabox nid's slot). */
+void erofs_super_encode(const struct erofs_super *sb, uint8_t out[EROFS_SUPER_MAX_SIZE]);
+/* Reads 128 bytes, and the metabox nid only if len reaches it and sb_extslots >= 1. */
+void erofs_super_decode(const uint8_t *in, size_t len, struct erofs_super *sb);
 
 /* Encodes in the form selected by erofs_inode_version(di->format); returns its size. */
 unsigned int erofs_dinode_encode(const struct erofs_dinode *di, uint8_t *out);

@@ -44,10 +44,10 @@
 #include "erofs/format.h"
 
 /* Local constants of the 6.1 format not (yet) in format.h */
-#define EROFS_SB_EXTSLOT_SIZE		16u
 #define EROFS_SB_MAX_SIZE		3072u	/* 128 + 16 * extslots must stay below this */
 #define EROFS_CHUNK_FORMAT_BLKBITS_MASK	0x001Fu
 #define EROFS_CHUNK_FORMAT_INDEXES	0x0020u
+#define EROFS_CHUNK_FORMAT_48BIT	0x0040u	/* Linux 6.15: indexes carry startblk_hi */
 #define EROFS_CHUNK_FORMAT_KNOWN	0x003Fu	/* 6.1 rejects any other bit */
 #define EROFS_BLOCK_MAP_ENTRY_SIZE	4u
 #define EROFS_CHUNK_INDEX_SIZE		8u

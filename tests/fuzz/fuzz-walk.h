@@ -740,7 +740,7 @@ static uint8_t *fz_image(const uint8_t *data, size_t size, unsigned int *flags)
 	if (!(*flags & FZ_KEEP_CSUM) && size >= EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE) {
 		struct erofs_super sb;
 
-		erofs_super_decode(img + EROFS_SUPER_OFFSET, &sb);
+		erofs_super_decode(img + EROFS_SUPER_OFFSET, EROFS_SUPER_SIZE, &sb);
 		if (sb.magic == EROFS_MAGIC && (sb.feature_compat & EROFS_COMPAT_SB_CHKSUM) &&
 		    sb.blkszbits >= EROFS_MIN_BLKSZBITS && sb.blkszbits <= EROFS_MAX_BLKSZBITS) {
 			size_t span = erofs_sb_checksum_span(sb.blkszbits);

@@ -68,8 +68,42 @@ static void test_superblock(void)
 	CHECK(get_le64(raw + 0x60) == 0x1122334455ull);
 	for (unsigned int i = 0x68; i < EROFS_SUPER_SIZE; i++)
 		CHECK(raw[i] == 0);
-	erofs_super_decode(raw, &back);
+	erofs_super_decode(raw, sizeof(raw), &back);
 	CHECK(!memcmp(&sb, &back, sizeof(sb)));
+}
+
+/* 48-bit and metabox fields: their offsets in the 144-byte superblock */
+static void test_super_48bit(void)
+{
+	struct erofs_super sb = {
+		.magic = EROFS_MAGIC, .blkszbits = 12, .sb_extslots = 1, .root_nid = 0x0003,
+		.blocks = 0x10, .feature_incompat = EROFS_INCOMPAT_48BIT | EROFS_INCOMPAT_METABOX,
+		.build_time_delta = 0xabcdef01u, .rootnid_8b = EROFS_NID_METABOX_BIT | 5,
+		.metabox_nid = 0x123456789aull,
+	}, back;
+	uint8_t raw[EROFS_SUPER_MAX_SIZE];
+
+	memset(raw, 0xee, sizeof(raw));
+	erofs_super_encode(&sb, raw);
+	CHECK(get_le32(raw + 0x6C) == 0xabcdef01u);
+	CHECK(get_le64(raw + 0x70) == (EROFS_NID_METABOX_BIT | 5));
+	CHECK(get_le64(raw + 0x78) == 0 && get_le64(raw + 0x88) == 0);
+	CHECK(get_le64(raw + 0x80) == 0x123456789aull);
+	erofs_super_decode(raw, sizeof(raw), &back);
+	CHECK(!memcmp(&sb, &back, sizeof(sb)));
+	CHECK(erofs_super_root_nid(&back) == (EROFS_NID_METABOX_BIT | 5));
+	CHECK(erofs_super_blocks(&back) == (3ull << 32 | 0x10));
+	/* a short buffer never yields the extension slot */
+	erofs_super_decode(raw, EROFS_SUPER_SIZE, &back);
+	CHECK(back.metabox_nid == 0);
+	/* without 48BIT the first root nid field is the root */
+	sb.feature_incompat = 0;
+	CHECK(erofs_super_root_nid(&sb) == 3 && erofs_super_blocks(&sb) == 0x10);
+	/* no extension slot: exactly 128 bytes are written */
+	sb.sb_extslots = 0;
+	memset(raw, 0xee, sizeof(raw));
+	erofs_super_encode(&sb, raw);
+	CHECK(raw[EROFS_SUPER_SIZE] == 0xee && raw[EROFS_SUPER_MAX_SIZE - 1] == 0xee);
 }
 
 static void test_inodes(void)
@@ -102,6 +136,21 @@ static void test_inodes(void)
 	CHECK(get_le32(raw + 44) == 70000);
 	for (unsigned int i = 48; i < 64; i++)
 		CHECK(raw[i] == 0);
+	erofs_dinode_decode(raw, &back);
+	CHECK(!memcmp(&extended, &back, sizeof(back)));
+
+	/* 48-bit: compact mtime at 0x0C, extended i_nb at 0x06 */
+	compact.compact_mtime = 0x89abcdefu;
+	compact.format |= EROFS_I_NLINK_1;
+	compact.nlink = 0x0012;		/* the high start-block bits */
+	erofs_dinode_encode(&compact, raw);
+	CHECK(get_le32(raw + 12) == 0x89abcdefu && get_le16(raw + 6) == 0x0012);
+	CHECK(get_le16(raw) == (0x4 | EROFS_I_NLINK_1));
+	erofs_dinode_decode(raw, &back);
+	CHECK(!memcmp(&compact, &back, sizeof(back)));
+	extended.nb_hi = 0x4321;
+	erofs_dinode_encode(&extended, raw);
+	CHECK(get_le16(raw + 6) == 0x4321);
 	erofs_dinode_decode(raw, &back);
 	CHECK(!memcmp(&extended, &back, sizeof(back)));
 }
@@ -144,6 +193,7 @@ int main(void)
 	test_le_helpers();
 	test_crc32c();
 	test_superblock();
+	test_super_48bit();
 	test_inodes();
 	test_small_records();
 	if (failures) {

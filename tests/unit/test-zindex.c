@@ -593,7 +593,7 @@ static void h_sb_nobig(struct img *m)		/* big advise, no sb feature */
 {
 	struct erofs_super sb;
 
-	erofs_super_decode(m->b + EROFS_SUPER_OFFSET, &sb);
+	erofs_super_decode(m->b + EROFS_SUPER_OFFSET, EROFS_SUPER_SIZE, &sb);
 	sb.feature_incompat &= ~EROFS_INCOMPAT_COMPR_CFGS;
 	sb.u1 = 0;
 	erofs_super_encode(&sb, m->b + EROFS_SUPER_OFFSET);
@@ -613,7 +613,7 @@ static void h_sb_algs(struct img *m)
 {
 	struct erofs_super sb;
 
-	erofs_super_decode(m->b + EROFS_SUPER_OFFSET, &sb);
+	erofs_super_decode(m->b + EROFS_SUPER_OFFSET, EROFS_SUPER_SIZE, &sb);
 	sb.u1 = 0x11;
 	erofs_super_encode(&sb, m->b + EROFS_SUPER_OFFSET);
 }
