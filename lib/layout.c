@@ -219,6 +219,42 @@ static uint32_t record_bytes(const struct erofs_inode *inode)
 		inode->index_size + EROFS_SLOT_SIZE - 1) & ~(EROFS_SLOT_SIZE - 1);
 }
 
+struct record_size {
+	uint32_t bytes;
+	uint32_t index;		/* into tree->inodes; nr_inodes for the packed inode */
+};
+
+static int by_size_descending(const void *a, const void *b)
+{
+	const struct record_size *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/*
+ * The order records are placed in: the root first, then the largest
+ * first.  Best-fit over records sorted by decreasing size wastes less of
+ * each block than best-fit in tree order (linux-6.1 -zlz4hc: 57 blocks
+ * fewer), at the price of siblings' inodes sharing fewer blocks; the
+ * metadata is about 1% of an image and read once, so size wins.
+ */
+static struct record_size *placement_order(const struct erofs_tree *tree, uint32_t total)
+{
+	struct record_size *order = malloc((total ? total : 1) * sizeof(*order));
+
+	if (!order)
+		return NULL;
+	for (uint32_t i = 0; i < total; i++) {
+		order[i].index = i;
+		order[i].bytes = record_bytes(i < tree->nr_inodes ? tree->inodes[i] : tree->packed);
+	}
+	if (total > 2)
+		qsort(order + 1, total - 1, sizeof(*order), by_size_descending);
+	return order;
+}
+
 /*
  * Places the records, the root first so that its nid stays small: beside
  * the superblock (whose block is used from sb_end on) when
@@ -231,6 +267,8 @@ static int place_records(struct erofs_tree *tree, struct erofs_plan *plan, uint3
 	const uint64_t blksz = 1ull << plan->blkszbits;
 	uint64_t base = (uint64_t)plan->meta_blkaddr << plan->blkszbits;
 	struct meta_allocator alloc;
+	struct record_size *order;
+	uint32_t total;
 	int err;
 
 	if ((err = allocator_init(&alloc, plan->blkszbits)))
@@ -238,19 +276,25 @@ static int place_records(struct erofs_tree *tree, struct erofs_plan *plan, uint3
 	alloc.fresh = (meta_start + blksz - 1) & ~(blksz - 1);
 	if (root_beside_super)	/* records start on a slot */
 		err = allocator_keep(&alloc, (sb_end + EROFS_SLOT_SIZE - 1) & ~(EROFS_SLOT_SIZE - 1));
-	for (uint32_t i = 0; i < tree->nr_inodes + !!tree->packed && !err; i++) {
+	total = tree->nr_inodes + !!tree->packed;
+	order = err ? NULL : placement_order(tree, total);
+	if (!order && !err)
+		err = -ENOMEM;
+	for (uint32_t k = 0; k < total && !err; k++) {
+		uint32_t i = order[k].index;
 		struct erofs_inode *inode = i < tree->nr_inodes ? tree->inodes[i] : tree->packed;
 		uint64_t at;
 
 		/* the rest of the block the shared xattrs end in, once the root has its place */
-		if (i == 1 && !root_beside_super && (err = allocator_keep(&alloc, meta_start)))
+		if (k == 1 && !root_beside_super && (err = allocator_keep(&alloc, meta_start)))
 			break;
-		if ((err = allocator_take(&alloc, record_bytes(inode), &at)))
+		if ((err = allocator_take(&alloc, order[k].bytes, &at)))
 			break;
 		inode->nid = (at - base) >> EROFS_SLOT_BITS;
-		if (i == 0 && root_beside_super && (err = allocator_keep(&alloc, meta_start)))
+		if (k == 0 && root_beside_super && (err = allocator_keep(&alloc, meta_start)))
 			break;
 	}
+	free(order);
 	plan->nr_blocks = (uint32_t)(alloc.fresh >> plan->blkszbits);
 	allocator_free(&alloc);
 	return err;
