@@ -12,6 +12,7 @@ packages=(
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1
 	selinux-utils libcap2-bin
 	dmsetup e2fsprogs
+	clang libclang-rt-14-dev
 )
 missing=()
 for p in "${packages[@]}"; do
