@@ -15,11 +15,13 @@
  *   0-padding feature lets the kernel find where they start);
  * - a pcluster of more than one block needs a non-head lcluster after its
  *   head, where the index records the block count;
- * - an extent decodes to at most EXTENT_INPUT_MAX bytes, and to fewer than
- *   the 2047-lcluster reach of an index delta (which binds with blocks
- *   smaller than 2 KiB).
+ * - an extent decodes to at most EXTENT_INPUT_MAX bytes (LZ4) or
+ *   EXTENT_INPUT_MAX_DENSE (the denser codecs, whose 1 MiB pcluster holds
+ *   some 6 MiB of text; newer kernels refuse extents over 12 MiB), and to
+ *   fewer than the 2047-lcluster reach of an index delta (which binds with
+ *   blocks smaller than 2 KiB).
  *
- * Files are cut into segments of EROFS_SEGMENT_SIZE bytes (an extent never
+ * Files are cut into segments of erofs_segment_size() bytes (an extent never
  * crosses one), each a piece of work; the cut points do not depend on the
  * worker count, so neither does the image.
  */
@@ -40,7 +42,8 @@
 #include "erofs/io.h"
 #include "erofs/zindex.h"
 
-#define EXTENT_INPUT_MAX	(4u << 20)	/* input offered to one pcluster */
+#define EXTENT_INPUT_MAX	(4u << 20)	/* input offered to one LZ4 pcluster */
+#define EXTENT_INPUT_MAX_DENSE	(8u << 20)	/* ... to one LZMA, DEFLATE or zstd pcluster */
 #define ESTIMATE_PIECE		(64u << 10)
 /* -E dedupe: content-defined cut points (see next_anchor()) */
 #define ANCHOR_MIN_GAP		(128u << 10)
@@ -50,7 +53,8 @@
 struct erofs_compressor {
 	const struct erofs_build_options *opts;
 	uint32_t blksz;
-	uint32_t extent_max;		/* input offered to one pcluster */
+	uint32_t extent_max;		/* input offered to one LZ4 pcluster */
+	uint32_t extent_max_dense;	/* ... to one of the other codecs */
 	struct erofs_codec *codecs[EROFS_MAX_ALGORITHMS];	/* one per -z algorithm */
 	uint8_t *input;			/* the segment being compressed */
 	uint8_t *pcluster;		/* output of one pcluster */
@@ -109,7 +113,9 @@ int erofs_compressor_new(const struct erofs_build_options *opts, struct erofs_co
 	/* an extent may start inside its first lcluster: one lcluster spare */
 	c->extent_max = EXTENT_INPUT_MAX < (EROFS_LI_DELTA_MAX - 1) << opts->blkszbits
 				? EXTENT_INPUT_MAX : (EROFS_LI_DELTA_MAX - 1) << opts->blkszbits;
-	c->input = malloc(EROFS_SEGMENT_SIZE);
+	c->extent_max_dense = EXTENT_INPUT_MAX_DENSE < (EROFS_LI_DELTA_MAX - 1) << opts->blkszbits
+				? EXTENT_INPUT_MAX_DENSE : (EROFS_LI_DELTA_MAX - 1) << opts->blkszbits;
+	c->input = malloc(erofs_segment_size(opts));
 	c->pcluster = malloc(EROFS_PCLUSTER_MAX_SIZE);
 	c->estimate = malloc(LZ4_COMPRESSBOUND(ESTIMATE_PIECE));
 	for (unsigned int b = 0; b < 256; b++)
@@ -291,6 +297,8 @@ static int compress_segment(struct erofs_compressor *c, struct erofs_work *item)
 				       : item->packed ? c->opts->pcluster_size
 						      : item->inode->pcluster_size;
 	const bool anchored = c->opts->dedupe && !item->packed;
+	const uint32_t extent_max = alg->kind == EROFS_COMPRESS_LZ4 || alg->kind == EROFS_COMPRESS_LZ4HC
+					    ? c->extent_max : c->extent_max_dense;
 	uint32_t cap = 0;
 	uint64_t pos = 0, anchor = 0;
 	uint8_t *out;
@@ -305,7 +313,7 @@ static int compress_segment(struct erofs_compressor *c, struct erofs_work *item)
 	out = item->blocks;
 	while (pos < len) {
 		uint64_t left = len - pos;
-		int src_len = (int)(left < c->extent_max ? left : c->extent_max), out_len;
+		int src_len = (int)(left < extent_max ? left : extent_max), out_len;
 		uint64_t nblks, raw_blocks, lofs = item->start + pos;
 
 		/* an extent may end at an anchor only past its own lcluster

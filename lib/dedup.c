@@ -195,15 +195,15 @@ static int hash_stored_plain(struct erofs_commit *cc, struct stored *s)
 {
 	XXH3_state_t *state = XXH3_createState();
 	XXH3_state_t *seg = XXH3_createState();
+	const uint32_t segment = erofs_segment_size(cc->opts);
 	uint32_t segments = 0;
 	XXH128_hash_t first = { 0, 0 };
 	int err = state && seg ? 0 : -ENOMEM;
 
 	if (!err)
 		XXH3_128bits_reset(state);
-	for (uint64_t start = 0; !err && start < s->size; start += EROFS_SEGMENT_SIZE) {
-		uint64_t end = s->size - start > EROFS_SEGMENT_SIZE ? start + EROFS_SEGMENT_SIZE
-								   : s->size;
+	for (uint64_t start = 0; !err && start < s->size; start += segment) {
+		uint64_t end = s->size - start > segment ? start + segment : s->size;
 		XXH128_canonical_t c;
 		XXH128_hash_t h;
 

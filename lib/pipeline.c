@@ -129,7 +129,7 @@ static uint64_t piece_size(const struct pipeline *p, const struct erofs_inode *i
 	case EROFS_WORK_INDEX:
 		return inode->size;	/* nothing is read */
 	}
-	return EROFS_SEGMENT_SIZE;
+	return erofs_segment_size(p->opts);
 }
 
 /* The next piece of work, under the lock; NULL: none now (*finished: none ever). */
@@ -511,7 +511,7 @@ int erofs_pipeline_run(const struct erofs_build_options *opts, struct erofs_tree
 	struct erofs_dedup *dedup = NULL;
 	struct pipeline p = {
 		.opts = opts, .tree = tree,
-		.bytes_in_flight_max = (2ull * nr_workers + 1) * EROFS_SEGMENT_SIZE,
+		.bytes_in_flight_max = (2ull * nr_workers + 1) * erofs_segment_size(opts),
 	};
 	int err = 0;
 

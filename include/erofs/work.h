@@ -129,5 +129,23 @@ struct erofs_source {
 
 /* The size every segment has but a file's last: cut points do not depend on workers. */
 #define EROFS_SEGMENT_SIZE	(8u << 20)
+#define EROFS_SEGMENT_SIZE_BIG	(16u << 20)
+
+/*
+ * The segment size of a build: an extent never crosses a segment, so each
+ * segment ends in a short pcluster.  With pclusters of 512 KiB and more,
+ * an 8 MiB segment holds barely one full LZMA pcluster (about 6 MiB of
+ * input) and a short one; 16 MiB segments halve that loss.
+ */
+static inline uint32_t erofs_segment_size(const struct erofs_build_options *opts)
+{
+	uint32_t largest = opts->pcluster_size > opts->packed_pcluster_size
+				   ? opts->pcluster_size : opts->packed_pcluster_size;
+
+	for (size_t i = 0; i < opts->nr_hints; i++)
+		if (opts->hints[i].pcluster_size > largest)
+			largest = opts->hints[i].pcluster_size;
+	return largest >= (512u << 10) ? EROFS_SEGMENT_SIZE_BIG : EROFS_SEGMENT_SIZE;
+}
 
 #endif
