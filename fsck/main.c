@@ -5,14 +5,11 @@
  * end: options, opening the image, the extraction target, the summary.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,6 +18,7 @@
 #include "erofs/diag.h"
 #include "erofs/extract.h"
 #include "erofs/kernel.h"
+#include "erofs/rdopen.h"
 #include "erofs/reader.h"
 
 #define EXIT_CLEAN	0
@@ -36,11 +34,9 @@ struct fsck_opts {
 	int preserve_owner;		/* -1: default (root) */
 	int preserve_perms;
 	bool force, overwrite;
-	const char **devices;		/* --device=PATH, in device table order */
-	unsigned int nr_devices;
+	struct erofs_rd_source src;	/* the image file, --offset, --device */
 	int xattrs;			/* -1: default (restore them) */
 	unsigned int workers;		/* 0: one per CPU */
-	uint64_t offset;		/* --offset: where the image starts */
 	bool has_nid;
 	uint64_t nid;			/* --nid */
 	const char *path;		/* --path */
@@ -51,7 +47,6 @@ struct fsck {
 	struct erofs_reader r;
 	struct erofs_extractor x;
 	bool extracting;
-	uint64_t image_bytes;		/* file or device size */
 	struct erofs_check_result res;
 };
 
@@ -154,6 +149,9 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o)
 	int c;
 
 	memset(o, 0, sizeof(*o));
+	/* as Linux wants -o device=: one --device per slot of the table */
+	erofs_rd_source_init(&o->src, NULL);
+	o->src.flags = EROFS_RD_ALL_DEVICES;
 	o->debug = 2;
 	o->preserve_owner = o->preserve_perms = o->xattrs = -1;
 	opterr = 0;
@@ -195,7 +193,7 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o)
 			o->workers = (unsigned int)u;
 			break;
 		case OPT_OFFSET:
-			if (!parse_u64("--offset", optarg, INT64_MAX, &o->offset))
+			if (!parse_u64("--offset", optarg, INT64_MAX, &o->src.offset))
 				return -1;
 			break;
 		case OPT_NID:
@@ -251,16 +249,10 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o)
 			extract_only_opts = true;
 			break;
 		case OPT_DEVICE:
-			if (!*optarg) {
-				erofs_err("--device= needs a path");
+			if (erofs_rd_source_add_device(&o->src, optarg)) {
+				erofs_err("%s", o->src.err);
 				return -1;
 			}
-			o->devices = realloc(o->devices, (o->nr_devices + 1) * sizeof(*o->devices));
-			if (!o->devices) {
-				erofs_err("out of memory");
-				return -1;
-			}
-			o->devices[o->nr_devices++] = optarg;
 			break;
 		case ':':
 			erofs_err("option '%s' needs an argument", argv[optind - 1]);
@@ -282,74 +274,10 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o)
 			  argv[optind + 1]);
 		return -1;
 	}
-	o->image = argv[optind];
+	o->image = o->src.image = argv[optind];
 	if (extract_only_opts && !o->extract_dir)
 		erofs_warn("extraction options are ignored without --extract=DIR");
 	return 0;
-}
-
-static int open_image(const char *path, uint64_t *size)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0) {
-		erofs_err("cannot open %s: %s", path, strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &st)) {
-		erofs_err("cannot stat %s: %s", path, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	if (S_ISBLK(st.st_mode)) {
-		if (ioctl(fd, BLKGETSIZE64, size)) {
-			erofs_err("cannot get the size of %s: %s", path, strerror(errno));
-			close(fd);
-			return -1;
-		}
-	} else if (S_ISREG(st.st_mode)) {
-		*size = (uint64_t)st.st_size;
-	} else {
-		erofs_err("%s is neither a regular file nor a block device", path);
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/*
- * Opens the extra devices the image's device table lists, one --device
- * each: their count must match (as Linux wants it for -o device=).
- * Returns an exit status (EXIT_CLEAN when all are in place).
- */
-static int open_devices(struct fsck *f, int *fds)
-{
-	for (unsigned int i = 0; i < f->o.nr_devices; i++)
-		fds[i] = -1;
-	if (f->o.nr_devices != f->r.nr_devs) {
-		if (f->r.nr_devs)
-			erofs_err("%s: the image has %u extra device%s: give %s with --device=PATH (%u given)",
-				  f->o.image, f->r.nr_devs, f->r.nr_devs == 1 ? "" : "s",
-				  f->r.nr_devs == 1 ? "it" : "each, in order", f->o.nr_devices);
-		else
-			erofs_err("%s: --device given, but the image has no extra devices",
-				  f->o.image);
-		return EXIT_USAGE;
-	}
-	for (unsigned int i = 0; i < f->o.nr_devices; i++) {
-		uint64_t size;
-
-		fds[i] = open_image(f->o.devices[i], &size);
-		if (fds[i] < 0)
-			return EXIT_USAGE;
-		if (erofs_reader_set_device(&f->r, i + 1, fds[i], size)) {
-			erofs_err("%s: %s: %s", f->o.image, f->o.devices[i],
-				  erofs_reader_error(&f->r));
-			return EXIT_CORRUPT;
-		}
-	}
-	return EXIT_CLEAN;
 }
 
 static void print_super(const struct fsck *f)
@@ -399,7 +327,7 @@ static void print_stats(const struct fsck *f)
 		       PRIu64 " bytes stored in %" PRIu64 " bytes\n", st->nfragfiles, st->fragbytes,
 		       st->packed_size, st->packed_physical);
 	printf("  image size:         %" PRIu64 " bytes (%" PRIu64 " blocks)\n",
-	       f->image_bytes, f->r.size >> f->r.blkszbits);
+	       f->o.src.image_bytes, f->r.size >> f->r.blkszbits);
 	print_kernel_needs(f);
 }
 
@@ -433,43 +361,19 @@ int main(int argc, char **argv)
 	struct fsck f;
 	struct erofs_check_opts co;
 	unsigned long errors;
-	int fd, err, ret, *dev_fds = NULL;
+	int err, ret;
 
 	memset(&f, 0, sizeof(f));
 	if (parse_args(argc, argv, &f.o)) {
 		usage(stderr);
-		free(f.o.devices);
+		erofs_rd_source_close(&f.o.src);
 		return EXIT_USAGE;
 	}
-	fd = open_image(f.o.image, &f.image_bytes);
-	if (fd < 0) {
-		free(f.o.devices);
-		return EXIT_USAGE;
+	if (erofs_rd_source_open(&f.o.src, &f.r)) {
+		erofs_err("%s", f.o.src.err);
+		erofs_rd_source_close(&f.o.src);
+		return f.o.src.image_fault ? EXIT_CORRUPT : EXIT_USAGE;
 	}
-	if (f.o.offset && f.o.offset >= f.image_bytes) {
-		erofs_err("%s: --offset %" PRIu64 " is not inside the file (%" PRIu64 " bytes)",
-			  f.o.image, f.o.offset, f.image_bytes);
-		close(fd);
-		free(f.o.devices);
-		return EXIT_USAGE;
-	}
-	f.image_bytes -= f.o.offset;
-	err = erofs_reader_open_fd_at(&f.r, fd, f.o.offset, f.image_bytes);
-	if (err) {
-		erofs_err("%s: %s", f.o.image, erofs_reader_error(&f.r));
-		close(fd);
-		free(f.o.devices);
-		return EXIT_CORRUPT;
-	}
-	dev_fds = calloc(f.o.nr_devices + 1, sizeof(*dev_fds));
-	if (!dev_fds) {
-		erofs_err("out of memory");
-		ret = EXIT_USAGE;
-		goto out;
-	}
-	ret = open_devices(&f, dev_fds);
-	if (ret != EXIT_CLEAN)
-		goto out;
 	if (f.o.debug >= 3)
 		print_super(&f);
 	memset(&co, 0, sizeof(co));
@@ -535,11 +439,6 @@ out:
 	if (f.extracting)
 		erofs_extract_close(&f.x);
 	erofs_reader_close(&f.r);
-	close(fd);
-	for (unsigned int i = 0; dev_fds && i < f.o.nr_devices; i++)
-		if (dev_fds[i] >= 0)
-			close(dev_fds[i]);
-	free(dev_fds);
-	free(f.o.devices);
+	erofs_rd_source_close(&f.o.src);
 	return ret;
 }
