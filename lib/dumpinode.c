@@ -2,9 +2,10 @@
 /*
  * dump.erofs --path / --nid: one inode's details in erofs-utils 1.9.4's
  * lines, then on request its directory listing (--ls), its extents (-e,
- * with each compressed extent's algorithm after a '#', where erofs-utils
- * puts a device number), its extended attributes (-x, ours) or its data
- * (--cat).  Everything goes through the reader's checked accessors.
+ * with each compressed extent's algorithm after a '#', and as erofs-utils
+ * the device of one on an extra device), its extended attributes (-x,
+ * ours) or its data (--cat).  Everything goes through the reader's checked
+ * accessors.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -98,6 +99,9 @@ static void extent_note(struct erofs_dump *d, const struct erofs_map *map)
 			fprintf(d->out, "  # algorithm %u", map->alg);
 		if (map->flags & EROFS_MAP_META)
 			fputs(", inline", d->out);
+	} else if ((map->flags & EROFS_MAP_MAPPED) && map->device) {
+		/* as erofs-utils: pa is then an offset on that device */
+		fprintf(d->out, "  # device %u", map->device);
 	} else if (!(map->flags & EROFS_MAP_MAPPED)) {
 		fputs("  # hole", d->out);
 	}

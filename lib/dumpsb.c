@@ -220,6 +220,20 @@ static void print_created(FILE *out, uint64_t build_time)
 	fprintf(out, LINE "%s\n", "Filesystem created:", buf);
 }
 
+/* As erofs-utils counts "Filesystem blocks": the image's and every extra
+ * device's, when the device table lies inside the bytes read. */
+static uint64_t total_blocks(const struct erofs_super *sb, const uint8_t *head, size_t len)
+{
+	uint64_t blocks = sb->blocks, start = (uint64_t)sb->devt_slotoff * EROFS_DEVT_SLOT_BYTES;
+
+	if (!(sb->feature_incompat & EROFS_INCOMPAT_DEVICE_TABLE) ||
+	    start + (uint64_t)sb->extra_devices * EROFS_DEVT_SLOT_BYTES > len)
+		return blocks;
+	for (unsigned int i = 0; i < sb->extra_devices; i++)
+		blocks += get_le32(head + start + i * EROFS_DEVT_SLOT_BYTES + EROFS_DEVT_SLOT_BLOCKS);
+	return blocks;
+}
+
 int erofs_dump_super(FILE *out, const uint8_t *head, size_t len, char *err, size_t errlen)
 {
 	struct erofs_super sb;
@@ -261,7 +275,7 @@ int erofs_dump_super(FILE *out, const uint8_t *head, size_t len, char *err, size
 
 	fprintf(out, LINE "0x%08X\n", "Filesystem magic number:", sb.magic);
 	fprintf(out, LINE "%u\n", "Filesystem blocksize:", 1u << sb.blkszbits);
-	fprintf(out, LINE "%u\n", "Filesystem blocks:", sb.blocks);
+	fprintf(out, LINE "%" PRIu64 "\n", "Filesystem blocks:", total_blocks(&sb, head, len));
 	fprintf(out, LINE "%u\n", "Filesystem inode metadata start block:", sb.meta_blkaddr);
 	fprintf(out, LINE "%u\n", "Filesystem shared xattr metadata start block:",
 		sb.xattr_blkaddr);

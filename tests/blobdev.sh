@@ -2,12 +2,14 @@
 # --blobdev=FILE: with --chunksize every file's data goes, as chunks, to an
 # extra device; the image keeps the metadata, the device table and 8-byte
 # chunk indexes naming device 1.  Checked: the on-disk fields, round trips
-# through our fsck.erofs --device, erofs-utils 1.9.4 both ways (skipped
+# through our fsck.erofs --device, dump.erofs and erofsfuse's operations
+# (--device, --offset: tests/rdtools-common.sh), erofs-utils 1.9.4 both ways (skipped
 # without ../shared/anchors), reproducibility, and clear failures for a
 # missing, short or extra device, a damaged table, and bad options (which
 # leave neither an image nor a blob behind).
 . "$(dirname "$0")/lib.sh"
 require_root
+. "$top_srcdir/tests/rdtools-common.sh"
 
 REF=${REF:-$top_srcdir/../shared/anchors/erofs-utils-1.9.4}
 src=$WORK/src
@@ -57,6 +59,9 @@ fi
 
 # ---- round trip through our fsck ----
 ours_extract "ours --device" "$img" "$src" --device="$blob"
+
+# ---- dump.erofs and erofsfuse's operations: --device, --offset ----
+rdtools_devices blobdev "$img" "$src" dup-0 "$blob"
 
 # ---- reproducible: image and blob ----
 "$MKFS" --quiet -U 6f3c1a2e-7d4b-4c8e-9a1f-2b3c4d5e6f70 --chunksize=4096 --workers=1 \
