@@ -202,7 +202,7 @@ static int show_super(const struct erofs_rd_source *src)
 static int show_inode(struct erofs_dump *d, const struct dump_opts *o)
 {
 	const struct erofs_super *sb = &d->r->sb;
-	uint64_t nid = o->nid, parent = EROFS_DUMP_NO_PARENT;
+	uint64_t nid = o->nid, parent = EROFS_NID_UNKNOWN;
 	unsigned int what = 0;
 	char *found = NULL;
 	const char *shown;
@@ -231,11 +231,11 @@ static int show_inode(struct erofs_dump *d, const struct dump_opts *o)
 			erofs_err("%s: looking for the path of nid %" PRIu64 ": %s", o->image, nid,
 				  d->err);
 			ret = EXIT_CORRUPT;
-			parent = EROFS_DUMP_NO_PARENT;
+			parent = EROFS_NID_UNKNOWN;
 		}
 		shown = found ? found : "(not found)";
 		if (!found)
-			parent = EROFS_DUMP_NO_PARENT;
+			parent = EROFS_NID_UNKNOWN;
 	}
 	if (o->ls)
 		what |= EROFS_DUMP_LS;

@@ -389,7 +389,7 @@ int main(int argc, char **argv)
 	} else if (f.o.has_nid) {
 		co.has_start = true;
 		co.start_nid = f.o.nid;
-		co.start_parent = f.o.nid == f.r.sb.root_nid ? f.o.nid : EROFS_NID_ANY;
+		co.start_parent = f.o.nid == f.r.sb.root_nid ? f.o.nid : EROFS_NID_UNKNOWN;
 	}
 
 	if (f.o.extract_dir) {

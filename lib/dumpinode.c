@@ -69,16 +69,13 @@ static int ls_entry(void *arg, const struct erofs_rd_dentry *de)
 static int list_dir(struct erofs_dump *d, const struct erofs_rd_inode *vi, const char *shown,
 		    uint64_t parent)
 {
-	unsigned int flags = EROFS_DIR_WITH_DOTS;
 	int err;
 
 	fputs("\n       NID TYPE  FILENAME\n", d->out);
 	if (!S_ISDIR(vi->di.mode))
 		return erofs_dump_fail(d, -ENOTDIR, "%s (nid %" PRIu64 "): not a directory",
 				       shown, vi->nid);
-	if (parent == EROFS_DUMP_NO_PARENT)
-		flags |= EROFS_DIR_ANY_PARENT;
-	err = erofs_dir_iterate_flags(d->r, vi, parent, flags, ls_entry, d->out);
+	err = erofs_dir_iterate_flags(d->r, vi, parent, EROFS_DIR_WITH_DOTS, ls_entry, d->out);
 	if (err)
 		return erofs_dump_reader_fail(d, err, shown, vi->nid);
 	return 0;
