@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "erofs/compalg.h"
 #include "erofs/diag.h"
 #include "erofs/dump.h"
 
@@ -85,7 +86,7 @@ static int list_dir(struct erofs_dump *d, const struct erofs_rd_inode *vi, const
 
 static void extent_note(struct erofs_dump *d, const struct erofs_map *map)
 {
-	const char *alg = erofs_dump_algorithm_name(map->alg);
+	const char *alg = erofs_compr_alg_name(map->alg);
 
 	if (map->flags & EROFS_MAP_FRAGMENT) {
 		fprintf(d->out, "  # fragment at %" PRIu64 " of the packed inode", map->pa);

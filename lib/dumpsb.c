@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "erofs/compalg.h"
 #include "erofs/diag.h"
 #include "erofs/dump.h"
 #include "erofs/format.h"
@@ -63,13 +64,6 @@ static const struct feature incompat_names[] = {
 };
 
 #define NFEATURES(a)	(sizeof(a) / sizeof((a)[0]))
-
-const char *erofs_dump_algorithm_name(unsigned int alg)
-{
-	static const char *const names[] = { "lz4", "lzma", "deflate", "zstd" };
-
-	return alg < sizeof(names) / sizeof(names[0]) ? names[alg] : NULL;
-}
 
 /*
  * "Required upstream Linux kernel version:", from lib/kernel.c's table.
@@ -159,7 +153,7 @@ static void print_cfgs(FILE *out, const struct compr_cfgs *c)
 	unsigned int alg;
 
 	for (alg = 0; alg < ALG_BITS; alg++) {
-		const char *name = erofs_dump_algorithm_name(alg);
+		const char *name = erofs_compr_alg_name(alg);
 		const uint8_t *p = c->rec[alg];
 		uint32_t n = c->len[alg];
 		char label[48];
@@ -192,7 +186,7 @@ static void print_algs(FILE *out, uint16_t algs)
 
 	fprintf(out, LINE, "Filesystem compr_algs:");
 	for (alg = 0; alg < ALG_BITS; alg++) {
-		const char *name = erofs_dump_algorithm_name(alg);
+		const char *name = erofs_compr_alg_name(alg);
 
 		if (!(algs & (1u << alg)))
 			continue;

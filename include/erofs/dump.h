@@ -98,7 +98,4 @@ int erofs_dump_inode(struct erofs_dump *d, uint64_t nid, const char *shown, uint
 /* --cat: writes the file's data to d->out. */
 int erofs_dump_cat(struct erofs_dump *d, uint64_t nid);
 
-/* "lz4", "lzma", "deflate", "zstd" or NULL. */
-const char *erofs_dump_algorithm_name(unsigned int alg);
-
 #endif
