@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "erofs/cmdline.h"
 #include "erofs/diag.h"
 #include "erofs/dump.h"
 #include "erofs/io.h"
@@ -74,7 +75,6 @@ static const struct option long_options[] = {
 
 static int parse_args(int argc, char **argv, struct dump_opts *o)
 {
-	char *end;
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -108,12 +108,8 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 			o->cat = true;
 			break;
 		case OPT_NID:
-			errno = 0;
-			o->nid = strtoull(optarg, &end, 10);
-			if (errno || end == optarg || *end || optarg[0] == '-') {
-				erofs_err("invalid NID %s", optarg);
+			if (!erofs_parse_u64("--nid", optarg, UINT64_MAX - 1, &o->nid))
 				return -1;
-			}
 			o->have_nid = true;
 			o->path = NULL;
 			break;
@@ -128,13 +124,8 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 			}
 			break;
 		case OPT_OFFSET:
-			errno = 0;
-			o->src.offset = strtoull(optarg, &end, 0);
-			if (errno || end == optarg || *end || optarg[0] == '-' ||
-			    o->src.offset > INT64_MAX) {
-				erofs_err("invalid --offset '%s'", optarg);
+			if (!erofs_parse_u64("--offset", optarg, INT64_MAX, &o->src.offset))
 				return -1;
-			}
 			break;
 		case ':':
 			erofs_err("option '%s' needs an argument", argv[optind - 1]);

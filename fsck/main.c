@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "erofs/check.h"
+#include "erofs/cmdline.h"
 #include "erofs/diag.h"
 #include "erofs/extract.h"
 #include "erofs/kernel.h"
@@ -124,28 +125,10 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* A whole decimal number (or 0x hex) up to max; false if it is not. */
-static bool parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s || *end || *s == '-' || v > max) {
-		erofs_err("invalid %s '%s'", opt, s);
-		return false;
-	}
-	*out = v;
-	return true;
-}
-
 static int parse_args(int argc, char **argv, struct fsck_opts *o)
 {
 	bool extract_only_opts = false;
 	uint64_t u;
-	char *end;
-	long v;
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -164,13 +147,9 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o)
 			usage(stdout);
 			exit(EXIT_CLEAN);
 		case 'd':
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < 0 || v > 9) {
-				erofs_err("invalid debug level '%s' (0..9)", optarg);
+			if (!erofs_parse_u64("debug level", optarg, 9, &u))
 				return -1;
-			}
-			o->debug = (int)v;
+			o->debug = (int)u;
 			break;
 		case 'p':
 			o->stats = true;
@@ -185,7 +164,7 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o)
 			break;
 		case OPT_WORKERS:
 			u = 1;
-			if (!parse_u64("--workers", optarg, 1024, &u) || !u) {
+			if (!erofs_parse_u64("--workers", optarg, 1024, &u) || !u) {
 				if (!u)
 					erofs_err("--workers needs at least 1");
 				return -1;
@@ -193,11 +172,11 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o)
 			o->workers = (unsigned int)u;
 			break;
 		case OPT_OFFSET:
-			if (!parse_u64("--offset", optarg, INT64_MAX, &o->src.offset))
+			if (!erofs_parse_u64("--offset", optarg, INT64_MAX, &o->src.offset))
 				return -1;
 			break;
 		case OPT_NID:
-			if (!parse_u64("--nid", optarg, UINT64_MAX - 1, &o->nid))
+			if (!erofs_parse_u64("--nid", optarg, UINT64_MAX - 1, &o->nid))
 				return -1;
 			o->has_nid = true;
 			break;

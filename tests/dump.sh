@@ -296,7 +296,16 @@ expect_failure "path through a file" '/a.txt: not a directory' "$DUMP" --path=/a
 expect_failure "--ls on a file" 'not a directory' "$DUMP" --ls --path=/a.txt "$img"
 expect_failure "nid beyond the image" 'nid 99999999' "$DUMP" --nid=99999999 "$img"
 expect_failure "-e without an inode" 'need an inode' "$DUMP" -e "$img"
-expect_failure "bad nid" 'invalid NID abc' "$DUMP" --nid=abc "$img"
+expect_failure "bad nid" "invalid --nid 'abc'" "$DUMP" --nid=abc "$img"
+expect_failure "negative nid" "invalid --nid '-1'" "$DUMP" --nid=-1 "$img"
+# numbers are read as erofs-utils reads them (strtoull base 0): 0x hex too
+root=$("$DUMP" -s "$img" | sed -n 's/^Filesystem root nid: *//p')
+if [ -n "$root" ] && "$DUMP" --nid="$(printf '0x%x' "$root")" "$img" >"$WORK/hex.out" 2>&1 &&
+	"$DUMP" --nid="$root" "$img" | cmp -s - "$WORK/hex.out"; then
+	pass "--nid=$(printf '0x%x' "$root") is nid $root"
+else
+	fail "--nid in hex: $(head -1 "$WORK/hex.out")"
+fi
 head -c 8192 /dev/zero >"$WORK/zeros.img"
 expect_failure "not an image" 'bad magic' "$DUMP" -s "$WORK/zeros.img"
 expect_failure "missing image" 'cannot open' "$DUMP" -s "$WORK/missing.img"
