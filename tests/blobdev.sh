@@ -192,6 +192,26 @@ reader2_extract "erofs-utils reads ours" "$WORK/eu-in.erofs" "$WORK/src-eu" \
 "$REF/mkfs.erofs" --quiet --chunksize=4096 --blobdev="$WORK/ref.blob" "$WORK/ref.erofs" \
 	"$src" >/dev/null 2>&1
 ours_extract "ours reads erofs-utils'" "$WORK/ref.erofs" "$src" --device="$WORK/ref.blob"
+# dump.erofs --device prints erofs-utils' dump.erofs lines (our added
+# 'extra devices' line of -s aside), for its image and ours
+if [ -x "$REF/dump.erofs" ]; then
+	for pair in "$img $blob" "$WORK/ref.erofs $WORK/ref.blob"; do
+		# shellcheck disable=SC2086 # the image and its blob
+		set -- $pair
+		for args in "-s" "-e --path=/dup-0" "--path=/dup-1 -e"; do
+			# shellcheck disable=SC2086 # option lists are words
+			"$REF/dump.erofs" --device="$2" $args "$1" >"$WORK/ref.out" 2>&1 || true
+			# shellcheck disable=SC2086
+			"$DUMP" --device="$2" $args "$1" 2>&1 | grep -v '^Filesystem extra devices:' \
+				>"$WORK/ours.out" || true
+			if diff -u "$WORK/ref.out" "$WORK/ours.out" >"$WORK/dump.diff"; then
+				pass "dump.erofs --device $args $(basename "$1"): erofs-utils' lines"
+			else
+				fail "dump.erofs --device $args $(basename "$1"): $(sed -n 4,7p "$WORK/dump.diff")"
+			fi
+		done
+	done
+fi
 echo "figures: ours: image $(stat -c %s "$img"), blob $blob_size bytes;" \
 	"erofs-utils 1.9.4: image $(stat -c %s "$WORK/ref.erofs"), blob $(stat -c %s "$WORK/ref.blob") bytes"
 finish

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # dump.erofs and erofsfuse on multi-device images (sourced by blobdev.sh
 # and tar-index.sh, after lib.sh): --device in table order, --offset, and
 # clear failures for a missing, short or surplus device.
