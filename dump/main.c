@@ -13,9 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "erofs/cmdline.h"
 #include "erofs/diag.h"
 #include "erofs/dump.h"
 #include "erofs/io.h"
+#include "erofs/rdopen.h"
 #include "erofs/reader.h"
 
 #define EXIT_OK		0
@@ -28,6 +30,7 @@ struct dump_opts {
 	bool have_nid;
 	uint64_t nid;
 	const char *path;
+	struct erofs_rd_source src;	/* the image file, --offset, --device */
 };
 
 static void usage(FILE *out)
@@ -44,9 +47,12 @@ static void usage(FILE *out)
 " -e              show extent info (INODE required)\n"
 " -s              show information about superblock\n"
 " -x              show extended attributes (INODE required)\n"
+" --device=X      specify an extra device to be used together\n"
+"                 (once per extra device, in the device table's order)\n"
 " --ls            show directory contents (INODE required)\n"
 " --cat           show file contents (INODE required)\n"
 " --nid=#         show the target inode info of nid #\n"
+" --offset=#      skip # bytes at the beginning of IMAGE\n"
 " --path=X        show the target inode info of path X\n"
 "\n"
 "Without an option, the superblock is shown.  Exit status: 0 success,\n"
@@ -69,10 +75,11 @@ static const struct option long_options[] = {
 
 static int parse_args(int argc, char **argv, struct dump_opts *o)
 {
-	char *end;
 	int c;
 
 	memset(o, 0, sizeof(*o));
+	/* no --device at all is fine: what lies on a device is then unreadable */
+	erofs_rd_source_init(&o->src, NULL);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":VhSesx", long_options, NULL)) != -1) {
 		switch (c) {
@@ -101,12 +108,8 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 			o->cat = true;
 			break;
 		case OPT_NID:
-			errno = 0;
-			o->nid = strtoull(optarg, &end, 10);
-			if (errno || end == optarg || *end || optarg[0] == '-') {
-				erofs_err("invalid NID %s", optarg);
+			if (!erofs_parse_u64("--nid", optarg, UINT64_MAX - 1, &o->nid))
 				return -1;
-			}
 			o->have_nid = true;
 			o->path = NULL;
 			break;
@@ -115,11 +118,15 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 			o->have_nid = false;
 			break;
 		case OPT_DEVICE:
-			erofs_err("--device: multi-device images are not supported");
-			return -1;
+			if (erofs_rd_source_add_device(&o->src, optarg)) {
+				erofs_err("%s", o->src.err);
+				return -1;
+			}
+			break;
 		case OPT_OFFSET:
-			erofs_err("--offset: images at an offset are not supported");
-			return -1;
+			if (!erofs_parse_u64("--offset", optarg, INT64_MAX, &o->src.offset))
+				return -1;
+			break;
 		case ':':
 			erofs_err("option '%s' needs an argument", argv[optind - 1]);
 			return -1;
@@ -139,7 +146,7 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 		erofs_err("unexpected argument: %s", argv[optind + 1]);
 		return -1;
 	}
-	o->image = argv[optind];
+	o->image = o->src.image = argv[optind];
 	if ((o->extents || o->xattrs || o->ls || o->cat) && !o->have_nid && !o->path) {
 		erofs_err("-e, -x, --ls and --cat need an inode (--nid=# or --path=X)");
 		return -1;
@@ -153,8 +160,11 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 	return 0;
 }
 
-static int show_super(int fd, uint64_t size, const char *image)
+/* -s from the superblock's own bytes, before (and whatever) the reader says */
+static int show_super(const struct erofs_rd_source *src)
 {
+	const char *image = src->image;
+	uint64_t size = src->image_bytes;
 	size_t len = size < EROFS_DUMP_SB_BYTES ? (size_t)size : EROFS_DUMP_SB_BYTES;
 	uint8_t *head = malloc(EROFS_DUMP_SB_BYTES);
 	char err[EROFS_DUMP_ERRLEN];
@@ -164,7 +174,7 @@ static int show_super(int fd, uint64_t size, const char *image)
 		erofs_err("out of memory");
 		return EXIT_USAGE;
 	}
-	ret = erofs_pread_all(fd, head, len, 0);
+	ret = erofs_pread_all(src->fd, head, len, src->offset);
 	if (ret) {
 		erofs_err("%s: cannot read the superblock: %s", image, strerror(-ret));
 		free(head);
@@ -183,7 +193,7 @@ static int show_super(int fd, uint64_t size, const char *image)
 static int show_inode(struct erofs_dump *d, const struct dump_opts *o)
 {
 	const struct erofs_super *sb = &d->r->sb;
-	uint64_t nid = o->nid, parent = EROFS_DUMP_NO_PARENT;
+	uint64_t nid = o->nid, parent = EROFS_NID_UNKNOWN;
 	unsigned int what = 0;
 	char *found = NULL;
 	const char *shown;
@@ -212,11 +222,11 @@ static int show_inode(struct erofs_dump *d, const struct dump_opts *o)
 			erofs_err("%s: looking for the path of nid %" PRIu64 ": %s", o->image, nid,
 				  d->err);
 			ret = EXIT_CORRUPT;
-			parent = EROFS_DUMP_NO_PARENT;
+			parent = EROFS_NID_UNKNOWN;
 		}
 		shown = found ? found : "(not found)";
 		if (!found)
-			parent = EROFS_DUMP_NO_PARENT;
+			parent = EROFS_NID_UNKNOWN;
 	}
 	if (o->ls)
 		what |= EROFS_DUMP_LS;
@@ -233,37 +243,48 @@ static int show_inode(struct erofs_dump *d, const struct dump_opts *o)
 	return ret;
 }
 
+/* Opens what the command line names and shows -s; an exit status.  *opened:
+ * the reader is open (there is more to show than the superblock). */
+static int open_source(struct dump_opts *o, struct erofs_reader *r, bool *opened)
+{
+	int ret = EXIT_OK;
+
+	*opened = false;
+	if (erofs_rd_source_open_file(&o->src)) {
+		erofs_err("%s", o->src.err);
+		return EXIT_USAGE;
+	}
+	if (o->superblock) {
+		ret = show_super(&o->src);
+		/* with --device, the devices are checked against the table too */
+		if (ret || (!o->statistics && !o->have_nid && !o->path && !o->src.nr_devices))
+			return ret;
+	}
+	if (erofs_rd_source_open_reader(&o->src, r)) {
+		erofs_err("%s", o->src.err);
+		return o->src.image_fault ? EXIT_CORRUPT : EXIT_USAGE;
+	}
+	*opened = true;
+	return EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	struct dump_opts o;
 	struct erofs_reader r;
 	struct erofs_dump d = { .r = &r, .out = stdout };
-	uint64_t size;
-	int fd, err, ret = EXIT_OK;
+	bool opened;
+	int ret;
 
 	if (parse_args(argc, argv, &o)) {
 		fprintf(stderr, "Try 'dump.erofs --help' for more information.\n");
+		erofs_rd_source_close(&o.src);
 		return EXIT_USAGE;
 	}
-	fd = erofs_image_open_ro(o.image, &size);
-	if (fd < 0) {
-		erofs_err("cannot open %s: %s", o.image,
-			  fd == -EINVAL ? "neither a regular file nor a block device" : strerror(-fd));
-		return EXIT_USAGE;
-	}
-	if (o.superblock) {
-		ret = show_super(fd, size, o.image);
-		if (ret || (!o.statistics && !o.have_nid && !o.path)) {
-			close(fd);
-			return ret;
-		}
-	}
-	err = erofs_reader_open_fd_flags(&r, fd, size, EROFS_READER_MAP_ANY_ALGORITHM);
-	if (err) {
-		erofs_err("%s: %s", o.image, erofs_reader_error(&r));
-		erofs_reader_close(&r);
-		close(fd);
-		return EXIT_CORRUPT;
+	ret = open_source(&o, &r, &opened);
+	if (!opened) {
+		erofs_rd_source_close(&o.src);
+		return ret;
 	}
 	if (o.statistics && erofs_dump_statistics(&d)) {
 		fflush(stdout);
@@ -277,6 +298,6 @@ int main(int argc, char **argv)
 		ret = EXIT_USAGE;
 	}
 	erofs_reader_close(&r);
-	close(fd);
+	erofs_rd_source_close(&o.src);
 	return ret;
 }

@@ -5,22 +5,21 @@
  * end: options, opening the image, the extraction target, the summary.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "erofs/check.h"
+#include "erofs/cmdline.h"
 #include "erofs/diag.h"
 #include "erofs/extract.h"
 #include "erofs/kernel.h"
+#include "erofs/rdopen.h"
 #include "erofs/reader.h"
 
 #define EXIT_CLEAN	0
@@ -36,11 +35,9 @@ struct fsck_opts {
 	int preserve_owner;		/* -1: default (root) */
 	int preserve_perms;
 	bool force, overwrite;
-	const char **devices;		/* --device=PATH, in device table order */
-	unsigned int nr_devices;
+	struct erofs_rd_source src;	/* the image file, --offset, --device */
 	int xattrs;			/* -1: default (restore them) */
 	unsigned int workers;		/* 0: one per CPU */
-	uint64_t offset;		/* --offset: where the image starts */
 	bool has_nid;
 	uint64_t nid;			/* --nid */
 	const char *path;		/* --path */
@@ -51,7 +48,6 @@ struct fsck {
 	struct erofs_reader r;
 	struct erofs_extractor x;
 	bool extracting;
-	uint64_t image_bytes;		/* file or device size */
 	struct erofs_check_result res;
 };
 
@@ -129,31 +125,16 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* A whole decimal number (or 0x hex) up to max; false if it is not. */
-static bool parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s || *end || *s == '-' || v > max) {
-		erofs_err("invalid %s '%s'", opt, s);
-		return false;
-	}
-	*out = v;
-	return true;
-}
-
 static int parse_args(int argc, char **argv, struct fsck_opts *o)
 {
 	bool extract_only_opts = false;
 	uint64_t u;
-	char *end;
-	long v;
 	int c;
 
 	memset(o, 0, sizeof(*o));
+	/* as Linux wants -o device=: one --device per slot of the table */
+	erofs_rd_source_init(&o->src, NULL);
+	o->src.flags = EROFS_RD_ALL_DEVICES;
 	o->debug = 2;
 	o->preserve_owner = o->preserve_perms = o->xattrs = -1;
 	opterr = 0;
@@ -166,13 +147,9 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o)
 			usage(stdout);
 			exit(EXIT_CLEAN);
 		case 'd':
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < 0 || v > 9) {
-				erofs_err("invalid debug level '%s' (0..9)", optarg);
+			if (!erofs_parse_u64("debug level", optarg, 9, &u))
 				return -1;
-			}
-			o->debug = (int)v;
+			o->debug = (int)u;
 			break;
 		case 'p':
 			o->stats = true;
@@ -187,7 +164,7 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o)
 			break;
 		case OPT_WORKERS:
 			u = 1;
-			if (!parse_u64("--workers", optarg, 1024, &u) || !u) {
+			if (!erofs_parse_u64("--workers", optarg, 1024, &u) || !u) {
 				if (!u)
 					erofs_err("--workers needs at least 1");
 				return -1;
@@ -195,11 +172,11 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o)
 			o->workers = (unsigned int)u;
 			break;
 		case OPT_OFFSET:
-			if (!parse_u64("--offset", optarg, INT64_MAX, &o->offset))
+			if (!erofs_parse_u64("--offset", optarg, INT64_MAX, &o->src.offset))
 				return -1;
 			break;
 		case OPT_NID:
-			if (!parse_u64("--nid", optarg, UINT64_MAX - 1, &o->nid))
+			if (!erofs_parse_u64("--nid", optarg, UINT64_MAX - 1, &o->nid))
 				return -1;
 			o->has_nid = true;
 			break;
@@ -251,16 +228,10 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o)
 			extract_only_opts = true;
 			break;
 		case OPT_DEVICE:
-			if (!*optarg) {
-				erofs_err("--device= needs a path");
+			if (erofs_rd_source_add_device(&o->src, optarg)) {
+				erofs_err("%s", o->src.err);
 				return -1;
 			}
-			o->devices = realloc(o->devices, (o->nr_devices + 1) * sizeof(*o->devices));
-			if (!o->devices) {
-				erofs_err("out of memory");
-				return -1;
-			}
-			o->devices[o->nr_devices++] = optarg;
 			break;
 		case ':':
 			erofs_err("option '%s' needs an argument", argv[optind - 1]);
@@ -282,74 +253,10 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o)
 			  argv[optind + 1]);
 		return -1;
 	}
-	o->image = argv[optind];
+	o->image = o->src.image = argv[optind];
 	if (extract_only_opts && !o->extract_dir)
 		erofs_warn("extraction options are ignored without --extract=DIR");
 	return 0;
-}
-
-static int open_image(const char *path, uint64_t *size)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0) {
-		erofs_err("cannot open %s: %s", path, strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &st)) {
-		erofs_err("cannot stat %s: %s", path, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	if (S_ISBLK(st.st_mode)) {
-		if (ioctl(fd, BLKGETSIZE64, size)) {
-			erofs_err("cannot get the size of %s: %s", path, strerror(errno));
-			close(fd);
-			return -1;
-		}
-	} else if (S_ISREG(st.st_mode)) {
-		*size = (uint64_t)st.st_size;
-	} else {
-		erofs_err("%s is neither a regular file nor a block device", path);
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/*
- * Opens the extra devices the image's device table lists, one --device
- * each: their count must match (as Linux wants it for -o device=).
- * Returns an exit status (EXIT_CLEAN when all are in place).
- */
-static int open_devices(struct fsck *f, int *fds)
-{
-	for (unsigned int i = 0; i < f->o.nr_devices; i++)
-		fds[i] = -1;
-	if (f->o.nr_devices != f->r.nr_devs) {
-		if (f->r.nr_devs)
-			erofs_err("%s: the image has %u extra device%s: give %s with --device=PATH (%u given)",
-				  f->o.image, f->r.nr_devs, f->r.nr_devs == 1 ? "" : "s",
-				  f->r.nr_devs == 1 ? "it" : "each, in order", f->o.nr_devices);
-		else
-			erofs_err("%s: --device given, but the image has no extra devices",
-				  f->o.image);
-		return EXIT_USAGE;
-	}
-	for (unsigned int i = 0; i < f->o.nr_devices; i++) {
-		uint64_t size;
-
-		fds[i] = open_image(f->o.devices[i], &size);
-		if (fds[i] < 0)
-			return EXIT_USAGE;
-		if (erofs_reader_set_device(&f->r, i + 1, fds[i], size)) {
-			erofs_err("%s: %s: %s", f->o.image, f->o.devices[i],
-				  erofs_reader_error(&f->r));
-			return EXIT_CORRUPT;
-		}
-	}
-	return EXIT_CLEAN;
 }
 
 static void print_super(const struct fsck *f)
@@ -399,7 +306,7 @@ static void print_stats(const struct fsck *f)
 		       PRIu64 " bytes stored in %" PRIu64 " bytes\n", st->nfragfiles, st->fragbytes,
 		       st->packed_size, st->packed_physical);
 	printf("  image size:         %" PRIu64 " bytes (%" PRIu64 " blocks)\n",
-	       f->image_bytes, f->r.size >> f->r.blkszbits);
+	       f->o.src.image_bytes, f->r.size >> f->r.blkszbits);
 	print_kernel_needs(f);
 }
 
@@ -433,43 +340,19 @@ int main(int argc, char **argv)
 	struct fsck f;
 	struct erofs_check_opts co;
 	unsigned long errors;
-	int fd, err, ret, *dev_fds = NULL;
+	int err, ret;
 
 	memset(&f, 0, sizeof(f));
 	if (parse_args(argc, argv, &f.o)) {
 		usage(stderr);
-		free(f.o.devices);
+		erofs_rd_source_close(&f.o.src);
 		return EXIT_USAGE;
 	}
-	fd = open_image(f.o.image, &f.image_bytes);
-	if (fd < 0) {
-		free(f.o.devices);
-		return EXIT_USAGE;
+	if (erofs_rd_source_open(&f.o.src, &f.r)) {
+		erofs_err("%s", f.o.src.err);
+		erofs_rd_source_close(&f.o.src);
+		return f.o.src.image_fault ? EXIT_CORRUPT : EXIT_USAGE;
 	}
-	if (f.o.offset && f.o.offset >= f.image_bytes) {
-		erofs_err("%s: --offset %" PRIu64 " is not inside the file (%" PRIu64 " bytes)",
-			  f.o.image, f.o.offset, f.image_bytes);
-		close(fd);
-		free(f.o.devices);
-		return EXIT_USAGE;
-	}
-	f.image_bytes -= f.o.offset;
-	err = erofs_reader_open_fd_at(&f.r, fd, f.o.offset, f.image_bytes);
-	if (err) {
-		erofs_err("%s: %s", f.o.image, erofs_reader_error(&f.r));
-		close(fd);
-		free(f.o.devices);
-		return EXIT_CORRUPT;
-	}
-	dev_fds = calloc(f.o.nr_devices + 1, sizeof(*dev_fds));
-	if (!dev_fds) {
-		erofs_err("out of memory");
-		ret = EXIT_USAGE;
-		goto out;
-	}
-	ret = open_devices(&f, dev_fds);
-	if (ret != EXIT_CLEAN)
-		goto out;
 	if (f.o.debug >= 3)
 		print_super(&f);
 	memset(&co, 0, sizeof(co));
@@ -485,7 +368,7 @@ int main(int argc, char **argv)
 	} else if (f.o.has_nid) {
 		co.has_start = true;
 		co.start_nid = f.o.nid;
-		co.start_parent = f.o.nid == f.r.sb.root_nid ? f.o.nid : EROFS_NID_ANY;
+		co.start_parent = f.o.nid == f.r.sb.root_nid ? f.o.nid : EROFS_NID_UNKNOWN;
 	}
 
 	if (f.o.extract_dir) {
@@ -535,11 +418,6 @@ out:
 	if (f.extracting)
 		erofs_extract_close(&f.x);
 	erofs_reader_close(&f.r);
-	close(fd);
-	for (unsigned int i = 0; dev_fds && i < f.o.nr_devices; i++)
-		if (dev_fds[i] >= 0)
-			close(dev_fds[i]);
-	free(dev_fds);
-	free(f.o.devices);
+	erofs_rd_source_close(&f.o.src);
 	return ret;
 }

@@ -6,9 +6,9 @@
  *   erofsfuse [OPTIONS] IMAGE MOUNTPOINT
  *
  * Options are spelled as in erofs-utils' erofsfuse: --offset=#,
- * --dbglevel=#, --device=# (refused: multi-device images are not
- * supported), -h/--help, -V/--version, and libfuse's own (-o opt,[opt...],
- * -f, -d, -s).  Everything the kernel asks is answered by lib/fsops.c; a
+ * --dbglevel=#, --device=PATH (an extra device of a multi-device image,
+ * once per slot of its device table, in order), -h/--help, -V/--version,
+ * and libfuse's own (-o opt,[opt...], -f, -d, -s).  Everything the kernel asks is answered by lib/fsops.c; a
  * request the image cannot answer (corrupt, or a feature this reader does
  * not decode) gets EIO, and the reason is printed at --dbglevel 2 and up.
  * Requests are served by one thread: the reader is not thread-safe, and
@@ -23,17 +23,15 @@
 #include <fuse_opt.h>
 #include <stdbool.h>
 #include <inttypes.h>
-#include <linux/fs.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "erofs/fsops.h"
+#include "erofs/rdopen.h"
 
 /* the image never changes under us: the kernel may cache for good */
 #define FOREVER		DBL_MAX
@@ -42,7 +40,8 @@ struct config {
 	const char *image;
 	unsigned long offset;
 	unsigned int dbglevel;
-	int device;		/* --device given */
+	struct erofs_rd_source *src;	/* --device=PATH go here */
+	bool bad_device;		/* an empty --device=, or out of memory */
 	int help, version;
 };
 
@@ -305,7 +304,8 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 
 	switch (key) {
 	case KEY_DEVICE:
-		cfg->device = 1;
+		if (erofs_rd_source_add_device(cfg->src, arg + strlen("--device=")))
+			cfg->bad_device = true;
 		return 0;
 	case KEY_HELP:
 		cfg->help = 1;
@@ -330,61 +330,21 @@ static void usage(const char *prog)
 	       "Options:\n"
 	       "    --offset=#             skip # bytes at the beginning of IMAGE\n"
 	       "    --dbglevel=#           message level (0..9, default 2: reasons of EIO)\n"
-	       "    --device=#             an extra device (refused: multi-device images are not supported)\n"
+	       "    --device=#             specify an extra device to be used together\n"
+	       "                           (once per extra device, in the device table's order)\n"
 	       "    -h, --help             display this help and exit\n"
 	       "    -V, --version          display the version and exit\n\n", prog);
 	fuse_cmdline_help();
 	fuse_lowlevel_help();
 }
 
-/* The image from offset on: read through pread, or mapped when skipped into. */
-static int open_image(const struct config *cfg, struct erofs_reader *r, void **map, size_t *maplen)
+/* The image from --offset on, and every extra device of its table. */
+static int open_image(struct config *cfg, struct erofs_reader *r)
 {
-	struct stat st;
-	uint64_t size;
-	int fd, err;
-
-	fd = open(cfg->image, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		fprintf(stderr, "erofsfuse: cannot open %s: %s\n", cfg->image, strerror(errno));
-		return -1;
-	}
-	size = (uint64_t)st.st_size;
-	if (S_ISBLK(st.st_mode) && ioctl(fd, BLKGETSIZE64, &size) < 0) {
-		fprintf(stderr, "erofsfuse: %s: cannot get the device size: %s\n", cfg->image,
-			strerror(errno));
-		return -1;
-	}
-	if (cfg->offset > size) {
-		fprintf(stderr, "erofsfuse: %s: offset %lu beyond its %" PRIu64 " bytes\n",
-			cfg->image, cfg->offset, size);
-		return -1;
-	}
-	if (cfg->offset) {
-		long page = sysconf(_SC_PAGESIZE);
-		uint64_t start = cfg->offset - cfg->offset % (uint64_t)page;
-
-		*maplen = (size_t)(size - start);
-		*map = mmap(NULL, *maplen ? *maplen : 1, PROT_READ, MAP_SHARED, fd, (off_t)start);
-		if (*map == MAP_FAILED) {
-			fprintf(stderr, "erofsfuse: cannot map %s: %s\n", cfg->image, strerror(errno));
-			return -1;
-		}
-		err = erofs_reader_open_mem(r, (const uint8_t *)*map + (cfg->offset - start),
-					    (size_t)(size - cfg->offset));
-	} else {
-		err = erofs_reader_open_fd(r, fd, size);
-	}
-	if (err) {
-		fprintf(stderr, "erofsfuse: %s: %s\n", cfg->image, erofs_reader_error(r));
-		return -1;
-	}
-	if (r->nr_devs) {
-		/* its data lies on devices erofsfuse is not given: refuse, not EIO per file */
-		fprintf(stderr, "erofsfuse: %s: an image with %u extra device%s "
-			"(--blobdev, --tar=i) is not supported\n",
-			cfg->image, r->nr_devs, r->nr_devs == 1 ? "" : "s");
-		erofs_reader_close(r);
+	cfg->src->image = cfg->image;
+	cfg->src->offset = cfg->offset;
+	if (erofs_rd_source_open(cfg->src, r)) {
+		fprintf(stderr, "erofsfuse: %s\n", cfg->src->err);
 		return -1;
 	}
 	return 0;
@@ -394,13 +354,17 @@ int main(int argc, char **argv)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct fuse_cmdline_opts opts = { 0 };
-	struct config cfg = { .dbglevel = 2 };
+	struct erofs_rd_source src;
+	struct config cfg = { .dbglevel = 2, .src = &src };
 	struct mount_ctx m;
 	struct erofs_reader r;
 	struct fuse_session *se;
-	void *map = NULL;
-	size_t maplen = 0;
 	int ret = 1;
+
+	/* a mount missing a device would fail every read of its data: all of
+	 * them, or the image is refused before anything is mounted */
+	erofs_rd_source_init(&src, NULL);
+	src.flags = EROFS_RD_ALL_DEVICES;
 
 	/* as erofs-utils' erofsfuse: the image is opened (and refused, if it
 	 * must be) before the mount point is looked at */
@@ -419,15 +383,15 @@ int main(int argc, char **argv)
 		ret = 0;
 		goto out_args;
 	}
-	if (cfg.device) {
-		fprintf(stderr, "erofsfuse: --device: multi-device images are not supported\n");
+	if (cfg.bad_device) {
+		fprintf(stderr, "erofsfuse: %s\n", src.err);
 		goto out_args;
 	}
 	if (!cfg.image) {
 		fprintf(stderr, "erofsfuse: need an IMAGE and a MOUNTPOINT (see --help)\n");
 		goto out_args;
 	}
-	if (open_image(&cfg, &r, &map, &maplen))
+	if (open_image(&cfg, &r))
 		goto out_args;
 	if (fuse_parse_cmdline(&args, &opts))
 		goto out_reader;
@@ -466,9 +430,8 @@ out_fs:
 	erofs_fs_close(&m.fs);
 out_reader:
 	erofs_reader_close(&r);
-	if (map)
-		munmap(map, maplen ? maplen : 1);
 out_args:
+	erofs_rd_source_close(&src);
 	free(opts.mountpoint);
 	fuse_opt_free_args(&args);
 	return ret;

@@ -2,9 +2,10 @@
 /*
  * dump.erofs --path / --nid: one inode's details in erofs-utils 1.9.4's
  * lines, then on request its directory listing (--ls), its extents (-e,
- * with each compressed extent's algorithm after a '#', where erofs-utils
- * puts a device number), its extended attributes (-x, ours) or its data
- * (--cat).  Everything goes through the reader's checked accessors.
+ * with each compressed extent's algorithm after a '#', and as erofs-utils
+ * the device of one on an extra device), its extended attributes (-x,
+ * ours) or its data (--cat).  Everything goes through the reader's checked
+ * accessors.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -13,6 +14,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "erofs/compalg.h"
 #include "erofs/diag.h"
 #include "erofs/dump.h"
 
@@ -68,16 +70,13 @@ static int ls_entry(void *arg, const struct erofs_rd_dentry *de)
 static int list_dir(struct erofs_dump *d, const struct erofs_rd_inode *vi, const char *shown,
 		    uint64_t parent)
 {
-	unsigned int flags = EROFS_DIR_WITH_DOTS;
 	int err;
 
 	fputs("\n       NID TYPE  FILENAME\n", d->out);
 	if (!S_ISDIR(vi->di.mode))
 		return erofs_dump_fail(d, -ENOTDIR, "%s (nid %" PRIu64 "): not a directory",
 				       shown, vi->nid);
-	if (parent == EROFS_DUMP_NO_PARENT)
-		flags |= EROFS_DIR_ANY_PARENT;
-	err = erofs_dir_iterate_flags(d->r, vi, parent, flags, ls_entry, d->out);
+	err = erofs_dir_iterate_flags(d->r, vi, parent, EROFS_DIR_WITH_DOTS, ls_entry, d->out);
 	if (err)
 		return erofs_dump_reader_fail(d, err, shown, vi->nid);
 	return 0;
@@ -87,7 +86,7 @@ static int list_dir(struct erofs_dump *d, const struct erofs_rd_inode *vi, const
 
 static void extent_note(struct erofs_dump *d, const struct erofs_map *map)
 {
-	const char *alg = erofs_dump_algorithm_name(map->alg);
+	const char *alg = erofs_compr_alg_name(map->alg);
 
 	if (map->flags & EROFS_MAP_FRAGMENT) {
 		fprintf(d->out, "  # fragment at %" PRIu64 " of the packed inode", map->pa);
@@ -98,6 +97,9 @@ static void extent_note(struct erofs_dump *d, const struct erofs_map *map)
 			fprintf(d->out, "  # algorithm %u", map->alg);
 		if (map->flags & EROFS_MAP_META)
 			fputs(", inline", d->out);
+	} else if ((map->flags & EROFS_MAP_MAPPED) && map->device) {
+		/* as erofs-utils: pa is then an offset on that device */
+		fprintf(d->out, "  # device %u", map->device);
 	} else if (!(map->flags & EROFS_MAP_MAPPED)) {
 		fputs("  # hole", d->out);
 	}

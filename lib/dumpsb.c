@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "erofs/compalg.h"
 #include "erofs/diag.h"
 #include "erofs/dump.h"
 #include "erofs/format.h"
@@ -63,13 +64,6 @@ static const struct feature incompat_names[] = {
 };
 
 #define NFEATURES(a)	(sizeof(a) / sizeof((a)[0]))
-
-const char *erofs_dump_algorithm_name(unsigned int alg)
-{
-	static const char *const names[] = { "lz4", "lzma", "deflate", "zstd" };
-
-	return alg < sizeof(names) / sizeof(names[0]) ? names[alg] : NULL;
-}
 
 /*
  * "Required upstream Linux kernel version:", from lib/kernel.c's table.
@@ -159,7 +153,7 @@ static void print_cfgs(FILE *out, const struct compr_cfgs *c)
 	unsigned int alg;
 
 	for (alg = 0; alg < ALG_BITS; alg++) {
-		const char *name = erofs_dump_algorithm_name(alg);
+		const char *name = erofs_compr_alg_name(alg);
 		const uint8_t *p = c->rec[alg];
 		uint32_t n = c->len[alg];
 		char label[48];
@@ -192,7 +186,7 @@ static void print_algs(FILE *out, uint16_t algs)
 
 	fprintf(out, LINE, "Filesystem compr_algs:");
 	for (alg = 0; alg < ALG_BITS; alg++) {
-		const char *name = erofs_dump_algorithm_name(alg);
+		const char *name = erofs_compr_alg_name(alg);
 
 		if (!(algs & (1u << alg)))
 			continue;
@@ -218,6 +212,20 @@ static void print_created(FILE *out, uint64_t build_time)
 	    !strftime(buf, sizeof(buf), "%a %b %e %H:%M:%S %Y", &tm))
 		snprintf(buf, sizeof(buf), "%" PRIu64 " seconds since the epoch", build_time);
 	fprintf(out, LINE "%s\n", "Filesystem created:", buf);
+}
+
+/* As erofs-utils counts "Filesystem blocks": the image's and every extra
+ * device's, when the device table lies inside the bytes read. */
+static uint64_t total_blocks(const struct erofs_super *sb, const uint8_t *head, size_t len)
+{
+	uint64_t blocks = sb->blocks, start = (uint64_t)sb->devt_slotoff * EROFS_DEVT_SLOT_BYTES;
+
+	if (!(sb->feature_incompat & EROFS_INCOMPAT_DEVICE_TABLE) ||
+	    start + (uint64_t)sb->extra_devices * EROFS_DEVT_SLOT_BYTES > len)
+		return blocks;
+	for (unsigned int i = 0; i < sb->extra_devices; i++)
+		blocks += get_le32(head + start + i * EROFS_DEVT_SLOT_BYTES + EROFS_DEVT_SLOT_BLOCKS);
+	return blocks;
 }
 
 int erofs_dump_super(FILE *out, const uint8_t *head, size_t len, char *err, size_t errlen)
@@ -261,7 +269,7 @@ int erofs_dump_super(FILE *out, const uint8_t *head, size_t len, char *err, size
 
 	fprintf(out, LINE "0x%08X\n", "Filesystem magic number:", sb.magic);
 	fprintf(out, LINE "%u\n", "Filesystem blocksize:", 1u << sb.blkszbits);
-	fprintf(out, LINE "%u\n", "Filesystem blocks:", sb.blocks);
+	fprintf(out, LINE "%" PRIu64 "\n", "Filesystem blocks:", total_blocks(&sb, head, len));
 	fprintf(out, LINE "%u\n", "Filesystem inode metadata start block:", sb.meta_blkaddr);
 	fprintf(out, LINE "%u\n", "Filesystem shared xattr metadata start block:",
 		sb.xattr_blkaddr);

@@ -7,6 +7,7 @@
 
 #include "erofs/chunk.h"
 #include "erofs/codec.h"
+#include "erofs/compalg.h"
 #include "erofs/diag.h"
 #include "erofs/dir.h"
 #include "erofs/format.h"
@@ -154,16 +155,6 @@ static int allocator_take(struct meta_allocator *a, uint32_t bytes, uint64_t *po
 	*pos = a->fresh;
 	a->fresh += (bytes + blksz - 1) & ~(blksz - 1);
 	return allocator_keep(a, *pos + bytes);
-}
-
-uint32_t erofs_compr_cfg_size(unsigned int alg)
-{
-	static const uint32_t sizes[EROFS_COMPR_MAX] = {
-		EROFS_COMPR_CFG_LZ4_SIZE, EROFS_COMPR_CFG_LZMA_SIZE,
-		EROFS_COMPR_CFG_DEFLATE_SIZE, EROFS_COMPR_CFG_ZSTD_SIZE,
-	};
-
-	return alg < EROFS_COMPR_MAX ? sizes[alg] : 0;
 }
 
 uint32_t erofs_super_end(uint16_t cfg_algs)

@@ -824,8 +824,7 @@ int erofs_dirblock_parse(const uint8_t *blk, unsigned int maxsize,
 			/* erofsfuse's lookups learn the parent from ".." */
 			if (!dot && want == EROFS_NID_UNKNOWN)
 				cur->parent_nid = want = de.nid;
-			if (de.nid != want && want != EROFS_NID_ANY &&
-			    (dot || !(cur->flags & EROFS_DIR_ANY_PARENT)))
+			if (de.nid != want)
 				return errf(err, errlen, -EFSCORRUPTED,
 					    "'%s' points to nid %" PRIu64 ", expected %" PRIu64,
 					    dot ? "." : "..", de.nid, want);

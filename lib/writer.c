@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "erofs/chunk.h"
+#include "erofs/compalg.h"
 #include "erofs/diag.h"
 #include "erofs/dir.h"
 #include "erofs/format.h"

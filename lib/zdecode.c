@@ -10,6 +10,7 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
+#include "erofs/compalg.h"
 #include "erofs/format.h"
 #include "erofs/zdecode.h"
 
@@ -27,9 +28,7 @@ struct erofs_zdecoder {
 
 const char *erofs_zdecode_name(unsigned int alg)
 {
-	static const char *const names[EROFS_COMPR_MAX] = { "LZ4", "MicroLZMA", "DEFLATE", "zstd" };
-
-	return alg < EROFS_COMPR_MAX ? names[alg] : "unknown";
+	return erofs_compr_alg_title(alg);
 }
 
 static int corrupt(const struct erofs_zdecode_req *req, char *why, size_t why_len)

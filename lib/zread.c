@@ -153,14 +153,6 @@ static const uint8_t *meta_at(struct erofs_reader *r, uint64_t pos, unsigned int
 /* ------------------------------------------------------------------ */
 /* superblock                                                          */
 
-/* The algorithms, with the first Linux that reads them (for messages). */
-static const struct erofs_bitname algorithm_names[] = {
-	{ 1u << EROFS_COMPR_LZ4, "lz4" },
-	{ 1u << EROFS_COMPR_LZMA, "lzma (MicroLZMA, Linux 5.16 and later)" },
-	{ 1u << EROFS_COMPR_DEFLATE, "deflate (Linux 6.6 and later)" },
-	{ 1u << EROFS_COMPR_ZSTD, "zstd (Linux 6.10 and later)" },
-};
-
 /*
  * Checks one algorithm's config record (payload raw[0, len)) as the kernel
  * does at mount, and keeps what decoding needs.
@@ -237,8 +229,7 @@ int erofs_z_load_config(struct erofs_reader *r)
 		/* refused whole, rather than a file at a time */
 		return fail(r, -EOPNOTSUPP, "superblock: unsupported compression algorithms: %s",
 			    erofs_name_bits(names, sizeof(names), sb->u1 >> EROFS_COMPR_MAX << EROFS_COMPR_MAX,
-					    algorithm_names,
-					    sizeof(algorithm_names) / sizeof(algorithm_names[0])));
+					    NULL, 0));
 	}
 	/* one record per listed algorithm: u16 length, then its payload */
 	for (alg = 0; alg < EROFS_COMPR_MAX; alg++) {

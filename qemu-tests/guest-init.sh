@@ -69,10 +69,10 @@ save_slot() {
 
 # matrix lines of kind "fuse": erofsfuse (run.sh adds it with its libraries
 # and fuse.ko) mounts the image as a script would, "erofsfuse IMAGE DIR",
-# in the background; umount ends it
-fuse_mount() { # DEVICE RESULTDIR
+# in the background; umount ends it.  An extra device: --device=, as -o device=
+fuse_mount() { # DEVICE RESULTDIR [EXTRA_DEVICE]
 	[ -e /dev/fuse ] || insmod /lib/forge/fuse.ko 2> "$2/fuse-insmod.err"
-	erofsfuse "$1" /mnt > "$2/erofsfuse.out" 2> "$2/mount.err"
+	erofsfuse ${3:+--device="$3"} "$1" /mnt > "$2/erofsfuse.out" 2> "$2/mount.err"
 	echo $? > "$2/mount.rc"
 }
 
@@ -161,14 +161,13 @@ while read -r idx name off size kind blob_off blob_size; do
 	elif [ "${kind%%=*}" = overlay ]; then
 		overlay_image "$r" "$off" "$size" "${kind#overlay=}"
 	elif dev=$(guest-loop attach "$DATADISK" "$off" "$size" 2> "$r/loop.err"); then
+		if [ -n "$blob_off" ]; then
+			blobdev=$(guest-loop attach "$DATADISK" "$blob_off" "$blob_size" 2>> "$r/loop.err")
+		fi
 		if [ "$kind" = fuse ]; then
-			fuse_mount "$dev" "$r"
+			fuse_mount "$dev" "$r" "$blobdev"
 		else
-			opts=ro
-			if [ -n "$blob_off" ]; then
-				blobdev=$(guest-loop attach "$DATADISK" "$blob_off" "$blob_size" 2>> "$r/loop.err")
-				opts=ro,device=$blobdev
-			fi
+			opts=ro${blobdev:+,device=$blobdev}
 			mount -t erofs -o "$opts" "$dev" /mnt 2> "$r/mount.err"
 			echo $? > "$r/mount.rc"
 		fi

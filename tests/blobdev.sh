@@ -2,12 +2,14 @@
 # --blobdev=FILE: with --chunksize every file's data goes, as chunks, to an
 # extra device; the image keeps the metadata, the device table and 8-byte
 # chunk indexes naming device 1.  Checked: the on-disk fields, round trips
-# through our fsck.erofs --device, erofs-utils 1.9.4 both ways (skipped
+# through our fsck.erofs --device, dump.erofs and erofsfuse's operations
+# (--device, --offset: tests/rdtools-common.sh), erofs-utils 1.9.4 both ways (skipped
 # without ../shared/anchors), reproducibility, and clear failures for a
 # missing, short or extra device, a damaged table, and bad options (which
 # leave neither an image nor a blob behind).
 . "$(dirname "$0")/lib.sh"
 require_root
+. "$top_srcdir/tests/rdtools-common.sh"
 
 REF=${REF:-$top_srcdir/../shared/anchors/erofs-utils-1.9.4}
 src=$WORK/src
@@ -57,6 +59,9 @@ fi
 
 # ---- round trip through our fsck ----
 ours_extract "ours --device" "$img" "$src" --device="$blob"
+
+# ---- dump.erofs and erofsfuse's operations: --device, --offset ----
+rdtools_devices blobdev "$img" "$src" dup-0 "$blob"
 
 # ---- reproducible: image and blob ----
 "$MKFS" --quiet -U 6f3c1a2e-7d4b-4c8e-9a1f-2b3c4d5e6f70 --chunksize=4096 --workers=1 \
@@ -187,6 +192,26 @@ reader2_extract "erofs-utils reads ours" "$WORK/eu-in.erofs" "$WORK/src-eu" \
 "$REF/mkfs.erofs" --quiet --chunksize=4096 --blobdev="$WORK/ref.blob" "$WORK/ref.erofs" \
 	"$src" >/dev/null 2>&1
 ours_extract "ours reads erofs-utils'" "$WORK/ref.erofs" "$src" --device="$WORK/ref.blob"
+# dump.erofs --device prints erofs-utils' dump.erofs lines (our added
+# 'extra devices' line of -s aside), for its image and ours
+if [ -x "$REF/dump.erofs" ]; then
+	for pair in "$img $blob" "$WORK/ref.erofs $WORK/ref.blob"; do
+		# shellcheck disable=SC2086 # the image and its blob
+		set -- $pair
+		for args in "-s" "-e --path=/dup-0" "--path=/dup-1 -e"; do
+			# shellcheck disable=SC2086 # option lists are words
+			"$REF/dump.erofs" --device="$2" $args "$1" >"$WORK/ref.out" 2>&1 || true
+			# shellcheck disable=SC2086
+			"$DUMP" --device="$2" $args "$1" 2>&1 | grep -v '^Filesystem extra devices:' \
+				>"$WORK/ours.out" || true
+			if diff -u "$WORK/ref.out" "$WORK/ours.out" >"$WORK/dump.diff"; then
+				pass "dump.erofs --device $args $(basename "$1"): erofs-utils' lines"
+			else
+				fail "dump.erofs --device $args $(basename "$1"): $(sed -n 4,7p "$WORK/dump.diff")"
+			fi
+		done
+	done
+fi
 echo "figures: ours: image $(stat -c %s "$img"), blob $blob_size bytes;" \
 	"erofs-utils 1.9.4: image $(stat -c %s "$WORK/ref.erofs"), blob $(stat -c %s "$WORK/ref.blob") bytes"
 finish

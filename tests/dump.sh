@@ -242,6 +242,53 @@ for img in plain lz4hc frag dedupe chunks; do
 	done
 done
 
+# ---- --offset: the image inside a bigger file, at a byte that is no block's ----
+REF_DUMP=${REF_DUMP:-$top_srcdir/../shared/anchors/erofs-utils-1.9.4/dump.erofs}
+for img in plain lz4hc chunks; do
+	{ head -c 12345 /dev/urandom; cat "$WORK/$img.img"; head -c 5000 /dev/urandom; } \
+		>"$WORK/inside.bin"
+	same=0
+	for args in "-s" "-S" "-e --path=/big.bin" "--ls --path=/d" "-x --path=/a.txt"; do
+		# shellcheck disable=SC2086 # option lists are words
+		if dump_ok "$img --offset $args" "$WORK/off.out" --offset=12345 $args "$WORK/inside.bin" &&
+			dump_ok "$img $args" "$WORK/noff.out" $args "$WORK/$img.img" &&
+			cmp -s "$WORK/off.out" "$WORK/noff.out"; then
+			same=$((same + 1))
+		else
+			fail "$img: dump.erofs --offset=12345 $args differs from the image alone"
+		fi
+	done
+	[ "$same" -eq 5 ] && pass "$img: -s, -S, -e, --ls with --offset=12345 equal the image alone"
+	if "$DUMP" --offset=12345 --cat --path=/big.bin "$WORK/inside.bin" | cmp -s - "$SRC/big.bin"; then
+		pass "$img: --offset=12345 --cat /big.bin"
+	else
+		fail "$img: --offset=12345 --cat /big.bin differs from the source"
+	fi
+done
+if [ -x "$REF_DUMP" ]; then
+	# erofs-utils reads the same bytes at the same offset (plain: no '# lz4' of ours)
+	{ head -c 12345 /dev/urandom; cat "$WORK/plain.img"; } >"$WORK/inside.bin"
+	for args in "-s" "-e --path=/big.bin"; do
+		# shellcheck disable=SC2086
+		if "$REF_DUMP" --offset=12345 $args "$WORK/inside.bin" >"$WORK/ref.out" 2>&1 &&
+			dump_ok "--offset $args" "$WORK/off.out" --offset=12345 $args "$WORK/inside.bin" &&
+			diff -u <(grep -v 'kernel version' "$WORK/ref.out") \
+				<(grep -v 'kernel version' "$WORK/off.out") >"$WORK/ref.diff"; then
+			pass "--offset=12345 $args: the lines erofs-utils 1.9.4's dump.erofs prints"
+		else
+			fail "--offset=12345 $args: differs from erofs-utils: $(sed -n 4,6p "$WORK/ref.diff")"
+		fi
+	done
+else
+	echo "note: no erofs-utils 1.9.4 dump.erofs at $REF_DUMP: --offset not cross-checked"
+fi
+expect_failure "no --offset" 'superblock: bad magic' "$DUMP" -S "$WORK/inside.bin"
+expect_failure "--offset past the end" 'offset 99999999 is not inside the file' \
+	"$DUMP" --offset=99999999 -s "$WORK/inside.bin"
+expect_failure "bad --offset" "invalid --offset '12k'" "$DUMP" --offset=12k -s "$WORK/inside.bin"
+expect_failure "--device for a one-device image" 'no extra devices' \
+	"$DUMP" --device="$WORK/plain.img" --path=/ "$WORK/plain.img"
+
 # ---- errors ----
 img=$WORK/plain.img
 expect_failure "no such path" '/nope: no such file or directory' "$DUMP" --path=/nope "$img"
@@ -249,11 +296,21 @@ expect_failure "path through a file" '/a.txt: not a directory' "$DUMP" --path=/a
 expect_failure "--ls on a file" 'not a directory' "$DUMP" --ls --path=/a.txt "$img"
 expect_failure "nid beyond the image" 'nid 99999999' "$DUMP" --nid=99999999 "$img"
 expect_failure "-e without an inode" 'need an inode' "$DUMP" -e "$img"
-expect_failure "bad nid" 'invalid NID abc' "$DUMP" --nid=abc "$img"
+expect_failure "bad nid" "invalid --nid 'abc'" "$DUMP" --nid=abc "$img"
+expect_failure "negative nid" "invalid --nid '-1'" "$DUMP" --nid=-1 "$img"
+# numbers are read as erofs-utils reads them (strtoull base 0): 0x hex too
+root=$("$DUMP" -s "$img" | sed -n 's/^Filesystem root nid: *//p')
+if [ -n "$root" ] && "$DUMP" --nid="$(printf '0x%x' "$root")" "$img" >"$WORK/hex.out" 2>&1 &&
+	"$DUMP" --nid="$root" "$img" | cmp -s - "$WORK/hex.out"; then
+	pass "--nid=$(printf '0x%x' "$root") is nid $root"
+else
+	fail "--nid in hex: $(head -1 "$WORK/hex.out")"
+fi
 head -c 8192 /dev/zero >"$WORK/zeros.img"
 expect_failure "not an image" 'bad magic' "$DUMP" -s "$WORK/zeros.img"
 expect_failure "missing image" 'cannot open' "$DUMP" -s "$WORK/missing.img"
-for args in "--path=/nope" "-e" "--nid=abc" "-s $WORK/missing.img"; do
+for args in "--path=/nope" "-e" "--nid=abc" "-s $WORK/missing.img" "--offset=$((1 << 40))" \
+	"--device=$WORK/plain.img --path=/"; do
 	rc=0
 	# shellcheck disable=SC2086
 	"$DUMP" $args "$img" >/dev/null 2>&1 || rc=$?

@@ -92,6 +92,13 @@ if mkfs_or_fail bound "$img" "$TREE" -z lz4hc -C 65536; then
 	fi
 fi
 
+# --offset: the image 12345 bytes into a bigger file, opened as erofsfuse opens it
+img=$WORK/at-offset.img
+if mkfs_or_fail at-offset "$img" "$TREE" -z lz4hc -E fragments,ztailpacking; then
+	{ head -c 12345 /dev/urandom; cat "$img"; head -c 3000 /dev/urandom; } >"$WORK/at-offset.bin"
+	walk at-offset-12345 "$WORK/at-offset.bin" --offset=12345 && rm -f "$img" "$WORK/at-offset.bin"
+fi
+
 # erofs-utils' images of the same tree
 if [ -x "$ANCHOR_MKFS" ]; then
 	while IFS='|' read -r label opts; do
@@ -217,11 +224,17 @@ if [ -x "$EROFSFUSE" ]; then
 	[ "$rc" -eq 1 ] && grep -q 'need an IMAGE and a MOUNTPOINT' "$WORK/noarg.out" &&
 		pass "erofsfuse without a mount point: exit 1 with a reason" ||
 		fail "erofsfuse without a mount point: rc $rc: $(head -1 "$WORK/noarg.out")"
+	# (multi-device images: tests/blobdev.sh and tests/tar-index.sh)
 	"$EROFSFUSE" --device="$WORK/cli.img" "$WORK/cli.img" "$WORK/mnt" >"$WORK/dev.out" 2>&1
 	rc=$?
-	[ "$rc" -eq 1 ] && grep -q 'multi-device images are not supported' "$WORK/dev.out" &&
-		pass "erofsfuse --device: refused, exit 1" ||
+	[ "$rc" -eq 1 ] && grep -q 'cli.img: --device given, but the image has no extra devices' "$WORK/dev.out" &&
+		pass "erofsfuse --device for a one-device image: refused, exit 1" ||
 		fail "erofsfuse --device: rc $rc: $(head -1 "$WORK/dev.out")"
+	"$EROFSFUSE" -f --offset=99999999 "$WORK/cli.img" "$WORK/mnt" >"$WORK/dev.out" 2>&1
+	rc=$?
+	[ "$rc" -eq 1 ] && grep -q 'offset 99999999 is not inside the file' "$WORK/dev.out" &&
+		pass "erofsfuse --offset past the end: refused, exit 1" ||
+		fail "erofsfuse --offset past the end: rc $rc: $(head -1 "$WORK/dev.out")"
 	# a damaged superblock is refused before anything is mounted
 	IMG=$WORK/cli-bad.img
 	cp "$WORK/cli.img" "$IMG"

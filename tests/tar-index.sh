@@ -8,6 +8,7 @@
 # ../shared/anchors); bad input fails clearly and leaves nothing behind.
 . "$(dirname "$0")/lib.sh"
 require_root
+. "$top_srcdir/tests/rdtools-common.sh"
 
 REF=${REF:-$top_srcdir/../shared/anchors/erofs-utils-1.9.4}
 src=$WORK/src
@@ -49,6 +50,7 @@ for fmt in gnu pax; do
 		fail "$fmt: --tar=i: block bits $bits, device table: $(od -An -tx1 -j "$slot" -N 72 "$img" | tail -1)"
 	fi
 	ours_extract "$fmt-index" "$img" "$WORK/full" --device="$tarf"
+	rdtools_devices "$fmt-index" "$img" "$WORK/full" f70000 "$tarf"
 
 	# ---- a map file ----
 	img=$WORK/$fmt-map.erofs

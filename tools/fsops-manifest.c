@@ -5,7 +5,8 @@
  * mount, so that the host can compare what erofsfuse would show with the
  * source tree without mounting anything.
  *
- *   erofs-fsops-manifest [--cache=BYTES] [--batch=N] [erofs-manifest options] IMAGE
+ *   erofs-fsops-manifest [--cache=BYTES] [--batch=N] [--offset=BYTES] [--device=PATH...]
+ *                        [erofs-manifest options] IMAGE
  *
  * tools/manifest.c is compiled in unchanged, with the calls it makes on
  * the filesystem (lstat, open, read, readlink, xattrs, directories, chdir)
@@ -13,7 +14,9 @@
  * are the very ones the QEMU suite and the tests use on real trees.
  * Directories are read in batches of N entries (default 5), each batch
  * resumed from the cookie of the last one, as the kernel does with a full
- * buffer.  Any failure is fatal (exit 1), with the operations' reason.
+ * buffer.  --offset and --device open the image as erofsfuse does
+ * (lib/rdopen.c).  Any failure is fatal (exit 1), with the operations'
+ * reason.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -31,6 +34,7 @@
 #include <unistd.h>
 
 #include "erofs/fsops.h"
+#include "erofs/rdopen.h"
 
 #define FD_BASE		1000
 
@@ -333,19 +337,26 @@ static int shim_closedir(DIR *d)
 
 int main(int argc, char **argv)
 {
+	struct erofs_rd_source src;
 	struct erofs_reader r;
 	size_t cache = 0;
 	char **margv;
-	int margc = 0, i, fd, err;
-	struct stat st;
+	int margc = 0, i, err;
 
 	shim.batch = 5;
 	margv = calloc((size_t)argc + 1, sizeof(*margv));
 	if (!margv)
 		return 1;
 	margv[margc++] = argv[0];
+	erofs_rd_source_init(&src, NULL);
+	src.flags = EROFS_RD_ALL_DEVICES;	/* as erofsfuse */
 	for (i = 1; i < argc; i++) {
-		if (!strncmp(argv[i], "--cache=", 8))
+		if (!strncmp(argv[i], "--offset=", 9))
+			src.offset = strtoull(argv[i] + 9, NULL, 0);
+		else if (!strncmp(argv[i], "--device=", 9)) {
+			if (erofs_rd_source_add_device(&src, argv[i] + 9))
+				return 1;
+		} else if (!strncmp(argv[i], "--cache=", 8))
 			cache = strtoull(argv[i] + 8, NULL, 0);
 		else if (!strncmp(argv[i], "--batch=", 8))
 			shim.batch = (unsigned int)strtoul(argv[i] + 8, NULL, 0);
@@ -353,18 +364,13 @@ int main(int argc, char **argv)
 			margv[margc++] = argv[i];
 	}
 	if (!shim.batch || margc < 2 || argv[argc - 1][0] == '-') {
-		fprintf(stderr, "usage: erofs-fsops-manifest [--cache=BYTES] [--batch=N] [--no-xattrs] IMAGE\n");
+		fprintf(stderr, "usage: erofs-fsops-manifest [--cache=BYTES] [--batch=N] [--offset=BYTES] [--device=PATH...] [--no-xattrs] IMAGE\n");
 		return 2;
 	}
 	shim.root_arg = margv[margc - 1];
-	fd = openat(AT_FDCWD, shim.root_arg, O_RDONLY | O_CLOEXEC);	/* open is the shim now */
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		fprintf(stderr, "erofs-fsops-manifest: %s: %s\n", shim.root_arg, strerror(errno));
-		return 1;
-	}
-	err = erofs_reader_open_fd(&r, fd, (uint64_t)st.st_size);
-	if (err) {
-		fprintf(stderr, "erofs-fsops-manifest: %s: %s\n", shim.root_arg, erofs_reader_error(&r));
+	src.image = shim.root_arg;
+	if (erofs_rd_source_open(&src, &r)) {
+		fprintf(stderr, "erofs-fsops-manifest: %s\n", src.err);
 		return 1;
 	}
 	if (erofs_fs_init(&shim.fs, &r, cache))
@@ -377,5 +383,6 @@ int main(int argc, char **argv)
 			shim.fs.cache_used);
 	erofs_fs_close(&shim.fs);
 	erofs_reader_close(&r);
+	erofs_rd_source_close(&src);
 	return err;
 }

@@ -29,7 +29,7 @@ struct erofs_check_opts {
 	unsigned int workers;		/* threads for file data; <= 1: none */
 	bool has_start;			/* --nid/--path: walk from start_nid */
 	uint64_t start_nid;
-	uint64_t start_parent;		/* its parent, or EROFS_NID_ANY */
+	uint64_t start_parent;		/* its parent, or EROFS_NID_UNKNOWN */
 };
 
 struct erofs_check_stats {

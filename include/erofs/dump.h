@@ -89,18 +89,13 @@ const char *erofs_dump_ftype_name(uint16_t mode);
 #define EROFS_DUMP_EXTENTS	0x2u	/* -e: logical and physical extents */
 #define EROFS_DUMP_XATTRS	0x4u	/* -x: extended attributes */
 
-#define EROFS_DUMP_NO_PARENT	UINT64_MAX
-
 /* Prints the inode at nid; shown is the path to print ("(packed file)",
  * "(not found)", or the path found); parent is the directory holding it,
- * which its ".." must name (EROFS_DUMP_NO_PARENT: unknown). */
+ * which its ".." must name (EROFS_NID_UNKNOWN: unknown). */
 int erofs_dump_inode(struct erofs_dump *d, uint64_t nid, const char *shown, uint64_t parent,
 		     unsigned int what);
 
 /* --cat: writes the file's data to d->out. */
 int erofs_dump_cat(struct erofs_dump *d, uint64_t nid);
-
-/* "lz4", "lzma", "deflate", "zstd" or NULL. */
-const char *erofs_dump_algorithm_name(unsigned int alg);
 
 #endif

@@ -58,8 +58,6 @@ bool erofs_placed_late(const struct erofs_inode *inode);
 
 /* The end of what the superblock and the config records of cfg_algs take in block 0. */
 uint32_t erofs_super_end(uint16_t cfg_algs);
-/* A config record's payload size. */
-uint32_t erofs_compr_cfg_size(unsigned int alg);
 
 /* data_end: the first block the pipeline left free. */
 int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *tree,

@@ -276,8 +276,9 @@ struct erofs_rd_dentry {
 typedef int (*erofs_dirent_fn)(void *arg, const struct erofs_rd_dentry *de);
 
 /* State carried across the blocks of one directory. */
-/* parent_nid when the caller does not know it (a FUSE lookup): ".." is
- * then not checked, and the cursor records where it points */
+/* parent_nid when the caller does not know it (a FUSE lookup, fsck --nid,
+ * dump.erofs --nid): ".." must still be there and name a directory, and
+ * the cursor records which.  The one spelling of "parent unknown". */
 #define EROFS_NID_UNKNOWN	UINT64_MAX
 
 struct erofs_dir_cursor {
@@ -290,10 +291,6 @@ struct erofs_dir_cursor {
 	unsigned int prevlen;		/* previous name, for the sort check */
 	uint8_t prev[EROFS_NAME_LEN];
 };
-
-/* As parent_nid: a directory whose parent is not known (fsck --nid); its
- * ".." entry must still be there, pointing at any directory. */
-#define EROFS_NID_ANY	UINT64_MAX
 
 void erofs_dir_cursor_init(struct erofs_dir_cursor *cur, uint64_t dir_nid,
 			   uint64_t parent_nid);
@@ -315,10 +312,8 @@ int erofs_dir_iterate(struct erofs_reader *r, const struct erofs_rd_inode *dir,
 		      uint64_t parent_nid, erofs_dirent_fn fn, void *arg);
 
 /* The same, with flags: EROFS_DIR_WITH_DOTS hands "." and ".." to fn as
- * well (checked first); EROFS_DIR_ANY_PARENT accepts any directory as the
- * target of ".." (a directory reached by nid, its parent unknown). */
+ * well (checked first). */
 #define EROFS_DIR_WITH_DOTS	0x1u
-#define EROFS_DIR_ANY_PARENT	0x2u
 int erofs_dir_iterate_flags(struct erofs_reader *r, const struct erofs_rd_inode *dir,
 			    uint64_t parent_nid, unsigned int flags, erofs_dirent_fn fn, void *arg);
 
