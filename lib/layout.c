@@ -11,6 +11,7 @@
 #include "erofs/dir.h"
 #include "erofs/format.h"
 #include "erofs/layout.h"
+#include "erofs/zextent.h"
 #include "erofs/zindex.h"
 
 struct mtime_key {
@@ -243,7 +244,8 @@ static void choose_layout(const struct erofs_build_options *opts, struct erofs_p
 		inode->layout = EROFS_LAYOUT_CHUNK_BASED;
 		inode->index_size = erofs_chunk_table_size(opts, meta, inode->chunks->count);
 	} else if (inode->z) {
-		inode->layout = opts->legacy_index || inode->z->full_index
+		inode->layout = opts->legacy_index || inode->z->full_index ||
+				erofs_zextent_recsz(opts, meta, inode->size, inode->z)
 					? EROFS_LAYOUT_COMPRESSED_FULL : EROFS_LAYOUT_COMPRESSED_COMPACT;
 		inode->index_size = erofs_zindex_size(opts, meta, inode->size, inode->z);
 		inode->inline_size = inode->z->tail_size;	/* after the index */
@@ -330,6 +332,7 @@ static int make_metabox_inode(const struct erofs_build_options *opts, struct ero
 			return -ENOMEM;
 		}
 		zi->full_index = true;
+		zi->no_extents = true;
 		zi->pcluster_size = opts->metabox_pcluster_size;
 		zi->algorithm = (uint8_t)erofs_codec_format(opts->algorithms[opts->metabox_alg].kind);
 	}
