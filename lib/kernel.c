@@ -173,7 +173,8 @@ void erofs_kneeds_from_options(const struct erofs_build_options *opts,
 	if (opts->metabox)
 		need(needs, EROFS_KF_METABOX, "-m");
 	if (opts->layout_48bit)
-		need(needs, EROFS_KF_48BIT, opts->metabox ? "-m" : "-E48bit");
+		need(needs, EROFS_KF_48BIT, opts->metabox ? "-m" :
+		     opts->dot_omitted ? "-E dot-omitted" : "-E48bit");
 	if (opts->metabox && opts->metabox_alg >= 0 && opts->compressor == EROFS_COMPRESS_NONE)
 		need_algorithm(needs, erofs_codec_format(opts->algorithms[opts->metabox_alg].kind),
 			       "-m");

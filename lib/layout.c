@@ -511,7 +511,7 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 
 		inode->ino = i + 1;
 		if (erofs_inode_is_dir(inode))
-			inode->size = erofs_dir_data_size(inode, bits);
+			inode->size = erofs_dir_data_size(inode, bits, opts->dot_omitted);
 		inode->version = needs_extended(opts, plan, inode) ? EROFS_INODE_EXTENDED
 								    : EROFS_INODE_COMPACT;
 		plan->nr_extended += inode->version == EROFS_INODE_EXTENDED;

@@ -101,6 +101,8 @@ static uint8_t *build_record(struct write_ctx *w, const struct erofs_inode *inod
 
 	if (w->opts->layout_48bit)
 		set_48bit_fields(w, inode, &di);
+	if (w->opts->dot_omitted && S_ISDIR(inode->mode))
+		di.format |= EROFS_I_DOT_OMITTED;
 	if (record_size(inode) > w->record_cap) {
 		uint8_t *bigger = realloc(w->record, record_size(inode));
 
@@ -158,7 +160,7 @@ static int dir_bytes(struct write_ctx *w, const struct erofs_inode *inode, const
 {
 	if (grow(&w->bytes, &w->bytes_cap, inode->size ? inode->size : 1))
 		return -ENOMEM;
-	erofs_dir_encode(inode, w->plan->blkszbits, w->bytes);
+	erofs_dir_encode(inode, w->plan->blkszbits, w->opts->dot_omitted, w->bytes);
 	*out = w->bytes;
 	return 0;
 }

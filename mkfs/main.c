@@ -96,7 +96,8 @@ static void usage(FILE *out)
 	      "                         ^xattr-name-filter (no per-inode xattr name filters,\n"
 	      "                         which Linux 6.6+ uses to answer absent names fast)\n"
 	      "                         48bit (compact inodes with their own mtime, encoded\n"
-	      "                         extents; Linux 6.15+)\n"
+	      "                         extents; Linux 6.15+), dot-omitted (no \".\" entries,\n"
+	      "                         implies 48bit)\n"
 	      " -m BYTES[:ALG]          metadata compression (Linux 6.17+): inodes in a hidden\n"
 	      "                         metabox inode, BYTES pclusters, ALG a -z index or name\n"
 	      " -L LABEL                volume label, at most 15 bytes\n"
@@ -235,6 +236,8 @@ static int parse_extended(char *list, struct erofs_build_options *opts)
 			}
 		} else if (!strcmp(opt, "48bit"))
 			opts->layout_48bit = true;
+		else if (!strcmp(opt, "dot-omitted"))
+			opts->layout_48bit = opts->dot_omitted = true;
 		else if (!strcmp(opt, "legacy-compress"))
 			opts->legacy_index = true;	/* full 8-byte indexes */
 		else {

@@ -81,6 +81,7 @@ struct erofs_build_options {
 	 * (an index into algorithms[], or -1: stored plain).
 	 */
 	bool layout_48bit;
+	bool dot_omitted;		/* -E dot-omitted (implies 48bit): no "." entries */
 	bool metabox;
 	int metabox_alg;
 	uint32_t metabox_pcluster_size;	/* bytes */
