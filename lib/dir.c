@@ -82,12 +82,12 @@ typedef void (*dir_block_fn)(void *arg, const struct dir_entry *entries, uint32_
 			     uint32_t used, bool last);
 
 static void pack_blocks(const struct erofs_inode *dir, unsigned int blkszbits,
-			dir_block_fn emit, void *arg)
+			bool dot_omitted, dir_block_fn emit, void *arg)
 {
 	const uint32_t blksz = 1u << blkszbits;
 	/* at most blksz / (12 + 1) entries fit one block */
 	struct dir_entry block[4096 / (EROFS_DIRENT_SIZE + 1) + 1];
-	struct dir_cursor c = { .dir = dir };
+	struct dir_cursor c = { .dir = dir, .dots = dot_omitted };
 	struct dir_entry e;
 	uint32_t count = 0, used = 0;
 
@@ -119,11 +119,12 @@ static void add_block(void *arg, const struct dir_entry *entries, uint32_t count
 	st->size += last ? used : st->blksz;
 }
 
-uint64_t erofs_dir_data_size(const struct erofs_inode *dir, unsigned int blkszbits)
+uint64_t erofs_dir_data_size(const struct erofs_inode *dir, unsigned int blkszbits,
+			     bool dot_omitted)
 {
 	struct size_state st = { .blksz = 1u << blkszbits };
 
-	pack_blocks(dir, blkszbits, add_block, &st);
+	pack_blocks(dir, blkszbits, dot_omitted, add_block, &st);
 	return st.size;
 }
 
@@ -154,9 +155,10 @@ static void encode_block(void *arg, const struct dir_entry *entries, uint32_t co
 	st->out += last ? used : st->blksz;
 }
 
-void erofs_dir_encode(const struct erofs_inode *dir, unsigned int blkszbits, uint8_t *out)
+void erofs_dir_encode(const struct erofs_inode *dir, unsigned int blkszbits, bool dot_omitted,
+		      uint8_t *out)
 {
 	struct encode_state st = { .out = out, .blksz = 1u << blkszbits };
 
-	pack_blocks(dir, blkszbits, encode_block, &st);
+	pack_blocks(dir, blkszbits, dot_omitted, encode_block, &st);
 }

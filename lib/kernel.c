@@ -170,6 +170,14 @@ void erofs_kneeds_from_options(const struct erofs_build_options *opts,
 	}
 	if (opts->nr_xattr_prefixes)
 		need(needs, EROFS_KF_XATTR_PREFIXES, "--xattr-prefix");
+	if (opts->metabox)
+		need(needs, EROFS_KF_METABOX, "-m");
+	if (opts->layout_48bit)
+		need(needs, EROFS_KF_48BIT, opts->metabox ? "-m" :
+		     opts->dot_omitted ? "-E dot-omitted" : "-E48bit");
+	if (opts->metabox && opts->metabox_alg >= 0 && opts->compressor == EROFS_COMPRESS_NONE)
+		need_algorithm(needs, erofs_codec_format(opts->algorithms[opts->metabox_alg].kind),
+			       "-m");
 	/* without -z, -E dedupe shares blocks through one-block chunks */
 	if (opts->chunkbits)
 		need(needs, EROFS_KF_CHUNKS,

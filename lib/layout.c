@@ -12,6 +12,7 @@
 #include "erofs/dir.h"
 #include "erofs/format.h"
 #include "erofs/layout.h"
+#include "erofs/zextent.h"
 #include "erofs/zindex.h"
 
 struct mtime_key {
@@ -69,11 +70,58 @@ static int choose_epoch(const struct erofs_build_options *opts,
 	return 0;
 }
 
+static int compare_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * 48-bit: the time chosen above is the mkfs time; the epoch goes as far
+ * back as the superblock's 32-bit delta allows (erofs-utils' rule), and
+ * compact inodes carry their own seconds from it.  Their nanoseconds are
+ * the superblock's: the most common of the tree (the smallest on a tie),
+ * so that as many inodes as possible stay compact without losing any.
+ */
+static int choose_epoch_48bit(const struct erofs_tree *tree, struct erofs_plan *plan)
+{
+	int64_t mkfs_time = plan->epoch;
+	uint32_t n = tree->nr_inodes, *nsecs, best = 0, best_run = 0;
+
+	plan->epoch = mkfs_time > (int64_t)UINT32_MAX ? mkfs_time - (int64_t)UINT32_MAX : 0;
+	plan->build_time_delta = mkfs_time > 0 ? (uint32_t)(mkfs_time - plan->epoch) : 0;
+	nsecs = malloc((n ? n : 1) * sizeof(*nsecs));
+	if (!nsecs)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++)
+		nsecs[i] = tree->inodes[i]->mtime_nsec;
+	qsort(nsecs, n, sizeof(*nsecs), compare_u32);
+	for (uint32_t start = 0, end; start < n; start = end) {
+		for (end = start + 1; end < n && nsecs[end] == nsecs[start]; end++)
+			;
+		if (end - start > best_run) {
+			best_run = end - start;
+			best = nsecs[start];
+		}
+	}
+	free(nsecs);
+	plan->epoch_nsec = best;
+	return 0;
+}
+
+bool erofs_plan_48bit_seconds_fit(const struct erofs_plan *plan, const struct erofs_inode *inode)
+{
+	return inode->mtime >= plan->epoch && (uint64_t)(inode->mtime - plan->epoch) <= UINT32_MAX;
+}
+
 static bool needs_extended(const struct erofs_build_options *opts,
 			   const struct erofs_plan *plan, const struct erofs_inode *inode)
 {
 	bool mtime_fits = opts->ignore_mtime || opts->inode_form == EROFS_FORM_COMPACT ||
-			  (inode->mtime == plan->epoch && inode->mtime_nsec == plan->epoch_nsec);
+			  (opts->layout_48bit ? erofs_plan_48bit_seconds_fit(plan, inode) &&
+						inode->mtime_nsec == plan->epoch_nsec :
+			   inode->mtime == plan->epoch && inode->mtime_nsec == plan->epoch_nsec);
 
 	return opts->inode_form == EROFS_FORM_EXTENDED || !mtime_fits ||
 	       inode->size > UINT32_MAX || inode->uid > UINT16_MAX ||
@@ -157,9 +205,9 @@ static int allocator_take(struct meta_allocator *a, uint32_t bytes, uint64_t *po
 	return allocator_keep(a, *pos + bytes);
 }
 
-uint32_t erofs_super_end(uint16_t cfg_algs)
+uint32_t erofs_super_end(uint16_t cfg_algs, unsigned int extslots)
 {
-	uint32_t end = EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE;
+	uint32_t end = EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE + extslots * EROFS_SB_EXTSLOT_SIZE;
 
 	/* each record: u16 length and payload, starting 4-byte aligned */
 	for (unsigned int alg = 0; alg < EROFS_COMPR_MAX; alg++)
@@ -187,7 +235,8 @@ static void choose_layout(const struct erofs_build_options *opts, struct erofs_p
 		inode->layout = EROFS_LAYOUT_CHUNK_BASED;
 		inode->index_size = erofs_chunk_table_size(opts, meta, inode->chunks->count);
 	} else if (inode->z) {
-		inode->layout = opts->legacy_index || inode->z->full_index
+		inode->layout = opts->legacy_index || inode->z->full_index ||
+				erofs_zextent_recsz(opts, meta, inode->size, inode->z)
 					? EROFS_LAYOUT_COMPRESSED_FULL : EROFS_LAYOUT_COMPRESSED_COMPACT;
 		inode->index_size = erofs_zindex_size(opts, meta, inode->size, inode->z);
 		inode->inline_size = inode->z->tail_size;	/* after the index */
@@ -212,7 +261,7 @@ static uint32_t record_bytes(const struct erofs_inode *inode)
 
 struct record_size {
 	uint32_t bytes;
-	uint32_t index;		/* into tree->inodes; nr_inodes for the packed inode */
+	uint32_t index;		/* for erofs_plan_area_record() */
 };
 
 static int by_size_descending(const void *a, const void *b)
@@ -231,7 +280,8 @@ static int by_size_descending(const void *a, const void *b)
  * fewer), at the price of siblings' inodes sharing fewer blocks; the
  * metadata is about 1% of an image and read once, so size wins.
  */
-static struct record_size *placement_order(const struct erofs_tree *tree, uint32_t total)
+static struct record_size *placement_order(const struct erofs_tree *tree,
+					   const struct erofs_plan *plan, uint32_t total)
 {
 	struct record_size *order = malloc((total ? total : 1) * sizeof(*order));
 
@@ -239,11 +289,93 @@ static struct record_size *placement_order(const struct erofs_tree *tree, uint32
 		return NULL;
 	for (uint32_t i = 0; i < total; i++) {
 		order[i].index = i;
-		order[i].bytes = record_bytes(i < tree->nr_inodes ? tree->inodes[i] : tree->packed);
+		order[i].bytes = record_bytes(erofs_plan_area_record(tree, plan, i));
 	}
 	if (total > 2)
 		qsort(order + 1, total - 1, sizeof(*order), by_size_descending);
 	return order;
+}
+
+/*
+ * The records of the metadata area, in placement order: the tree's inodes
+ * (the root first) then the packed inode; with -m, the metabox inode then
+ * the packed inode, the tree's records being in the metabox.
+ */
+uint32_t erofs_plan_nr_area_records(const struct erofs_tree *tree, const struct erofs_plan *plan)
+{
+	return (plan->metabox ? 1 : tree->nr_inodes) + !!tree->packed;
+}
+
+struct erofs_inode *erofs_plan_area_record(const struct erofs_tree *tree,
+					   const struct erofs_plan *plan, uint32_t i)
+{
+	uint32_t before = plan->metabox ? 1 : tree->nr_inodes;
+
+	if (i >= before)
+		return tree->packed;
+	return plan->metabox ? plan->metabox : tree->inodes[i];
+}
+
+/*
+ * -m: the tree's records, best fit as in the area, fill the metabox
+ * inode's data from its first byte (the root there, at nid 0 | METABOX
+ * bit); the data is whole blocks, as erofs-utils writes it.
+ */
+static int place_in_metabox(struct erofs_tree *tree, struct erofs_plan *plan)
+{
+	struct meta_allocator alloc;
+	int err;
+
+	if ((err = allocator_init(&alloc, plan->blkszbits)))
+		return err;
+	for (uint32_t i = 0; i < tree->nr_inodes && !err; i++) {
+		struct erofs_inode *inode = tree->inodes[i];
+		uint64_t at;
+
+		if (!(err = allocator_take(&alloc, record_bytes(inode), &at)))
+			inode->nid = (at >> EROFS_SLOT_BITS) | EROFS_NID_METABOX_BIT;
+	}
+	plan->metabox_size = alloc.fresh;
+	allocator_free(&alloc);
+	return err;
+}
+
+/*
+ * The metabox inode: a compact regular file of the mkfs time, its data
+ * stored plain, or compressed with full indexes (their size known before
+ * the writer compresses it).
+ */
+static int make_metabox_inode(const struct erofs_build_options *opts, struct erofs_tree *tree,
+			      struct erofs_plan *plan)
+{
+	struct erofs_inode *mb = calloc(1, sizeof(*mb));
+	struct erofs_zinfo *zi = NULL;
+
+	if (!mb)
+		return -ENOMEM;
+	if (opts->metabox_alg >= 0) {
+		zi = calloc(1, sizeof(*zi));
+		if (!zi) {
+			free(mb);
+			return -ENOMEM;
+		}
+		zi->full_index = true;
+		zi->no_extents = true;
+		zi->pcluster_size = opts->metabox_pcluster_size;
+		zi->algorithm = (uint8_t)erofs_codec_format(opts->algorithms[opts->metabox_alg].kind);
+	}
+	*mb = (struct erofs_inode){
+		.parent = mb, .mode = S_IFREG | 0644, .nlink = 1,
+		.mtime = plan->epoch + plan->build_time_delta, .mtime_nsec = plan->epoch_nsec,
+		.size = plan->metabox_size, .z = zi, .ino = tree->nr_inodes + !!tree->packed + 1,
+		.version = EROFS_INODE_COMPACT, .blkaddr = EROFS_NULL_ADDR,
+	};
+	mb->layout = zi ? EROFS_LAYOUT_COMPRESSED_FULL : EROFS_LAYOUT_FLAT_PLAIN;
+	if (zi)
+		mb->index_size = erofs_zindex_size(opts, erofs_inode_core_size(mb->version),
+						   mb->size, zi);
+	plan->metabox = mb;
+	return 0;
 }
 
 /*
@@ -267,13 +399,12 @@ static int place_records(struct erofs_tree *tree, struct erofs_plan *plan, uint3
 	alloc.fresh = (meta_start + blksz - 1) & ~(blksz - 1);
 	if (root_beside_super)	/* records start on a slot */
 		err = allocator_keep(&alloc, (sb_end + EROFS_SLOT_SIZE - 1) & ~(EROFS_SLOT_SIZE - 1));
-	total = tree->nr_inodes + !!tree->packed;
-	order = err ? NULL : placement_order(tree, total);
+	total = erofs_plan_nr_area_records(tree, plan);
+	order = err ? NULL : placement_order(tree, plan, total);
 	if (!order && !err)
 		err = -ENOMEM;
 	for (uint32_t k = 0; k < total && !err; k++) {
-		uint32_t i = order[k].index;
-		struct erofs_inode *inode = i < tree->nr_inodes ? tree->inodes[i] : tree->packed;
+		struct erofs_inode *inode = erofs_plan_area_record(tree, plan, order[k].index);
 		uint64_t at;
 
 		/* the rest of the block the shared xattrs end in, once the root has its place */
@@ -351,6 +482,12 @@ static void plan_features(const struct erofs_build_options *opts, const struct e
 		if (zi->pcluster_size > largest)
 			largest = zi->pcluster_size;
 	}
+	if (opts->metabox && opts->metabox_alg >= 0) {	/* -m: the metabox inode's data */
+		compressed++;
+		used |= (uint16_t)(1u << erofs_codec_format(opts->algorithms[opts->metabox_alg].kind));
+		if (opts->metabox_pcluster_size > largest)
+			largest = opts->metabox_pcluster_size;
+	}
 	if (!compressed)
 		return;
 	plan->feature_incompat |= EROFS_INCOMPAT_ZERO_PADDING;
@@ -386,8 +523,14 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 	plan->data_end = data_end;
 	if ((err = erofs_tree_list(tree)) || (err = choose_epoch(opts, tree, plan)))
 		return err;
+	if (opts->layout_48bit && (err = choose_epoch_48bit(tree, plan)))
+		return err;
+	if (opts->layout_48bit)
+		plan->feature_incompat |= EROFS_INCOMPAT_48BIT;
+	if (opts->metabox)
+		plan->feature_incompat |= EROFS_INCOMPAT_METABOX;
 	plan_features(opts, tree, plan);
-	sb_end = erofs_super_end(plan->cfg_algs);
+	sb_end = erofs_super_end(plan->cfg_algs, opts->metabox);
 	if (erofs_opts_extra_device(opts)) {
 		/* the device table: one 128-byte slot, on a slot boundary */
 		plan->feature_incompat |= EROFS_INCOMPAT_DEVICE_TABLE;
@@ -403,7 +546,7 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 
 		inode->ino = i + 1;
 		if (erofs_inode_is_dir(inode))
-			inode->size = erofs_dir_data_size(inode, bits);
+			inode->size = erofs_dir_data_size(inode, bits, opts->dot_omitted);
 		inode->version = needs_extended(opts, plan, inode) ? EROFS_INODE_EXTENDED
 								    : EROFS_INODE_COMPACT;
 		plan->nr_extended += inode->version == EROFS_INODE_EXTENDED;
@@ -412,7 +555,7 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 		struct erofs_inode *packed = tree->packed;
 
 		packed->ino = tree->nr_inodes + 1;
-		packed->mtime = plan->epoch;
+		packed->mtime = plan->epoch + plan->build_time_delta;
 		packed->mtime_nsec = plan->epoch_nsec;
 		packed->version = needs_extended(opts, plan, packed) ? EROFS_INODE_EXTENDED
 								      : EROFS_INODE_COMPACT;
@@ -422,12 +565,14 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 	 * A long xattr prefix table lies at the start of the packed inode's
 	 * data when there is one (where Linux 6.4 looks), else in the image:
 	 * beside the superblock when it fits, else first in the metadata area.
+	 * With -m, always in the image (COMPAT_PLAIN_XATTR_PFX): without that
+	 * bit a metabox image's readers look for it in the metabox data.
 	 */
 	plan->prefix_size = erofs_xattr_prefix_table_size(opts);
 	if (plan->prefix_size) {
 		plan->feature_incompat |= EROFS_INCOMPAT_XATTR_PREFIXES;
 		sb_end = (sb_end + 3) & ~3u;
-		if (!tree->packed && sb_end + plan->prefix_size <= sb_block_end) {
+		if ((!tree->packed || opts->metabox) && sb_end + plan->prefix_size <= sb_block_end) {
 			plan->prefix_pos = sb_end;
 			sb_end += plan->prefix_size;
 		}
@@ -458,7 +603,7 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 	if ((err = place_late_blocks(tree, plan, &next)))
 		return err;
 	meta_start = (uint64_t)next << bits;
-	if (plan->prefix_size && !tree->packed && !plan->prefix_pos) {
+	if (plan->prefix_size && (!tree->packed || opts->metabox) && !plan->prefix_pos) {
 		plan->prefix_pos = meta_start;
 		meta_start += (plan->prefix_size + EROFS_SLOT_SIZE - 1) & ~(EROFS_SLOT_SIZE - 1);
 	}
@@ -468,18 +613,26 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 		meta_start += (plan->shared.size + EROFS_SLOT_SIZE - 1) & ~(EROFS_SLOT_SIZE - 1);
 	}
 
+	if (opts->metabox && ((err = place_in_metabox(tree, plan)) ||
+			      (err = make_metabox_inode(opts, tree, plan))))
+		return err;
 	/* nid 0 at block 0, the rest of the superblock's block holding records... */
 	plan->meta_blkaddr = 0;
 	if ((err = place_records(tree, plan, sb_end, meta_start, true)))
 		return err;
 	/* ...unless the root ended up too far for the superblock's 16 bits:
-	 * then nid 0 is where the area starts */
-	if (tree->root->nid > UINT16_MAX) {
+	 * then nid 0 is where the area starts (48-bit: rootnid_8b holds it) */
+	if (tree->root->nid > UINT16_MAX && !opts->layout_48bit) {
 		plan->meta_blkaddr = (uint32_t)(meta_start >> bits);
 		if ((err = place_records(tree, plan, sb_end, meta_start, false)))
 			return err;
 	}
-	if (tree->root->nid > UINT16_MAX) {
+	if (plan->metabox && !plan->metabox->z) {	/* its data follows the area */
+		plan->metabox->blkaddr = plan->nr_blocks;
+		plan->metabox->nr_blocks = (uint32_t)(plan->metabox_size >> bits);
+		plan->nr_blocks += plan->metabox->nr_blocks;
+	}
+	if (tree->root->nid > UINT16_MAX && !opts->layout_48bit) {
 		erofs_err("internal error: root nid %llu does not fit the superblock",
 			  (unsigned long long)tree->root->nid);
 		return -EFBIG;
@@ -489,5 +642,9 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 
 void erofs_plan_free(struct erofs_plan *plan)
 {
+	if (plan->metabox)
+		free(plan->metabox->z);
+	free(plan->metabox);
+	plan->metabox = NULL;
 	erofs_xattr_table_free(&plan->shared);
 }

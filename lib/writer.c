@@ -14,6 +14,7 @@
 #include "erofs/format.h"
 #include "erofs/io.h"
 #include "erofs/layout.h"
+#include "erofs/metabox.h"
 #include "erofs/ondisk.h"
 #include "erofs/writer.h"
 #include "erofs/xattr.h"
@@ -24,7 +25,7 @@
 struct write_ctx {
 	const struct erofs_build_options *opts;
 	const struct erofs_tree *tree;
-	const struct erofs_plan *plan;
+	struct erofs_plan *plan;
 	struct erofs_image *img;
 	struct erofs_tails *tails;
 	uint8_t *record;		/* one inode record being built */
@@ -32,6 +33,7 @@ struct write_ctx {
 	uint8_t *bytes;			/* a directory's data, encoded */
 	size_t bytes_cap;
 	struct erofs_seq_writer out;	/* everything from the end of the file data on */
+	uint8_t *metabox;		/* -m: the metabox inode's data, being filled */
 };
 
 static uint32_t inode_u_field(const struct write_ctx *w, const struct erofs_inode *inode)
@@ -50,6 +52,27 @@ static uint32_t inode_u_field(const struct write_ctx *w, const struct erofs_inod
 		/* (with -E dedupe, the blocks its extents use, its own or not) */
 		return inode->z ? inode->nr_blocks + inode->z->shared_blocks : inode->blkaddr;
 	}
+}
+
+/*
+ * 48-bit: a compact inode's own mtime (seconds from the epoch; its
+ * nanoseconds are the superblock's unless --ignore-mtime or
+ * force-inode-compact let them go, and seconds out of reach read as the
+ * mkfs time), and, as erofs-utils writes it, the high half of "no
+ * block" in an extended flat inode's i_nb.
+ */
+static void set_48bit_fields(const struct write_ctx *w, const struct erofs_inode *inode,
+			     struct erofs_dinode *di)
+{
+	const struct erofs_plan *plan = w->plan;
+
+	if (inode->version == EROFS_INODE_COMPACT)
+		di->compact_mtime = erofs_plan_48bit_seconds_fit(plan, inode)
+					    ? (uint32_t)(inode->mtime - plan->epoch)
+					    : plan->build_time_delta;
+	else if (!inode->z && !inode->chunks && di->u == EROFS_NULL_ADDR &&
+		 (S_ISREG(inode->mode) || S_ISDIR(inode->mode) || S_ISLNK(inode->mode)))
+		di->nb_hi = 0xFFFF;
 }
 
 static size_t record_size(const struct erofs_inode *inode)
@@ -77,6 +100,10 @@ static uint8_t *build_record(struct write_ctx *w, const struct erofs_inode *inod
 	};
 	uint8_t *p;
 
+	if (w->opts->layout_48bit)
+		set_48bit_fields(w, inode, &di);
+	if (w->opts->dot_omitted && S_ISDIR(inode->mode))
+		di.format |= EROFS_I_DOT_OMITTED;
 	if (record_size(inode) > w->record_cap) {
 		uint8_t *bigger = realloc(w->record, record_size(inode));
 
@@ -134,7 +161,7 @@ static int dir_bytes(struct write_ctx *w, const struct erofs_inode *inode, const
 {
 	if (grow(&w->bytes, &w->bytes_cap, inode->size ? inode->size : 1))
 		return -ENOMEM;
-	erofs_dir_encode(inode, w->plan->blkszbits, w->bytes);
+	erofs_dir_encode(inode, w->plan->blkszbits, w->opts->dot_omitted, w->bytes);
 	*out = w->bytes;
 	return 0;
 }
@@ -196,6 +223,11 @@ static int put_record(struct write_ctx *w, const struct erofs_inode *inode)
 	}
 	if (err)
 		return err;
+	if (inode->nid & EROFS_NID_METABOX_BIT) {	/* -m: into the metabox data */
+		memcpy(w->metabox + ((inode->nid & ~EROFS_NID_METABOX_BIT) << EROFS_SLOT_BITS),
+		       w->record, size);
+		return 0;
+	}
 	/* records beside the superblock lie before the data: written on their own */
 	if (pos < (uint64_t)w->plan->data_end << w->plan->blkszbits) {
 		err = erofs_image_pwrite(w->img, w->record, size, pos);
@@ -253,16 +285,14 @@ static int compare_nids(const void *a, const void *b)
 static int put_records(struct write_ctx *w)
 {
 	const struct erofs_tree *tree = w->tree;
-	uint32_t n = tree->nr_inodes + !!tree->packed;
+	uint32_t n = erofs_plan_nr_area_records(tree, w->plan);
 	const struct erofs_inode **order = malloc(n * sizeof(*order));
 	int err = 0;
 
 	if (!order)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < tree->nr_inodes; i++)
-		order[i] = tree->inodes[i];
-	if (tree->packed)
-		order[n - 1] = tree->packed;
+	for (uint32_t i = 0; i < n; i++)
+		order[i] = erofs_plan_area_record(tree, w->plan, i);
 	qsort(order, n, sizeof(*order), compare_nids);
 	for (uint32_t i = 0; i < n && !err; i++)
 		err = put_record(w, order[i]);
@@ -296,6 +326,19 @@ static int put_superblock(struct write_ctx *w, int fd)
 
 	if (w->opts->xattr_name_filter && plan->shared.xattr_inodes)
 		sb.feature_compat |= EROFS_COMPAT_XATTR_FILTER;
+	if (w->opts->layout_48bit) {
+		/* the root nid moves to 64 bits when 16 do not hold it; the
+		 * 16-bit field then holds the block count's high bits */
+		sb.build_time_delta = plan->build_time_delta;
+		if (w->tree->root->nid > UINT16_MAX) {
+			sb.rootnid_8b = w->tree->root->nid;
+			sb.root_nid = 0;
+		}
+	}
+	if (plan->metabox) {
+		sb.sb_extslots = 1;
+		sb.metabox_nid = plan->metabox->nid;
+	}
 	if (plan->prefix_size) {
 		sb.xattr_prefix_count = (uint8_t)w->opts->nr_xattr_prefixes;
 		sb.xattr_prefix_start = (uint32_t)(plan->prefix_pos / 4);
@@ -308,7 +351,8 @@ static int put_superblock(struct write_ctx *w, int fd)
 	if ((err = erofs_pwrite_all(fd, raw, EROFS_SUPER_SIZE + sb.sb_extslots * EROFS_SB_EXTSLOT_SIZE,
 				    EROFS_SUPER_OFFSET)))
 		return err;
-	for (unsigned int alg = 0, at = EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE;
+	for (unsigned int alg = 0, at = EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE +
+					   sb.sb_extslots * EROFS_SB_EXTSLOT_SIZE;
 	     alg < EROFS_COMPR_MAX; alg++) {
 		uint8_t cfg[2 + EROFS_COMPR_CFG_LZ4_SIZE] = { 0 };
 		uint32_t size = erofs_compr_cfg_size(alg), dict = plan->dict_size[alg], log2 = 0;
@@ -367,10 +411,44 @@ static int put_superblock(struct write_ctx *w, int fd)
 	return err;
 }
 
+/*
+ * -m: the tree's records into the metabox data, then that data, plain or
+ * compressed, right after the metadata area (compressed: the metabox
+ * inode's extents and blocks are known only now, and its record, written
+ * with the area, needs them).  *blocks gets what follows the area.
+ */
+static int build_metabox(struct write_ctx *w, uint8_t **blocks)
+{
+	struct erofs_plan *plan = w->plan;
+	struct erofs_inode *mb = plan->metabox;
+	int err = 0;
+
+	w->metabox = calloc(1, plan->metabox_size ? plan->metabox_size : 1);
+	if (!w->metabox)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < w->tree->nr_inodes && !err; i++)
+		err = put_record(w, w->tree->inodes[i]);
+	if (err)
+		return err;
+	if (!mb->z) {
+		*blocks = w->metabox;
+		w->metabox = NULL;
+		return 0;
+	}
+	if ((err = erofs_metabox_compress(w->opts, w->metabox, plan->metabox_size,
+					  mb->z, blocks)))
+		return err;
+	mb->blkaddr = plan->nr_blocks;
+	mb->nr_blocks = mb->z->nr_blocks;
+	plan->nr_blocks += mb->nr_blocks;
+	return 0;
+}
+
 int erofs_write_metadata(const struct erofs_build_options *opts, const struct erofs_tree *tree,
-			 const struct erofs_plan *plan, struct erofs_image *img,
+			 struct erofs_plan *plan, struct erofs_image *img,
 			 struct erofs_tails *tails)
 {
+	uint8_t *metabox_blocks = NULL;
 	struct write_ctx w = { .opts = opts, .tree = tree, .plan = plan, .img = img,
 			       .tails = tails };
 	int err;
@@ -384,8 +462,14 @@ int erofs_write_metadata(const struct erofs_build_options *opts, const struct er
 		err = put_xattr_area(&w, plan->prefix_pos, plan->prefix_size, encode_prefixes);
 	if (!err && plan->shared.count)
 		err = put_xattr_area(&w, plan->shared_pos, plan->shared.size, encode_shared);
+	if (!err && plan->metabox)
+		err = build_metabox(&w, &metabox_blocks);
 	if (!err)
 		err = put_records(&w);
+	if (!err && plan->metabox)
+		erofs_seq_write(&w.out, (uint64_t)plan->metabox->blkaddr << plan->blkszbits,
+				metabox_blocks,
+				(size_t)(plan->nr_blocks - plan->metabox->blkaddr) << plan->blkszbits);
 	if (!err)
 		err = erofs_seq_flush(&w.out);
 	if (!err)
@@ -397,6 +481,8 @@ int erofs_write_metadata(const struct erofs_build_options *opts, const struct er
 		erofs_err("out of memory writing the metadata");
 	free(w.record);
 	free(w.bytes);
+	free(w.metabox);
+	free(metabox_blocks);
 	erofs_seq_release(&w.out);
 	return err;
 }

@@ -12,6 +12,7 @@
 
 #include "erofs/format.h"
 #include "erofs/ondisk.h"
+#include "erofs/zextent.h"
 #include "erofs/zindex.h"
 
 struct lcluster {
@@ -82,8 +83,12 @@ uint32_t erofs_zindex_size(const struct erofs_build_options *opts, uint32_t meta
 	uint32_t header_end = ((meta_size + 7) & ~7u) + EROFS_ZMAP_HEADER_SIZE;
 	struct compact_split s;
 
+	unsigned int recsz = erofs_zextent_recsz(opts, meta_size, file_size, zi);
+
 	if (erofs_zinfo_whole_fragment(zi))	/* the header says it all */
 		return header_end - meta_size;
+	if (recsz)				/* -E48bit: encoded extents */
+		return erofs_zextent_size(meta_size, recsz, zi->nr_extents);
 	if (full_index(opts, zi))	/* 8 reserved bytes, then 8 bytes an entry */
 		return (uint32_t)(header_end + 8 + total * EROFS_LCLUSTER_INDEX_SIZE - meta_size);
 	s = compact_split(opts, meta_size, total);
@@ -206,6 +211,10 @@ void erofs_zindex_encode(const struct erofs_build_options *opts, uint32_t meta_s
 	uint32_t cursor = 0;
 	uint64_t lcn = 0;
 
+	if (erofs_zextent_recsz(opts, meta_size, file_size, zi)) {
+		erofs_zextent_encode(opts, meta_size, file_size, zi, blkaddr, out);
+		return;
+	}
 	memset(out, 0, header_at + EROFS_ZMAP_HEADER_SIZE);
 	if (erofs_zinfo_whole_fragment(zi)) {
 		/* bit 63 marks a file held whole by the packed inode */

@@ -22,6 +22,7 @@
 #include "erofs/kernel.h"
 #include "erofs/mkfs.h"
 #include "erofs/xattr.h"
+#include "opts48.h"
 
 enum {
 	OPT_ALL_ROOT = 256, OPT_FORCE_UID, OPT_FORCE_GID, OPT_UID_OFFSET, OPT_GID_OFFSET,
@@ -94,6 +95,11 @@ static void usage(FILE *out)
 	      "                         identical blocks: --chunksize of one block)\n"
 	      "                         ^xattr-name-filter (no per-inode xattr name filters,\n"
 	      "                         which Linux 6.6+ uses to answer absent names fast)\n"
+	      "                         48bit (compact inodes with their own mtime, encoded\n"
+	      "                         extents; Linux 6.15+), dot-omitted (no \".\" entries,\n"
+	      "                         implies 48bit)\n"
+	      " -m BYTES[:ALG]          metadata compression (Linux 6.17+): inodes in a hidden\n"
+	      "                         metabox inode, BYTES pclusters, ALG a -z index or name\n"
 	      " -L LABEL                volume label, at most 15 bytes\n"
 	      " -T SECONDS              fixed UNIX time for the image and every file\n"
 	      " -U UUID                 volume UUID, or 'clear' (all zero) or 'random'\n"
@@ -228,7 +234,11 @@ static int parse_extended(char *list, struct erofs_build_options *opts)
 					return -EINVAL;
 				opts->packed_pcluster_size = (uint32_t)v;
 			}
-		} else if (!strcmp(opt, "legacy-compress"))
+		} else if (!strcmp(opt, "48bit"))
+			opts->layout_48bit = true;
+		else if (!strcmp(opt, "dot-omitted"))
+			opts->layout_48bit = opts->dot_omitted = true;
+		else if (!strcmp(opt, "legacy-compress"))
 			opts->legacy_index = true;	/* full 8-byte indexes */
 		else {
 			erofs_err("unknown extended option '%s'", opt);
@@ -284,7 +294,7 @@ static int check_dict_size(const struct erofs_codec_info *info, const char *text
  * One -z entry, as erofs-utils spells it: NAME[,level=N][,dictsize=BYTES],
  * and NAME,N for the level too (-zlz4hc,12).
  */
-static int parse_algorithm(const char *arg, size_t len, struct erofs_algorithm *alg)
+int mkfs_parse_algorithm(const char *arg, size_t len, struct erofs_algorithm *alg)
 {
 	const char *comma = memchr(arg, ',', len);
 	const struct erofs_codec_info *info =
@@ -363,7 +373,7 @@ static int parse_compressor(const char *arg, struct erofs_build_options *opts)
 			erofs_err("-z %s: at most %u algorithms", arg, EROFS_MAX_ALGORITHMS);
 			return -EINVAL;
 		}
-		if ((err = parse_algorithm(p, len, &opts->algorithms[n])))
+		if ((err = mkfs_parse_algorithm(p, len, &opts->algorithms[n])))
 			return err;
 		if (!colon)
 			break;
@@ -566,7 +576,7 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 	int64_t v;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "b:d:E:L:T:U:Vx:z:C:", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:d:E:L:T:U:Vx:z:C:m:", long_options, NULL)) != -1) {
 		int err = 0;
 
 		switch (c) {
@@ -594,6 +604,7 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 			opts->xattr_tolerance = (int)v;
 			break;
 		case 'z': err = parse_compressor(optarg, opts); break;
+		case 'm': err = mkfs_parse_metabox(optarg, opts); break;
 		case 'C':
 			err = parse_int64(optarg, "pcluster size", 1, EROFS_PCLUSTER_MAX_SIZE, &v);
 			opts->pcluster_size = (uint32_t)v;
@@ -757,6 +768,8 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 		opts->image = argv[optind];
 		return 0;
 	}
+	if (mkfs_check_metabox(opts))
+		return -EINVAL;
 	/* dictionaries default to a multiple of the largest pcluster */
 	for (unsigned int i = 0; i < opts->nr_algorithms; i++) {
 		uint32_t largest = opts->pcluster_size > opts->packed_pcluster_size

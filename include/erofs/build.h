@@ -73,6 +73,18 @@ struct erofs_build_options {
 	bool ignore_mtime;		/* --ignore-mtime: mtimes follow the epoch */
 	enum erofs_inode_form inode_form;
 	bool hard_dereference;		/* --hard-dereference: no hard links */
+	/*
+	 * -E48bit (Linux 6.15): compact inodes keep their own mtime (seconds
+	 * from the epoch), the root nid may pass 16 bits, compressed files may
+	 * use encoded extents.  -m (6.17, implies 48bit): inode records live in
+	 * the data of a hidden metabox inode, compressed with metabox_alg
+	 * (an index into algorithms[], or -1: stored plain).
+	 */
+	bool layout_48bit;
+	bool dot_omitted;		/* -E dot-omitted (implies 48bit): no "." entries */
+	bool metabox;
+	int metabox_alg;
+	uint32_t metabox_pcluster_size;	/* bytes */
 
 	/* layout */
 	bool inline_data;		/* tails inline with the inode (default) */

@@ -52,6 +52,9 @@ struct erofs_zinfo {
 	/* -E dedupe: some extent uses a pcluster out of order, which only
 	 * full indexes can address */
 	bool full_index;
+	/* no encoded extents (-E48bit) even where they are smaller: the
+	 * metabox inode, whose index is sized before it is compressed */
+	bool no_extents;
 	uint32_t shared_blocks;	/* blocks its extents use that it did not store */
 };
 

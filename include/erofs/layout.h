@@ -50,19 +50,43 @@ struct erofs_plan {
 	uint16_t extra_devices;
 	uint16_t devt_slotoff;		/* the slot's byte offset / 128 */
 	uint32_t blob_blocks;		/* the blob's size, set once its data is in */
+	/* -E48bit: epoch = max(0, mkfs time - 2^32 + 1), compact inodes' mtime
+	 * counts from it; the superblock keeps mkfs time - epoch */
+	uint32_t build_time_delta;
+	/*
+	 * -m: every inode of the tree has its record in the data of this
+	 * hidden inode (metabox_size bytes, whole blocks; nids with
+	 * EROFS_NID_METABOX_BIT); its own record is in the metadata area, its
+	 * data blocks follow the area (the writer compresses it and sets
+	 * nr_blocks).  NULL without -m.
+	 */
+	struct erofs_inode *metabox;
+	uint64_t metabox_size;
 };
 
 /* Whether the planner places the inode's data blocks: directories, symlinks,
  * and files under a block whose tail may go inline. */
 bool erofs_placed_late(const struct erofs_inode *inode);
 
-/* The end of what the superblock and the config records of cfg_algs take in block 0. */
-uint32_t erofs_super_end(uint16_t cfg_algs);
+/* The end of what the superblock (with extslots extension slots) and the
+ * config records of cfg_algs take in block 0. */
+uint32_t erofs_super_end(uint16_t cfg_algs, unsigned int extslots);
 
 /* data_end: the first block the pipeline left free. */
 int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *tree,
 		     uint32_t data_end, struct erofs_plan *plan);
 void erofs_plan_free(struct erofs_plan *plan);
+
+/* The records of the metadata area (see layout.c), in placement order. */
+uint32_t erofs_plan_nr_area_records(const struct erofs_tree *tree, const struct erofs_plan *plan);
+struct erofs_inode *erofs_plan_area_record(const struct erofs_tree *tree,
+					   const struct erofs_plan *plan, uint32_t i);
+
+/*
+ * 48-bit: whether a compact inode can carry this mtime's seconds (as
+ * mtime - epoch); its nanoseconds read as the superblock's epoch_nsec.
+ */
+bool erofs_plan_48bit_seconds_fit(const struct erofs_plan *plan, const struct erofs_inode *inode);
 
 static inline uint64_t erofs_inode_pos(const struct erofs_plan *plan, uint64_t nid)
 {

@@ -14,8 +14,9 @@
 #include "erofs/tails.h"
 #include "erofs/tree.h"
 
+/* With -m, plan->nr_blocks grows by the metabox inode's compressed blocks. */
 int erofs_write_metadata(const struct erofs_build_options *opts, const struct erofs_tree *tree,
-			 const struct erofs_plan *plan, struct erofs_image *img,
+			 struct erofs_plan *plan, struct erofs_image *img,
 			 struct erofs_tails *tails);
 
 #endif

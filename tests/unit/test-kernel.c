@@ -207,6 +207,27 @@ static void test_from_options(void)
 	erofs_kneeds_from_options(&o, &n);
 	CHECK_TEXT(&n, "needs Linux 6.8 (compression with sub-page blocks (512-byte blocks))");
 	CHECK(!strcmp(n.source[EROFS_KF_SUBPAGE_COMPRESSED], "-z with -b 512"));
+
+	/* -E48bit: 6.15; -m: 6.17, with 48bit, and its own algorithm without -z */
+	o = default_options();
+	o.layout_48bit = true;
+	erofs_kneeds_from_options(&o, &n);
+	CHECK_TEXT(&n, "needs Linux 6.15 (48-bit layout)");
+	CHECK(!strcmp(n.source[EROFS_KF_48BIT], "-E48bit"));
+	CHECK(erofs_kneeds_check_max(&n, (struct erofs_kversion){ 6, 12 }) == 1);
+	CHECK(erofs_kneeds_check_max(&n, (struct erofs_kversion){ 6, 15 }) == 0);
+	o.dot_omitted = true;
+	erofs_kneeds_from_options(&o, &n);
+	CHECK(!strcmp(n.source[EROFS_KF_48BIT], "-E dot-omitted"));
+	o.metabox = true;
+	o.metabox_alg = 0;
+	o.nr_algorithms = 1;
+	o.algorithms[0].kind = EROFS_COMPRESS_LZMA;
+	erofs_kneeds_from_options(&o, &n);
+	CHECK_TEXT(&n, "needs Linux 6.17 (metadata compression)");
+	CHECK(!strcmp(n.source[EROFS_KF_METABOX], "-m") && !strcmp(n.source[EROFS_KF_LZMA], "-m"));
+	CHECK(erofs_kneeds_check_max(&n, (struct erofs_kversion){ 6, 15 }) == 1);
+	CHECK(erofs_kneeds_check_max(&n, (struct erofs_kversion){ 6, 12 }) == 2);
 }
 
 static void test_table_is_ordered(void)

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/* mkfs.erofs options of the 48-bit layout and metadata compression (-E48bit, -m). */
+#ifndef MKFS_OPTS48_H
+#define MKFS_OPTS48_H
+
+#include <stddef.h>
+
+#include "erofs/build.h"
+
+/* One -z entry (mkfs/main.c), reused for the algorithm -m may name. */
+int mkfs_parse_algorithm(const char *arg, size_t len, struct erofs_algorithm *alg);
+
+/* -m BYTES[:X]: X is an index into the -z list or an algorithm of its own. */
+int mkfs_parse_metabox(const char *arg, struct erofs_build_options *opts);
+
+/* Checks once -b and -z are known: the metabox pcluster size, its algorithm. */
+int mkfs_check_metabox(struct erofs_build_options *opts);
+
+#endif
