@@ -356,8 +356,11 @@ static void print_super(const struct fsck *f)
 {
 	const struct erofs_super *sb = &f->r.sb;
 
-	printf("superblock: block size %u, %u blocks, root nid %u, %" PRIu64 " inodes\n",
-	       f->r.blksz, sb->blocks, sb->root_nid, sb->inos);
+	printf("superblock: block size %u, %" PRIu64 " blocks, root nid %" PRIu64 ", %" PRIu64 " inodes\n",
+	       f->r.blksz, f->r.blocks, f->r.root_nid, sb->inos);
+	if (f->r.mbox)
+		printf("superblock: metabox nid %" PRIu64 " (%" PRIu64 " bytes of inodes)\n",
+		       f->r.mbox->nid, f->r.mbox->size);
 	printf("superblock: compat 0x%08x, incompat 0x%08x, meta_blkaddr %u, xattr_blkaddr %u\n",
 	       sb->feature_compat, sb->feature_incompat, sb->meta_blkaddr, sb->xattr_blkaddr);
 	if (sb->feature_incompat & (EROFS_INCOMPAT_ZERO_PADDING | EROFS_INCOMPAT_COMPR_CFGS))
@@ -485,7 +488,7 @@ int main(int argc, char **argv)
 	} else if (f.o.has_nid) {
 		co.has_start = true;
 		co.start_nid = f.o.nid;
-		co.start_parent = f.o.nid == f.r.sb.root_nid ? f.o.nid : EROFS_NID_ANY;
+		co.start_parent = f.o.nid == f.r.root_nid ? f.o.nid : EROFS_NID_ANY;
 	}
 
 	if (f.o.extract_dir) {

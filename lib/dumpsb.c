@@ -261,13 +261,15 @@ int erofs_dump_super(FILE *out, const uint8_t *head, size_t len, char *err, size
 
 	fprintf(out, LINE "0x%08X\n", "Filesystem magic number:", sb.magic);
 	fprintf(out, LINE "%u\n", "Filesystem blocksize:", 1u << sb.blkszbits);
-	fprintf(out, LINE "%u\n", "Filesystem blocks:", sb.blocks);
+	fprintf(out, LINE "%" PRIu64 "\n", "Filesystem blocks:", erofs_super_blocks(&sb));
 	fprintf(out, LINE "%u\n", "Filesystem inode metadata start block:", sb.meta_blkaddr);
 	fprintf(out, LINE "%u\n", "Filesystem shared xattr metadata start block:",
 		sb.xattr_blkaddr);
-	fprintf(out, LINE "%u\n", "Filesystem root nid:", sb.root_nid);
+	fprintf(out, LINE "%" PRIu64 "\n", "Filesystem root nid:", erofs_super_root_nid(&sb));
 	if ((sb.feature_incompat & EROFS_INCOMPAT_FRAGMENTS) && sb.packed_nid)
 		fprintf(out, LINE "%" PRIu64 "\n", "Filesystem packed nid:", sb.packed_nid);
+	if (sb.feature_incompat & EROFS_INCOMPAT_METABOX)
+		fprintf(out, LINE "%" PRIu64 "\n", "Filesystem metabox nid:", sb.metabox_nid);
 	if (sb.feature_incompat & EROFS_INCOMPAT_COMPR_CFGS) {
 		print_algs(out, sb.u1);
 		print_cfgs(out, &cfgs);
@@ -284,7 +286,9 @@ int erofs_dump_super(FILE *out, const uint8_t *head, size_t len, char *err, size
 		fprintf(out, LINE "%u\n", "Filesystem extra devices:", sb.extra_devices);
 	fprintf(out, LINE "%u\n", "Filesystem sb_size:", sb_size);
 	fprintf(out, LINE "%" PRIu64 "\n", "Filesystem inode count:", sb.inos);
-	print_created(out, sb.build_time);
+	/* 48-bit: the build time is the epoch plus its delta (0x6C) */
+	print_created(out, (sb.feature_incompat & EROFS_INCOMPAT_48BIT) ?
+		      sb.build_time + sb.build_time_delta : sb.build_time);
 	print_features(out, "Filesystem compatible features:", sb.feature_compat, compat_names,
 		       NFEATURES(compat_names));
 	print_features(out, "Filesystem incompatible features:", sb.feature_incompat,

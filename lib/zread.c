@@ -59,6 +59,10 @@ struct zslot {
 	struct erofs_map dec_map;
 	uint8_t *dec;
 	size_t dec_cap;
+
+	/* 4-byte extent records: where the last record mapped starts */
+	bool run_valid;
+	uint64_t run_nid, run_idx, run_pa;
 };
 
 enum { PACKED_UNKNOWN, PACKED_LOADING, PACKED_OK, PACKED_BAD };
@@ -68,10 +72,15 @@ struct erofs_zcache {
 	uint64_t mblk;			/* UINT64_MAX: empty */
 	uint8_t mbuf[1u << EROFS_MAX_BLKSZBITS];
 	uint8_t tmp[COMPACT_2B_PACK];
+	/* metadata of inodes in the metabox: read through the metabox's own
+	 * extents, which may use tmp and pbuf on the way */
+	uint8_t mtmp[COMPACT_2B_PACK];
+	uint8_t ibuf[1u << EROFS_MAX_BLKSZBITS];	/* their inline tail pclusters */
 
-	/* [0] files, [1] the packed inode: a file's fragment is read between
-	 * its own extents without evicting them */
-	struct zslot slot[2];
+	/* [0] files, [1] the packed inode, [2] the metabox: a file's fragment
+	 * and its metadata in the metabox are read between its own extents
+	 * without evicting them */
+	struct zslot slot[3];
 	uint8_t *pbuf;			/* compressed input */
 	size_t pbuf_cap;
 	struct erofs_zdecoder *decoder;	/* lzma, deflate, zstd contexts */
@@ -100,26 +109,37 @@ void erofs_z_release(struct erofs_reader *r)
 {
 	if (!r->zc)
 		return;
-	free(r->zc->slot[0].dec);
-	free(r->zc->slot[1].dec);
+	for (unsigned int i = 0; i < sizeof(r->zc->slot) / sizeof(r->zc->slot[0]); i++)
+		free(r->zc->slot[i].dec);
 	free(r->zc->pbuf);
 	erofs_zdecoder_free(r->zc->decoder);
 	free(r->zc);
 	r->zc = NULL;
 }
 
-static struct zslot *zslot_of(struct erofs_zcache *zc, const struct erofs_rd_inode *vi)
+static struct zslot *zslot_of(const struct erofs_reader *r, struct erofs_zcache *zc,
+			      const struct erofs_rd_inode *vi)
 {
+	if (r->mbox && vi->nid == r->mbox->nid)
+		return &zc->slot[2];
 	return &zc->slot[zc->packed_state == PACKED_OK && vi->nid == zc->packed.nid];
 }
 
-/* len (<= 32) bytes of metadata at pos, through the one-block cache. */
-static const uint8_t *meta_at(struct erofs_reader *r, uint64_t pos, unsigned int len)
+/* len (<= 32) bytes of metadata at pos, through the one-block cache (for
+ * an inode in the metabox, read from its data, cached there). */
+static const uint8_t *meta_at(struct erofs_reader *r, const struct erofs_rd_inode *vi,
+			      uint64_t pos, unsigned int len)
 {
 	struct erofs_zcache *zc;
 	uint64_t blk, start;
 	unsigned int off;
 
+	if (vi->in_mbox) {
+		zc = zcache(r);
+		if (!zc || len > sizeof(zc->mtmp) || erofs_meta_read(r, true, zc->mtmp, len, pos))
+			return NULL;
+		return zc->mtmp;
+	}
 	if (pos > r->size || len > r->size - pos) {
 		fail(r, -EFSCORRUPTED, "index read at byte %" PRIu64 " beyond the end of the image",
 		     pos);
@@ -338,7 +358,7 @@ int erofs_read_packed(struct erofs_reader *r, void *buf, size_t len, uint64_t of
 }
 
 /* The fragment must lie inside the packed inode, whatever the i_size. */
-static int check_fragment(struct erofs_reader *r, const struct erofs_rd_inode *vi)
+int erofs_z_check_fragment(struct erofs_reader *r, const struct erofs_rd_inode *vi)
 {
 	const uint64_t len = vi->size - vi->z_frag_la;
 	const struct erofs_rd_inode *pk;
@@ -384,6 +404,7 @@ static int setup_tail_fragment(struct erofs_reader *r, struct erofs_rd_inode *vi
 int erofs_z_setup_inode(struct erofs_reader *r, struct erofs_rd_inode *vi)
 {
 	const uint32_t incompat = r->sb.feature_incompat;
+	const uint64_t limit = vi->in_mbox ? r->mbox->size : r->size;
 	uint64_t hdr, total, bytes;
 	uint8_t h[EROFS_ZMAP_HEADER_SIZE];
 	int err;
@@ -392,17 +413,18 @@ int erofs_z_setup_inode(struct erofs_reader *r, struct erofs_rd_inode *vi)
 	if (!vi->size)
 		return 0;	/* nothing to map: the kernel never reads the header */
 	hdr = (vi->meta_end + 7) & ~(uint64_t)7;
-	if (hdr > r->size || EROFS_ZMAP_HEADER_SIZE > r->size - hdr)
+	if (hdr > limit || EROFS_ZMAP_HEADER_SIZE > limit - hdr)
 		return fail(r, -EFSCORRUPTED,
-			    "compression map header beyond the end of the image");
-	err = erofs_dev_read(r, h, sizeof(h), hdr);
+			    "compression map header beyond the end of the %s",
+			    vi->in_mbox ? "metabox" : "image");
+	err = erofs_meta_read(r, vi->in_mbox, h, sizeof(h), hdr);
 	if (err)
 		return err;
 	vi->z_header = hdr;
 
 	if (vi->layout == EROFS_LAYOUT_COMPRESSED_FULL &&
 	    !(incompat & (EROFS_INCOMPAT_COMPR_CFGS | EROFS_INCOMPAT_ZTAILPACKING |
-			  EROFS_INCOMPAT_FRAGMENTS))) {
+			  EROFS_INCOMPAT_FRAGMENTS | EROFS_INCOMPAT_48BIT))) {
 		/* the kernel ignores this header: plain LZ4, one-block lclusters */
 		vi->z_advise = 0;
 		vi->z_algtype[0] = vi->z_algtype[1] = EROFS_COMPR_LZ4;
@@ -418,9 +440,12 @@ int erofs_z_setup_inode(struct erofs_reader *r, struct erofs_rd_inode *vi)
 			vi->z_frag_la = 0;
 			vi->z_lclusterbits = r->blkszbits;
 			vi->meta_end = hdr + EROFS_ZMAP_HEADER_SIZE;
-			return check_fragment(r, vi);
+			return erofs_z_check_fragment(r, vi);
 		}
 		vi->z_advise = get_le16(h + 4);
+		if (vi->layout == EROFS_LAYOUT_COMPRESSED_FULL &&
+		    (vi->z_advise & EROFS_ZADVISE_EXTENTS))
+			return erofs_zext_setup(r, vi, h, hdr);
 		vi->z_algtype[0] = h[6] & 15;
 		vi->z_algtype[1] = h[6] >> 4;
 		for (unsigned int i = 0; i < 2; i++)
@@ -488,10 +513,10 @@ int erofs_z_setup_inode(struct erofs_reader *r, struct erofs_rd_inode *vi)
 			bytes = n0 * 4 + vi->z_compacted_2b * 2 + (rest + 1) / 2 * COMPACT_4B_PACK;
 		}
 	}
-	if (vi->z_index > r->size || bytes > r->size - vi->z_index)
+	if (vi->z_index > limit || bytes > limit - vi->z_index)
 		return fail(r, -EFSCORRUPTED,
-			    "lcluster index (%" PRIu64 " entries) beyond the end of the image",
-			    total);
+			    "lcluster index (%" PRIu64 " entries) beyond the end of the %s",
+			    total, vi->in_mbox ? "metabox" : "image");
 	vi->meta_end = vi->z_index + bytes;
 	if (vi->z_idata_size) {
 		/* right after the entry (or pack) of the last lcluster, which
@@ -501,9 +526,10 @@ int erofs_z_setup_inode(struct erofs_reader *r, struct erofs_rd_inode *vi)
 			return fail(r, -EFSCORRUPTED,
 				    "inline tail pcluster of %u bytes at offset %" PRIu64 " crosses a block boundary",
 				    vi->z_idata_size, vi->z_idataoff & (r->blksz - 1));
-		if (vi->z_idata_size > r->size - vi->z_idataoff)
+		if (vi->z_idata_size > limit - vi->z_idataoff)
 			return fail(r, -EFSCORRUPTED,
-				    "inline tail pcluster beyond the end of the image");
+				    "inline tail pcluster beyond the end of the %s",
+				    vi->in_mbox ? "metabox" : "image");
 		vi->meta_end += vi->z_idata_size;
 	}
 	if (vi->z_advise & EROFS_ZADVISE_FRAGMENT)
@@ -517,7 +543,7 @@ int erofs_z_setup_inode(struct erofs_reader *r, struct erofs_rd_inode *vi)
 static int load_full(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 		     uint64_t lcn, struct erofs_lcluster *lc)
 {
-	const uint8_t *e = meta_at(r, vi->z_index + lcn * EROFS_LCLUSTER_INDEX_SIZE,
+	const uint8_t *e = meta_at(r, vi, vi->z_index + lcn * EROFS_LCLUSTER_INDEX_SIZE,
 				   EROFS_LCLUSTER_INDEX_SIZE);
 	unsigned int advise;
 
@@ -610,7 +636,7 @@ static int load_compact(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 	/* packs are aligned to their size (the regions start aligned) */
 	pack = pos & ~(uint64_t)(packsize - 1);
 	i = (int)((pos - pack) >> amortshift);
-	p = meta_at(r, pack, packsize);
+	p = meta_at(r, vi, pack, packsize);
 	if (!p)
 		return -EIO;
 	memcpy(in, p, packsize);
@@ -796,7 +822,7 @@ static int setup_tail_fragment(struct erofs_reader *r, struct erofs_rd_inode *vi
 		vi->z_fragoff |= (uint64_t)head.pblk << 32;
 	/* 6.1: a tail head in lcluster 0 makes the whole file the fragment */
 	vi->z_frag_la = head.lcn ? (head.lcn << vi->z_lclusterbits) + head.clusterofs : 0;
-	return check_fragment(r, vi);
+	return erofs_z_check_fragment(r, vi);
 }
 
 static int z_map_extent(struct erofs_reader *r, const struct erofs_rd_inode *vi,
@@ -972,7 +998,7 @@ static int z_map_extent(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 	if (inline_tail) {
 		map->pa = vi->z_idataoff;
 		map->plen = vi->z_idata_size;
-		map->flags |= EROFS_MAP_META;
+		map->flags |= EROFS_MAP_META | (vi->in_mbox ? EROFS_MAP_MBOX : 0);
 	}
 	if (head.type != EROFS_LCLUSTER_PLAIN) {
 		map->flags |= EROFS_MAP_ENCODED;
@@ -1009,9 +1035,17 @@ int erofs_z_map(struct erofs_reader *r, const struct erofs_rd_inode *vi, uint64_
 		map->alg = 0;
 		return 0;
 	}
+	zs = zslot_of(r, zc, vi);
+	if (vi->z_recsz) {
+		if (!zs->run_valid || zs->run_nid != vi->nid) {
+			zs->run_valid = false;
+			zs->run_nid = vi->nid;
+		}
+		return erofs_zext_map_inode(r, vi, la, map, &zs->run_idx, &zs->run_pa,
+					    &zs->run_valid);
+	}
 	if (!vi->z_nlclusters)
 		return fail(r, -EINVAL, "offset %" PRIu64 " beyond i_size %" PRIu64, la, vi->size);
-	zs = zslot_of(zc, vi);
 	if (zs->map_valid && zs->map_nid == vi->nid && zs->map_index == vi->z_index &&
 	    la >= zs->map.la && la - zs->map.la < zs->map.llen) {
 		*map = zs->map;
@@ -1062,7 +1096,7 @@ int erofs_decode_extent(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 		return -ENOMEM;
 	if (!(map->flags & EROFS_MAP_ENCODED))
 		return fail(r, -EINVAL, "extent at byte %" PRIu64 " is not compressed", map->la);
-	zs = zslot_of(zc, vi);
+	zs = zslot_of(r, zc, vi);
 	if (zs->dec_valid && zs->dec_nid == vi->nid && zs->dec_map.la == map->la &&
 	    zs->dec_map.llen == map->llen && zs->dec_map.pa == map->pa &&
 	    zs->dec_map.plen == map->plen && zs->dec_map.flags == map->flags &&
@@ -1076,17 +1110,23 @@ int erofs_decode_extent(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 			    "extent at byte %" PRIu64 ": unknown compression algorithm %u", map->la,
 			    map->alg);
 	if (!map->llen || map->llen > EROFS_Z_MAX_DSIZE || !map->plen ||
-	    map->plen > EROFS_PCLUSTER_MAX_SIZE || map->pa > r->size)
+	    map->plen > EROFS_PCLUSTER_MAX_SIZE ||
+	    ((map->flags & EROFS_MAP_MBOX) ? !vi->in_mbox : map->pa > r->size))
 		return fail(r, -EINVAL, "bad compressed extent (%" PRIu64 " bytes from %" PRIu64 ")",
 			    map->llen, map->plen);
+	if ((map->flags & EROFS_MAP_MBOX) && map->plen > sizeof(zc->ibuf))
+		return fail(r, -EINVAL, "inline tail pcluster of %" PRIu64 " bytes", map->plen);
 	err = grow(r, &zs->dec, &zs->dec_cap, (size_t)map->llen);
-	if (!err)
+	if (!err && !(map->flags & EROFS_MAP_MBOX))
 		err = grow(r, &zc->pbuf, &zc->pbuf_cap, (size_t)map->plen);
-	if (!err)
-		err = erofs_dev_read(r, zc->pbuf, (size_t)map->plen, map->pa);
 	if (err)
 		return err;
-	src = zc->pbuf;
+	/* the metabox's own extents go through pbuf: its inline tails do not */
+	src = (map->flags & EROFS_MAP_MBOX) ? zc->ibuf : zc->pbuf;
+	err = erofs_meta_read(r, map->flags & EROFS_MAP_MBOX, (uint8_t *)src, (size_t)map->plen,
+			      map->pa);
+	if (err)
+		return err;
 	insize = (size_t)map->plen;
 	/* other algorithms than LZ4 are always right-aligned, as the kernel reads them */
 	if (zero_padding || map->alg != EROFS_COMPR_LZ4) {
