@@ -45,6 +45,9 @@ static const struct feature compat_names[] = {
 	{ EROFS_COMPAT_SB_CHKSUM, "sb_csum" },
 	{ EROFS_COMPAT_MTIME, "mtime" },
 	{ 0x00000004u, "xattr_filter" },
+	{ EROFS_COMPAT_SHARED_EA_IN_METABOX, "shared_ea_in_metabox" },
+	{ EROFS_COMPAT_PLAIN_XATTR_PFX, "plain_xattr_pfx" },
+	{ 0x00000020u, "ishare_xattrs" },
 };
 
 /* bits that share a value are named twice, as erofs-utils does */

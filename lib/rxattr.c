@@ -35,7 +35,7 @@ static int read_table(struct erofs_reader *r, void *buf, size_t len, uint64_t of
 {
 	if (r->prefixes_in_packed)
 		return erofs_read_packed(r, buf, len, off);
-	return erofs_dev_read(r, buf, len, off);
+	return erofs_meta_read(r, r->prefixes_in_mbox, buf, len, off);
 }
 
 /* Names the record whose read failed, keeping the reader's reason. */
@@ -46,7 +46,7 @@ static void table_error(struct erofs_reader *r, int err, unsigned int i, uint64_
 
 	memcpy(why, r->err, sizeof(why));
 	fail(r, err, "xattr prefix %u at byte %llu of the %s: %s", i, (unsigned long long)pos,
-	     in_packed ? "packed inode's data" : "image", why);
+	     in_packed ? "packed inode's data" : r->prefixes_in_mbox ? "metabox" : "image", why);
 }
 
 /*
@@ -68,12 +68,18 @@ static int load_prefixes(struct erofs_reader *r)
 		return fail(r, -EFSCORRUPTED,
 			    "long xattr name prefix used, but the superblock lists no prefix table");
 	err = 0;
-	if (!(r->sb.feature_compat & EROFS_COMPAT_PLAIN_XATTR_PFX))
+	/* Linux 6.17: in the metabox when there is one, else the packed inode */
+	r->prefixes_in_mbox = !(r->sb.feature_compat & EROFS_COMPAT_PLAIN_XATTR_PFX) && r->mbox;
+	if (!(r->sb.feature_compat & EROFS_COMPAT_PLAIN_XATTR_PFX) && !r->mbox)
 		err = erofs_packed_inode(r, &packed);
 	if (err < 0)
 		return err;
 	r->prefixes_in_packed = packed != NULL;
-	if (!packed && (pos < r->sb_end || pos >= r->size))
+	if (r->prefixes_in_mbox && pos >= r->mbox->size)
+		return fail(r, -EFSCORRUPTED,
+			    "xattr prefix table at byte %llu: beyond the end of the metabox",
+			    (unsigned long long)pos);
+	if (!packed && !r->prefixes_in_mbox && (pos < r->sb_end || pos >= r->size))
 		return fail(r, -EFSCORRUPTED,
 			    "xattr prefix table at byte %llu: outside the image's metadata",
 			    (unsigned long long)pos);

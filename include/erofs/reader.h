@@ -96,6 +96,7 @@ struct erofs_reader {
 	/* long xattr name prefixes, loaded on first use (lib/rxattr.c) */
 	struct erofs_rd_prefix *prefixes;
 	bool prefixes_in_packed;
+	bool prefixes_in_mbox;		/* metabox images keep the table in the metabox */
 	/* extra devices (INCOMPAT_DEVICE_TABLE), see lib/rdevice.c */
 	struct erofs_rd_device *devs;
 	unsigned int nr_devs;		/* extra_devices of the superblock */
