@@ -176,7 +176,7 @@ static int load_super(struct erofs_reader *r)
 
 	if (sb->feature_incompat & ~INCOMPAT_KNOWN)
 		return fail(r, -EOPNOTSUPP,
-			    "superblock: unsupported incompatible features 0x%x",
+			    "superblock: unsupported incompatible features: unknown bits 0x%x",
 			    sb->feature_incompat & ~INCOMPAT_KNOWN);
 	if ((sb->feature_incompat & EROFS_INCOMPAT_METABOX) &&
 	    !(sb->feature_incompat & EROFS_INCOMPAT_48BIT))
@@ -393,8 +393,8 @@ static int setup_chunks(struct erofs_reader *r, struct erofs_rd_inode *vi)
 			    vi->chunkformat);
 	if ((vi->chunkformat & EROFS_CHUNK_FORMAT_48BIT) &&
 	    !(r->sb.feature_incompat & EROFS_INCOMPAT_48BIT))
-		return fail(r, -EFSCORRUPTED,
-			    "48-bit chunk format 0x%04x without the superblock's 48bit feature",
+		return fail(r, -EOPNOTSUPP,
+			    "unsupported chunk format 0x%04x (48-bit, but the superblock lacks the 48bit feature)",
 			    vi->chunkformat);
 	if (vi->di.u >> 16)
 		return fail(r, -EFSCORRUPTED,

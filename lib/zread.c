@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Compressed files for the image reader: superblock compression configs,
- * map headers, full and compact lcluster indexes, extent mapping and LZ4
- * decoding (see include/erofs/zread.h).
+ * Compressed files for the image reader: map headers, full and compact
+ * lcluster indexes, extent mapping and decoding (see include/erofs/zread.h;
+ * the superblock's settings: lib/zconfig.c, extent records: lib/zextent.c).
  *
  * Written for erofs-forge from the on-disk format as Linux 6.1 reads it
  * (fs/erofs/zmap.c and decompressor.c were read to learn the format; no
@@ -168,129 +168,6 @@ static const uint8_t *meta_at(struct erofs_reader *r, const struct erofs_rd_inod
 		zc->mblk = blk;
 	}
 	return zc->mbuf + off;
-}
-
-/* ------------------------------------------------------------------ */
-/* superblock                                                          */
-
-/* The algorithms, with the first Linux that reads them (for messages). */
-static const struct erofs_bitname algorithm_names[] = {
-	{ 1u << EROFS_COMPR_LZ4, "lz4" },
-	{ 1u << EROFS_COMPR_LZMA, "lzma (MicroLZMA, Linux 5.16 and later)" },
-	{ 1u << EROFS_COMPR_DEFLATE, "deflate (Linux 6.6 and later)" },
-	{ 1u << EROFS_COMPR_ZSTD, "zstd (Linux 6.10 and later)" },
-};
-
-/*
- * Checks one algorithm's config record (payload raw[0, len)) as the kernel
- * does at mount, and keeps what decoding needs.
- */
-static int load_algorithm_config(struct erofs_reader *r, unsigned int alg, const uint8_t *raw,
-				 uint32_t len)
-{
-	const uint32_t want[EROFS_COMPR_MAX] = {
-		EROFS_COMPR_CFG_LZ4_SIZE, EROFS_COMPR_CFG_LZMA_SIZE,
-		EROFS_COMPR_CFG_DEFLATE_SIZE, EROFS_COMPR_CFG_ZSTD_SIZE,
-	};
-	const char *name = erofs_zdecode_name(alg);
-
-	if (len < want[alg])
-		return fail(r, -EFSCORRUPTED, "superblock: %s config of %u bytes (want %u)",
-			    name, len, want[alg]);
-	if (alg == EROFS_COMPR_LZ4) {
-		uint32_t most = EROFS_PCLUSTER_MAX_SIZE >> r->blkszbits;
-
-		r->lz4_max_distance = get_le16(raw);
-		r->lz4_max_pclusterblks = get_le16(raw + 2);
-		if (!r->lz4_max_pclusterblks)
-			r->lz4_max_pclusterblks = 1;
-		else if (r->lz4_max_pclusterblks > most)
-			return fail(r, -EFSCORRUPTED,
-				    "superblock: LZ4 pclusters of %u blocks (at most %u)",
-				    r->lz4_max_pclusterblks, most);
-	} else if (alg == EROFS_COMPR_LZMA) {
-		r->lzma_dict_size = get_le32(raw);
-		if (get_le16(raw + 4))
-			return fail(r, -EOPNOTSUPP, "superblock: unknown MicroLZMA format %u",
-				    get_le16(raw + 4));
-		if (r->lzma_dict_size < 4096 || r->lzma_dict_size > EROFS_LZMA_MAX_DICT_SIZE)
-			return fail(r, -EFSCORRUPTED,
-				    "superblock: MicroLZMA dictionary of %u bytes (4096 to %u)",
-				    r->lzma_dict_size, EROFS_LZMA_MAX_DICT_SIZE);
-	} else if (alg == EROFS_COMPR_DEFLATE) {
-		r->deflate_windowbits = raw[0];
-		if (raw[0] > 15)
-			return fail(r, -EFSCORRUPTED,
-				    "superblock: DEFLATE window of 2^%u bytes (at most 2^15)", raw[0]);
-	} else {
-		if (raw[0])
-			return fail(r, -EOPNOTSUPP, "superblock: unknown zstd format %u", raw[0]);
-		r->zstd_window_log = raw[1] + 10u;
-		if ((1ull << r->zstd_window_log) > EROFS_ZSTD_MAX_DICT_SIZE)
-			return fail(r, -EFSCORRUPTED,
-				    "superblock: zstd window of 2^%u bytes (at most %u)",
-				    r->zstd_window_log, EROFS_ZSTD_MAX_DICT_SIZE);
-	}
-	return 0;
-}
-
-int erofs_z_load_config(struct erofs_reader *r)
-{
-	const struct erofs_super *sb = &r->sb;
-	uint64_t off = EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE +
-		       (uint64_t)sb->sb_extslots * EROFS_SB_EXTSLOT_SIZE;
-	unsigned int alg;
-
-	r->sb_end = off;
-	r->lz4_max_pclusterblks = 1;
-	r->lz4_max_distance = 0;
-	if (!(sb->feature_incompat & EROFS_INCOMPAT_COMPR_CFGS)) {
-		/* u1 is lz4_max_distance; LZ4 is the only algorithm */
-		r->available_compr_algs = 1u << EROFS_COMPR_LZ4;
-		r->lz4_max_distance = sb->u1;
-		return 0;
-	}
-	r->available_compr_algs = sb->u1;
-	if (sb->u1 >> EROFS_COMPR_MAX) {
-		char names[192];
-
-		/* refused whole, rather than a file at a time */
-		return fail(r, -EOPNOTSUPP, "superblock: unsupported compression algorithms: %s",
-			    erofs_name_bits(names, sizeof(names), sb->u1 >> EROFS_COMPR_MAX << EROFS_COMPR_MAX,
-					    algorithm_names,
-					    sizeof(algorithm_names) / sizeof(algorithm_names[0])));
-	}
-	/* one record per listed algorithm: u16 length, then its payload */
-	for (alg = 0; alg < EROFS_COMPR_MAX; alg++) {
-		uint8_t raw[EROFS_COMPR_CFG_LZ4_SIZE];
-		uint32_t len;
-		int err;
-
-		if (!(sb->u1 & (1u << alg)))
-			continue;
-		off = (off + 3) & ~(uint64_t)3;
-		if (off + 2 > r->size)
-			return fail(r, -EFSCORRUPTED,
-				    "superblock: compression config of algorithm %u beyond the end of the image",
-				    alg);
-		err = erofs_dev_read(r, raw, 2, off);
-		if (err)
-			return err;
-		len = get_le16(raw);
-		if (!len)
-			len = 65536;
-		if (len > r->size - off - 2)
-			return fail(r, -EFSCORRUPTED,
-				    "superblock: compression config of algorithm %u (%u bytes) beyond the end of the image",
-				    alg, len);
-		memset(raw, 0, sizeof(raw));
-		err = erofs_dev_read(r, raw, len < sizeof(raw) ? len : sizeof(raw), off + 2);
-		if (err || (err = load_algorithm_config(r, alg, raw, len)))
-			return err;
-		off += 2 + (uint64_t)len;
-	}
-	r->sb_end = off;
-	return 0;
 }
 
 /* ------------------------------------------------------------------ */

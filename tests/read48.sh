@@ -58,7 +58,7 @@ ours_only() {
 
 # dump_parity LABEL IMAGE: -s, -S and every listed path's -e (and --ls)
 dump_parity() {
-	local label=$1 img=$2 o p same=0 diffs=0
+	local label=$1 img=$2 o p same=0 diffs=0 refbug=
 	for o in -s -S; do
 		# shellcheck disable=SC2086
 		if diff <("$REF/dump.erofs" $o "$img" 2>&1) <("$DUMP" $o "$img" 2>&1 | ours_only) \
@@ -74,15 +74,24 @@ dump_parity() {
 		o=-e
 		[ -d "$src$p" ] && [ ! -L "$src$p" ] && o="-e --ls"
 		# shellcheck disable=SC2086
-		if diff <("$REF/dump.erofs" --path="$p" $o "$img" 2>&1) \
-			<("$DUMP" --path="$p" $o "$img" 2>&1 | ours_only) >"$WORK/diff" 2>&1; then
+		"$REF/dump.erofs" --path="$p" $o "$img" >"$WORK/ref.out" 2>&1
+		# shellcheck disable=SC2086
+		if diff "$WORK/ref.out" <("$DUMP" --path="$p" $o "$img" 2>&1 | ours_only) \
+			>"$WORK/diff" 2>&1; then
 			same=$((same + 1))
+		elif awk -v size="$(stat -c %s "$img")" '/^ +[0-9]+: / { split($0, a, ":");
+			split(a[3], b, "."); if (b[1] + 0 > size) wrong = 1 } END { exit !wrong }' \
+			"$WORK/ref.out"; then
+			# erofs-utils 1.9.4 shows chunks of metabox inodes with xattrs
+			# past the end of the image (its fsck reads them right, and so
+			# does ours: the extraction above)
+			refbug=$((refbug + 1))
 		else
 			diffs=$((diffs + 1))
 			[ "$diffs" -le 3 ] && { fail "$label: dump.erofs --path=$p $o differs:"; head -12 "$WORK/diff" >&2; }
 		fi
 	done <"$WORK/paths"
-	[ "$diffs" -eq 0 ] && pass "$label: dump.erofs, $same views as erofs-utils prints them"
+	[ "$diffs" -eq 0 ] && pass "$label: dump.erofs, $same views as erofs-utils prints them${refbug:+ ($refbug where it maps past the image)}"
 }
 
 # check LABEL KERNEL MKFS-OPTIONS...: the image erofs-utils makes, read every way

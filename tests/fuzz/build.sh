@@ -49,10 +49,15 @@ lib_sources=(lib/reader.c lib/rxattr.c lib/zread.c lib/extract.c lib/check.c lib
 # the check's other files and its job queue (fsck --workers)
 lib_sources+=(lib/check-data.c lib/check-dirs.c lib/check-final.c lib/fsckq.c lib/lookup.c)
 lib_sources+=(lib/fsops.c)	# erofsfuse's operations (fuzz-fsops)
+# LZMA, DEFLATE and zstd decoding; the codec table kernel.c maps -z names with
+lib_sources+=(lib/zdecode.c lib/codec.c lib/codec_lz4.c lib/codec_lzma.c lib/codec_deflate.c
+	lib/codec_zstd.c)
+# 48-bit and metabox images: directories, the metabox, extent records, compression settings
+lib_sources+=(lib/rdir.c lib/rmetabox.c lib/zextent.c lib/zconfig.c)
 cflags=(-g -O1 -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra -Wno-unused-parameter
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 	-include "$out/obj/config.h" -I"$top/include" ${EXTRA_CFLAGS:-})
-libs=(-llz4 -lxxhash -lpthread)
+libs=(-llz4 -lxxhash -lpthread -llzma -lz -ldeflate -lzstd)
 
 # dump.erofs's library half, for fuzz-dump
 dump_sources=(lib/dumpsb.c lib/dumpwalk.c lib/dumpstat.c lib/dumpinode.c lib/escape.c lib/io.c)
@@ -70,9 +75,10 @@ done
 
 # the tar source (fuzz-tar.c, run-tar.sh): parser, stream decoders, tree builder
 tar_sources=(lib/tar.c lib/tarpax.c lib/tario.c lib/tarsrc.c lib/tree.c lib/xattr.c lib/scan.c lib/android.c
-	lib/fsconfig.c lib/fsconfig_tables.c lib/selinux.c lib/diag.c lib/io.c lib/ondisk.c lib/crc32c.c)
+	lib/fsconfig.c lib/fsconfig_tables.c lib/selinux.c lib/diag.c lib/escape.c lib/io.c lib/ondisk.c
+	lib/crc32c.c)
 srcs=("$here/fuzz-tar.c")
 for s in "${tar_sources[@]}"; do srcs+=("$top/$s"); done
-"$CC" "${cflags[@]}" "${srcs[@]}" -lz -llzma -lzstd -o "$out/bin/fuzz-tar.new"
+"$CC" "${cflags[@]}" "${srcs[@]}" -lz -llzma -lzstd -lxxhash -o "$out/bin/fuzz-tar.new"
 mv "$out/bin/fuzz-tar.new" "$out/bin/fuzz-tar"
 echo "build.sh: $out/bin/fuzz-tar"
