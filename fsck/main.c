@@ -19,6 +19,7 @@
 
 #include "erofs/check.h"
 #include "erofs/diag.h"
+#include "erofs/dump.h"
 #include "erofs/extract.h"
 #include "erofs/kernel.h"
 #include "erofs/reader.h"
@@ -377,7 +378,9 @@ static void print_kernel_needs(const struct fsck *f)
 
 	erofs_kneeds_from_super(&f->r.sb, f->r.available_compr_algs, &needs);
 	erofs_kneeds_describe(&needs, text, sizeof(text));
-	printf("  kernel:             %s\n", text);
+	printf("  features:           ");
+	erofs_dump_feature_names(stdout, f->r.sb.feature_compat, f->r.sb.feature_incompat);
+	printf("\n  kernel:             %s\n", text);
 }
 
 static void print_stats(const struct fsck *f)

@@ -155,6 +155,23 @@ static void print_features(FILE *out, const char *label, uint32_t mask,
 	fputc('\n', out);
 }
 
+void erofs_dump_feature_names(FILE *out, uint32_t compat, uint32_t incompat)
+{
+	uint32_t known = 0;
+	size_t i;
+
+	for (i = 0; i < NFEATURES(compat_names); i++)
+		if (compat & compat_names[i].bit)
+			fprintf(out, "%s ", compat_names[i].name);
+	for (i = 0; i < NFEATURES(incompat_names); i++) {
+		known |= incompat_names[i].bit;
+		if (incompat & incompat_names[i].bit)
+			fprintf(out, "%s ", incompat_names[i].name);
+	}
+	if (incompat & ~known)
+		fprintf(out, "unknown(0x%x) ", incompat & ~known);
+}
+
 /* Our lines for what erofs-utils leaves out: each algorithm's settings,
  * "Filesystem <algorithm> config:" then name value pairs. */
 static void print_cfgs(FILE *out, const struct compr_cfgs *c)

@@ -78,7 +78,7 @@ corrupt record-4b-past-image "$EXT" "wr $TEXT_BASE 8 \$((1 << 40))" "--path=/d/m
 corrupt record-past-isize "$EXT" "wr $((BIG_REC + 3 * 16 + 12)) 4 0x7fffffff" "--path=/e/big" \
 	"nid $BIG_NID" "extent record 3: lstart 2147483647 at or beyond i_size 79890"
 corrupt unknown-incompat "$EXT" "wr 1104 4 \$((\$(rd 1104 4) | 0x200))" "-s -S" \
-	"unsupported incompatible features 0x200"
+	"unsupported incompatible features: unknown bits 0x200"
 # rootnid_8b set: the 16 bits at 0x0E are the block count's top, here 0
 corrupt root-nid-8b "$EXT" "wr 1136 8 123456789; wr 1038 2 0" "--path=/" \
 	"root nid 123456789 beyond the end"

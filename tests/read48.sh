@@ -51,6 +51,11 @@ EOF
 (cd "$src" && find . -path ./names -prune -o -print | sed -e 's|^\.||' -e 's|^$|/|' |
 	grep -v '^/big-dir/.*[0-8][0-9]$') >"$WORK/paths"
 
+chunks_in_metabox=
+ext_lines() {
+	if [ -n "$chunks_in_metabox" ]; then sed -E '/^[[:space:]]+[0-9]+:[[:space:]]/d'; else cat; fi
+}
+
 ours_only() {
 	sed -E -e 's/  # (lz4|lzma|deflate|zstd|fragment|hole|algorithm).*$//' \
 		-e '/^Filesystem ([a-z0-9 ]+ config|volume name|extra devices):/d'
@@ -58,7 +63,12 @@ ours_only() {
 
 # dump_parity LABEL IMAGE: -s, -S and every listed path's -e (and --ls)
 dump_parity() {
-	local label=$1 img=$2 o p same=0 diffs=0 refbug=
+	local label=$1 img=$2 o p same=0 diffs=0 note=
+	# erofs-utils 1.9.4 reads the chunk indexes of inodes in the metabox
+	# from the image instead of the metabox (its fsck extracts wrong bytes
+	# and its dump.erofs shows wrong blocks; ours match the source, above):
+	# their extent lines are no reference there
+	[ -z "$chunks_in_metabox" ] || note=" (extent lines left out: chunk indexes in the metabox)"
 	for o in -s -S; do
 		# shellcheck disable=SC2086
 		if diff <("$REF/dump.erofs" $o "$img" 2>&1) <("$DUMP" $o "$img" 2>&1 | ours_only) \
@@ -74,24 +84,17 @@ dump_parity() {
 		o=-e
 		[ -d "$src$p" ] && [ ! -L "$src$p" ] && o="-e --ls"
 		# shellcheck disable=SC2086
-		"$REF/dump.erofs" --path="$p" $o "$img" >"$WORK/ref.out" 2>&1
+		"$REF/dump.erofs" --path="$p" $o "$img" 2>&1 | ext_lines >"$WORK/ref.out"
 		# shellcheck disable=SC2086
-		if diff "$WORK/ref.out" <("$DUMP" --path="$p" $o "$img" 2>&1 | ours_only) \
+		if diff "$WORK/ref.out" <("$DUMP" --path="$p" $o "$img" 2>&1 | ours_only | ext_lines) \
 			>"$WORK/diff" 2>&1; then
 			same=$((same + 1))
-		elif awk -v size="$(stat -c %s "$img")" '/^ +[0-9]+: / { split($0, a, ":");
-			split(a[3], b, "."); if (b[1] + 0 > size) wrong = 1 } END { exit !wrong }' \
-			"$WORK/ref.out"; then
-			# erofs-utils 1.9.4 shows chunks of metabox inodes with xattrs
-			# past the end of the image (its fsck reads them right, and so
-			# does ours: the extraction above)
-			refbug=$((refbug + 1))
 		else
 			diffs=$((diffs + 1))
 			[ "$diffs" -le 3 ] && { fail "$label: dump.erofs --path=$p $o differs:"; head -12 "$WORK/diff" >&2; }
 		fi
 	done <"$WORK/paths"
-	[ "$diffs" -eq 0 ] && pass "$label: dump.erofs, $same views as erofs-utils prints them${refbug:+ ($refbug where it maps past the image)}"
+	[ "$diffs" -eq 0 ] && pass "$label: dump.erofs, $same views as erofs-utils prints them$note"
 }
 
 # check LABEL KERNEL MKFS-OPTIONS...: the image erofs-utils makes, read every way
@@ -154,7 +157,7 @@ check metabox 6.17 -m4096
 check metabox-lz4hc 6.17 -zlz4hc -m4096
 check metabox-zstd-lzma 6.17 -E48bit,dot-omitted -zzstd -C65536 -m16384:lzma
 check metabox-fragments 6.17 -zlz4hc -Efragments,ztailpacking -m4096
-check metabox-chunks 6.17 --chunksize=4096 -zlz4 -C16384 -m8192:lzma
+chunks_in_metabox=yes check metabox-chunks 6.17 --chunksize=4096 -zlz4 -C16384 -m8192:lzma
 check metabox-1k-blocks 6.17 -b 1024 -zlz4 -m1024
 check metabox-xattrs 6.17 -zdeflate -x1 --xattr-prefix=trusted.overlay. -m4096
 finish

@@ -102,5 +102,8 @@ int erofs_dump_cat(struct erofs_dump *d, uint64_t nid);
 
 /* "lz4", "lzma", "deflate", "zstd" or NULL. */
 const char *erofs_dump_algorithm_name(unsigned int alg);
+/* The compatible and incompatible features by erofs-utils' names, each
+ * followed by a space (fsck.erofs -p shows them too). */
+void erofs_dump_feature_names(FILE *out, uint32_t compat, uint32_t incompat);
 
 #endif

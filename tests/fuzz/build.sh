@@ -65,7 +65,7 @@ dump_sources=(lib/dumpsb.c lib/dumpwalk.c lib/dumpstat.c lib/dumpinode.c lib/esc
 for h in fuzz-reader fuzz-extract fuzz-fsck fuzz-dump fuzz-fsops; do
 	srcs=("$here/$h.c")
 	for s in "${lib_sources[@]}"; do srcs+=("$top/$s"); done
-	if [ "$h" = fuzz-dump ]; then
+	if [ "$h" = fuzz-dump ] || [ "$h" = fuzz-fsck ]; then	# fsck -p names features as dump -s
 		for s in "${dump_sources[@]}"; do srcs+=("$top/$s"); done
 	fi
 	"$CC" "${cflags[@]}" "${srcs[@]}" "${libs[@]}" -o "$out/bin/$h.new"
