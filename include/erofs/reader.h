@@ -33,6 +33,13 @@
  * inode's own extents, decoded on demand (one extent at a time: the
  * packed inode is never decoded whole).  The packed inode is loaded and
  * checked once, on first use (erofs_packed_inode()).
+ *
+ * 48-bit images (Linux 6.15) and the metabox (6.17) are read too: the
+ * root nid and block count come from r->root_nid and r->blocks, compressed
+ * files may use encoded extent records (lib/zextent.c), and an inode whose
+ * nid has EROFS_NID_METABOX_BIT keeps all its metadata in the decoded data
+ * of the metabox inode (lib/rmetabox.c): vi->in_mbox, iloc and meta_end in
+ * that data, inline tails mapped with EROFS_MAP_MBOX.
  */
 #ifndef EROFS_READER_H
 #define EROFS_READER_H
