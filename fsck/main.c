@@ -17,6 +17,7 @@
 #include "erofs/check.h"
 #include "erofs/cmdline.h"
 #include "erofs/diag.h"
+#include "erofs/dump.h"
 #include "erofs/extract.h"
 #include "erofs/kernel.h"
 #include "erofs/rdopen.h"
@@ -263,8 +264,11 @@ static void print_super(const struct fsck *f)
 {
 	const struct erofs_super *sb = &f->r.sb;
 
-	printf("superblock: block size %u, %u blocks, root nid %u, %" PRIu64 " inodes\n",
-	       f->r.blksz, sb->blocks, sb->root_nid, sb->inos);
+	printf("superblock: block size %u, %" PRIu64 " blocks, root nid %" PRIu64 ", %" PRIu64 " inodes\n",
+	       f->r.blksz, f->r.blocks, f->r.root_nid, sb->inos);
+	if (f->r.mbox)
+		printf("superblock: metabox nid %" PRIu64 " (%" PRIu64 " bytes of inodes)\n",
+		       f->r.mbox->nid, f->r.mbox->size);
 	printf("superblock: compat 0x%08x, incompat 0x%08x, meta_blkaddr %u, xattr_blkaddr %u\n",
 	       sb->feature_compat, sb->feature_incompat, sb->meta_blkaddr, sb->xattr_blkaddr);
 	if (sb->feature_incompat & (EROFS_INCOMPAT_ZERO_PADDING | EROFS_INCOMPAT_COMPR_CFGS))
@@ -281,7 +285,9 @@ static void print_kernel_needs(const struct fsck *f)
 
 	erofs_kneeds_from_super(&f->r.sb, f->r.available_compr_algs, &needs);
 	erofs_kneeds_describe(&needs, text, sizeof(text));
-	printf("  kernel:             %s\n", text);
+	printf("  features:           ");
+	erofs_dump_feature_names(stdout, f->r.sb.feature_compat, f->r.sb.feature_incompat);
+	printf("\n  kernel:             %s\n", text);
 }
 
 static void print_stats(const struct fsck *f)
@@ -368,7 +374,7 @@ int main(int argc, char **argv)
 	} else if (f.o.has_nid) {
 		co.has_start = true;
 		co.start_nid = f.o.nid;
-		co.start_parent = f.o.nid == f.r.sb.root_nid ? f.o.nid : EROFS_NID_UNKNOWN;
+		co.start_parent = f.o.nid == f.r.root_nid ? f.o.nid : EROFS_NID_UNKNOWN;
 	}
 
 	if (f.o.extract_dir) {

@@ -261,7 +261,14 @@ void ck_scan_extents(struct ck_scanner *f, const struct erofs_rd_inode *vi, bool
 			out->v[out->n++] = (struct ck_rext){ map.pa, map.plen };
 		}
 		if ((map.flags & EROFS_MAP_MAPPED) && map.pa != last_pa) {
-			out->zblocks += map.plen >> f->r->blkszbits;
+			const uint64_t bmask = f->r->blksz - 1;
+
+			/* encoded extent records are byte-addressed: the blocks they touch */
+			if (vi->z_recsz)
+				out->zblocks += ((map.pa + map.plen + bmask) >> f->r->blkszbits) -
+						(map.pa >> f->r->blkszbits);
+			else
+				out->zblocks += map.plen >> f->r->blkszbits;
 			last_pa = map.pa;
 		}
 		if ((map.flags & EROFS_MAP_ENCODED) && read) {

@@ -82,7 +82,7 @@ void ck_reopen_parent(struct checker *f)
 					       f->stack[k - 1].dirfd, f->stack[k - 1].vi.nid) : -EBADF;
 	}
 	if (fd < 0) {
-		struct place at = { up->vi.nid, NULL, 0, false };
+		struct place at = { up->vi.nid, NULL, 0, false, false };
 
 		up->dirfd = -1;
 		ck_report(f, &at, up->vi.nid,

@@ -16,7 +16,8 @@
 #include "erofs/dir.h"
 #include "erofs/ondisk.h"
 
-const struct place ck_packed_place = { 0, NULL, 0, true };
+const struct place ck_packed_place = { 0, NULL, 0, true, false };
+const struct place ck_mbox_place = { 0, NULL, 0, false, true };
 
 /* ------------------------------------------------------------------ */
 /* xattrs                                                              */
@@ -135,7 +136,7 @@ static void check_data_overlaps(struct checker *f, struct erofs_check_node **v, 
 	for (i = 0; i < f->ndext; i++) {
 		const struct dext *d = &f->dext[i];
 		struct erofs_check_node *owner = ck_nid_find(f, d->nid);
-		const struct place unknown = { f->r->sb.root_nid, "?", 1, false };
+		const struct place unknown = { f->r->root_nid, "?", 1, false, false };
 		const struct place at = owner ? ck_node_place(f, owner) : unknown;
 		size_t lo = 0, hi = n, steps, culprit;
 		const char *what;
@@ -200,7 +201,7 @@ void ck_final_checks(struct checker *f)
 		if (!ni->used || ni->bad)
 			continue;
 		v[n++] = ni;
-		if (ni->packed)
+		if (ni->packed || ni->mbox)
 			continue;	/* no directory entry refers to it */
 		/* with entries unread, only too many references are certain */
 		if (!S_ISDIR(ni->mode) && ni->refs != ni->nlink &&
@@ -228,9 +229,9 @@ void ck_final_checks(struct checker *f)
 	check_data_overlaps(f, v, n);
 	free(v);
 	if (f->r->sb.inos != f->nids.count && !f->errors && !f->subtree) {
-		const struct place root = { f->r->sb.root_nid, NULL, 0, false };
+		const struct place root = { f->r->root_nid, NULL, 0, false, false };
 
-		ck_warn(f, &root, f->r->sb.root_nid,
+		ck_warn(f, &root, f->r->root_nid,
 		     "superblock inode count %" PRIu64 " but %zu inodes are reachable",
 		     f->r->sb.inos, f->nids.count);
 	}
@@ -269,9 +270,9 @@ void ck_check_packed(struct checker *f)
 	ni->parent = nid;
 	ni->mode = pk->di.mode;
 	ni->nlink = pk->di.nlink;
-	ni->iloc = pk->iloc;
-	ni->meta_end = pk->meta_end;
-	if (!ck_meta_claim(f, pk->iloc, pk->meta_end)) {
+	ni->iloc = erofs_meta_vaddr(f->r, pk, pk->iloc);
+	ni->meta_end = erofs_meta_vaddr(f->r, pk, pk->meta_end);
+	if (!ck_meta_claim(f, ni->iloc, ni->meta_end)) {
 		ni->bad = true;
 		ck_report(f, at, nid,
 		       "inode (bytes %" PRIu64 "..%" PRIu64 " with its metadata) overlaps the root directory; not checked further",
@@ -287,6 +288,41 @@ void ck_check_packed(struct checker *f)
 	f->st.zphysical += f->st.packed_physical;
 	ck_check_xattrs(f, at, pk);
 	ck_scan_data(f, at, pk, true, true);
+}
+
+/*
+ * The metabox inode (INCOMPAT_METABOX): loaded and checked by the reader
+ * when it opened the image, as every inode of the metabox is read through
+ * it.  Its metadata claimed, its xattrs checked and every extent decoded
+ * here, once, like the packed inode's; it counts in the superblock's inode
+ * count.
+ */
+void ck_check_metabox(struct checker *f)
+{
+	const struct place *at = &ck_mbox_place;
+	const struct erofs_rd_inode *mb = f->r->mbox;
+	struct erofs_check_node *ni;
+
+	if (!mb || ck_nid_find(f, mb->nid))
+		return;
+	ni = ck_nid_add(f, mb->nid);
+	ni->mbox = true;
+	ni->parent = mb->nid;
+	ni->mode = mb->di.mode;
+	ni->nlink = mb->di.nlink;
+	ni->iloc = mb->iloc;
+	ni->meta_end = mb->meta_end;
+	if (!ck_meta_claim(f, ni->iloc, ni->meta_end)) {
+		ni->bad = true;
+		ck_report(f, at, mb->nid,
+		       "inode (bytes %" PRIu64 "..%" PRIu64 " with its metadata) overlaps an inode checked before; not checked further",
+		       mb->iloc, mb->meta_end - 1);
+		return;
+	}
+	if (f->o.debug >= 7)
+		ck_note(f, "checking the metabox inode (nid %" PRIu64 ")", mb->nid);
+	ck_check_xattrs(f, at, mb);
+	ck_scan_data(f, at, mb, true, true);
 }
 
 /* ------------------------------------------------------------------ */

@@ -55,6 +55,8 @@ const char *ck_show(const struct checker *f, const struct place *at, char *buf)
 {
 	if (at->packed)
 		return strcpy(buf, "(packed inode)");
+	if (at->mbox)
+		return strcpy(buf, "(metabox inode)");
 	return erofs_nidtab_path(&f->nids, at->dir, at->name, at->len, buf, MSGPATH);
 }
 
@@ -67,7 +69,7 @@ const char *ck_show_node(const struct checker *f, const struct erofs_check_node 
 /* Where a node was reached (the table's names must not grow meanwhile). */
 struct place ck_node_place(const struct checker *f, const struct erofs_check_node *ni)
 {
-	struct place at = { ni->parent, NULL, ni->namelen, ni->packed };
+	struct place at = { ni->parent, NULL, ni->namelen, ni->packed, ni->mbox };
 
 	if (ni->parent != ni->nid)	/* else the root: the directory itself */
 		at.name = f->nids.names + ni->name;
@@ -234,7 +236,7 @@ static void job_retire(struct erofs_fjob *j, void *owner)
 {
 	struct ck_job *job = (struct ck_job *)j;
 	struct checker *f = owner;
-	const struct place at = { job->dir, job->name, job->len, false };
+	const struct place at = { job->dir, job->name, job->len, false, false };
 	struct erofs_check_xpath xp;
 	struct erofs_check_node *ni;
 
@@ -413,7 +415,7 @@ static void push_dir(struct checker *f, const struct erofs_rd_inode *vi, uint64_
 static void pop_dir(struct checker *f)
 {
 	struct frame *fr = &f->stack[f->depth - 1];
-	const struct place at = { fr->vi.nid, NULL, 0, false };
+	const struct place at = { fr->vi.nid, NULL, 0, false, false };
 	struct erofs_check_node *ni = ck_nid_find(f, fr->vi.nid);
 	uint32_t want = 2 + fr->subdirs;
 
@@ -456,9 +458,10 @@ static void visit_again(struct checker *f, struct frame *parent, const struct de
 	char p[MSGPATH];
 
 	ni->refs++;
-	if (ni->packed) {
+	if (ni->packed || ni->mbox) {
 		ck_report(f, at, d->nid,
-		       "the directory entry names the packed inode, which no directory may link");
+		       "the directory entry names the %s inode, which no directory may link",
+		       ni->packed ? "packed" : "metabox");
 		return;
 	}
 	if (ni->bad)
@@ -497,7 +500,7 @@ static void visit_again(struct checker *f, struct frame *parent, const struct de
 static void visit(struct checker *f, struct frame *parent, const struct dent *d)
 {
 	const char *name = parent->names + d->name;
-	const struct place at = { parent->vi.nid, name, d->len, false };
+	const struct place at = { parent->vi.nid, name, d->len, false, false };
 	struct erofs_check_node *ni = ck_nid_find(f, d->nid);
 	struct erofs_check_xpath xp;
 	struct erofs_rd_inode vi;
@@ -523,19 +526,20 @@ static void visit(struct checker *f, struct frame *parent, const struct dent *d)
 		ck_rfail(f, &at, d->nid);
 		return;
 	}
-	if (!ck_meta_claim(f, vi.iloc, vi.meta_end)) {
+	if (!ck_meta_claim(f, erofs_meta_vaddr(f->r, &vi, vi.iloc),
+			   erofs_meta_vaddr(f->r, &vi, vi.meta_end))) {
 		ni->bad = true;
 		if (S_ISDIR(vi.di.mode))
 			f->dirs_damaged = true;
 		ck_report(f, &at, d->nid,
-		       "inode (bytes %" PRIu64 "..%" PRIu64 " with its metadata) overlaps an inode checked before; not checked further",
-		       vi.iloc, vi.meta_end - 1);
+		       "inode (bytes %" PRIu64 "..%" PRIu64 " of the %s with its metadata) overlaps an inode checked before; not checked further",
+		       vi.iloc, vi.meta_end - 1, vi.in_mbox ? "metabox" : "image");
 		return;
 	}
 	ni->mode = vi.di.mode;
 	ni->nlink = vi.di.nlink;
-	ni->iloc = vi.iloc;
-	ni->meta_end = vi.meta_end;
+	ni->iloc = erofs_meta_vaddr(f->r, &vi, vi.iloc);
+	ni->meta_end = erofs_meta_vaddr(f->r, &vi, vi.meta_end);
 	if (erofs_mode_to_ftype(vi.di.mode) != d->ft)
 		ck_report(f, &at, d->nid,
 		       "file type %u in the directory entry does not match the inode (mode 0%o)",
@@ -619,14 +623,14 @@ static void check_start_leaf(struct checker *f, const struct place *at,
 
 static void walk(struct checker *f)
 {
-	uint64_t root = f->o.has_start ? f->o.start_nid : f->r->sb.root_nid;
+	uint64_t root = f->o.has_start ? f->o.start_nid : f->r->root_nid;
 	uint64_t parent = f->o.has_start ? f->o.start_parent : root;
-	const struct place at = { root, NULL, 0, false };
+	const struct place at = { root, NULL, 0, false, false };
 	struct erofs_rd_inode vi;
 	struct erofs_check_node *ni;
 	int fd = -1;
 
-	f->subtree = root != f->r->sb.root_nid;
+	f->subtree = root != f->r->root_nid;
 	ni = ck_nid_add(f, root);
 	ck_nid_name(f, ni, root, "", 0);
 	if (erofs_read_inode(f->r, root, &vi)) {
@@ -636,10 +640,11 @@ static void walk(struct checker *f)
 	}
 	ni->mode = vi.di.mode;
 	ni->nlink = vi.di.nlink;
-	ni->iloc = vi.iloc;
-	ni->meta_end = vi.meta_end;
-	ck_meta_claim(f, vi.iloc, vi.meta_end);	/* the first: nothing to overlap */
+	ni->iloc = erofs_meta_vaddr(f->r, &vi, vi.iloc);
+	ni->meta_end = erofs_meta_vaddr(f->r, &vi, vi.meta_end);
+	ck_meta_claim(f, ni->iloc, ni->meta_end);	/* the first: nothing to overlap */
 	ck_check_packed(f);
+	ck_check_metabox(f);
 	if (!S_ISDIR(vi.di.mode) && f->subtree) {
 		check_start_leaf(f, &at, &vi);
 		erofs_fq_drain(f->q);
@@ -687,7 +692,9 @@ int erofs_check_image(struct erofs_reader *r, const struct erofs_check_opts *o,
 	c.o = *o;
 	c.r = r;
 	c.link_dirfd = -1;
-	c.metamap_pages = (size_t)(((r->size >> EROFS_SLOT_BITS) >> MM_PAGE_BITS) + 1);
+	/* the metabox's inodes are claimed after the image's bytes */
+	c.metamap_pages = (size_t)((((r->mbox ? r->mbox_vbase + r->mbox->size : r->size) >>
+				     EROFS_SLOT_BITS) >> MM_PAGE_BITS) + 1);
 	c.metamap = calloc(c.metamap_pages, sizeof(*c.metamap));
 	if (c.metamap && !ck_scanner_init(&c.scan, r) && !start_workers(f)) {
 		walk(f);

@@ -127,12 +127,14 @@ static int list_extents(struct erofs_dump *d, const struct erofs_rd_inode *vi, c
 			if ((map.flags & EROFS_MAP_MAPPED) && !(map.flags & EROFS_MAP_FRAGMENT)) {
 				pa = map.pa;
 				plen = map.plen;
+			} else if (vi->flat_hole) {
+				plen = map.llen;	/* 48-bit, no block: at 0, unpadded */
 			} else if (!(map.flags & EROFS_MAP_MAPPED) && !compressed) {
 				pa = (uint64_t)EROFS_NULL_ADDR << d->r->blkszbits;
 				plen = map.llen;
 			}
 			/* and the last block of block-mapped data whole */
-			if (!compressed && !(map.flags & EROFS_MAP_META) &&
+			if (!compressed && !(map.flags & EROFS_MAP_META) && !vi->flat_hole &&
 			    la == vi->size && (la & (d->r->blksz - 1))) {
 				uint64_t pad = d->r->blksz - (la & (d->r->blksz - 1));
 

@@ -46,6 +46,9 @@ static const struct feature compat_names[] = {
 	{ EROFS_COMPAT_SB_CHKSUM, "sb_csum" },
 	{ EROFS_COMPAT_MTIME, "mtime" },
 	{ 0x00000004u, "xattr_filter" },
+	{ EROFS_COMPAT_SHARED_EA_IN_METABOX, "shared_ea_in_metabox" },
+	{ EROFS_COMPAT_PLAIN_XATTR_PFX, "plain_xattr_pfx" },
+	{ 0x00000020u, "ishare_xattrs" },
 };
 
 /* bits that share a value are named twice, as erofs-utils does */
@@ -146,6 +149,23 @@ static void print_features(FILE *out, const char *label, uint32_t mask,
 	fputc('\n', out);
 }
 
+void erofs_dump_feature_names(FILE *out, uint32_t compat, uint32_t incompat)
+{
+	uint32_t known = 0;
+	size_t i;
+
+	for (i = 0; i < NFEATURES(compat_names); i++)
+		if (compat & compat_names[i].bit)
+			fprintf(out, "%s ", compat_names[i].name);
+	for (i = 0; i < NFEATURES(incompat_names); i++) {
+		known |= incompat_names[i].bit;
+		if (incompat & incompat_names[i].bit)
+			fprintf(out, "%s ", incompat_names[i].name);
+	}
+	if (incompat & ~known)
+		fprintf(out, "unknown(0x%x) ", incompat & ~known);
+}
+
 /* Our lines for what erofs-utils leaves out: each algorithm's settings,
  * "Filesystem <algorithm> config:" then name value pairs. */
 static void print_cfgs(FILE *out, const struct compr_cfgs *c)
@@ -218,13 +238,20 @@ static void print_created(FILE *out, uint64_t build_time)
  * device's, when the device table lies inside the bytes read. */
 static uint64_t total_blocks(const struct erofs_super *sb, const uint8_t *head, size_t len)
 {
-	uint64_t blocks = sb->blocks, start = (uint64_t)sb->devt_slotoff * EROFS_DEVT_SLOT_BYTES;
+	uint64_t blocks = erofs_super_blocks(sb);
+	uint64_t start = (uint64_t)sb->devt_slotoff * EROFS_DEVT_SLOT_BYTES;
+	bool wide = sb->feature_incompat & EROFS_INCOMPAT_48BIT;
 
 	if (!(sb->feature_incompat & EROFS_INCOMPAT_DEVICE_TABLE) ||
 	    start + (uint64_t)sb->extra_devices * EROFS_DEVT_SLOT_BYTES > len)
 		return blocks;
-	for (unsigned int i = 0; i < sb->extra_devices; i++)
-		blocks += get_le32(head + start + i * EROFS_DEVT_SLOT_BYTES + EROFS_DEVT_SLOT_BLOCKS);
+	for (unsigned int i = 0; i < sb->extra_devices; i++) {
+		const uint8_t *slot = head + start + i * EROFS_DEVT_SLOT_BYTES;
+
+		blocks += get_le32(slot + EROFS_DEVT_SLOT_BLOCKS);
+		if (wide)	/* 48-bit: the count's high half */
+			blocks += (uint64_t)get_le32(slot + EROFS_DEVT_SLOT_BLOCKS_HI) << 32;
+	}
 	return blocks;
 }
 
@@ -273,9 +300,11 @@ int erofs_dump_super(FILE *out, const uint8_t *head, size_t len, char *err, size
 	fprintf(out, LINE "%u\n", "Filesystem inode metadata start block:", sb.meta_blkaddr);
 	fprintf(out, LINE "%u\n", "Filesystem shared xattr metadata start block:",
 		sb.xattr_blkaddr);
-	fprintf(out, LINE "%u\n", "Filesystem root nid:", sb.root_nid);
+	fprintf(out, LINE "%" PRIu64 "\n", "Filesystem root nid:", erofs_super_root_nid(&sb));
 	if ((sb.feature_incompat & EROFS_INCOMPAT_FRAGMENTS) && sb.packed_nid)
 		fprintf(out, LINE "%" PRIu64 "\n", "Filesystem packed nid:", sb.packed_nid);
+	if (sb.feature_incompat & EROFS_INCOMPAT_METABOX)
+		fprintf(out, LINE "%" PRIu64 "\n", "Filesystem metabox nid:", sb.metabox_nid);
 	if (sb.feature_incompat & EROFS_INCOMPAT_COMPR_CFGS) {
 		print_algs(out, sb.u1);
 		print_cfgs(out, &cfgs);
@@ -292,7 +321,9 @@ int erofs_dump_super(FILE *out, const uint8_t *head, size_t len, char *err, size
 		fprintf(out, LINE "%u\n", "Filesystem extra devices:", sb.extra_devices);
 	fprintf(out, LINE "%u\n", "Filesystem sb_size:", sb_size);
 	fprintf(out, LINE "%" PRIu64 "\n", "Filesystem inode count:", sb.inos);
-	print_created(out, sb.build_time);
+	/* 48-bit: the build time is the epoch plus its delta (0x6C) */
+	print_created(out, (sb.feature_incompat & EROFS_INCOMPAT_48BIT) ?
+		      sb.build_time + sb.build_time_delta : sb.build_time);
 	print_features(out, "Filesystem compatible features:", sb.feature_compat, compat_names,
 		       NFEATURES(compat_names));
 	print_features(out, "Filesystem incompatible features:", sb.feature_incompat,

@@ -177,7 +177,7 @@ int erofs_dump_walk(struct erofs_dump *d, erofs_dump_visit_fn fn, void *arg)
 {
 	struct walk w = { .d = d };
 	struct erofs_rd_inode vi;
-	uint64_t root = d->r->sb.root_nid;
+	uint64_t root = d->r->root_nid;
 	int err;
 
 	err = erofs_read_inode(d->r, root, &vi);
@@ -274,7 +274,7 @@ int erofs_dump_lookup(struct erofs_dump *d, const char *path, uint64_t *nid)
 {
 	uint64_t *up = NULL;	/* the directories above, for ".." */
 	size_t depth = 0, cap = 0;
-	uint64_t cur = d->r->sb.root_nid;
+	uint64_t cur = d->r->root_nid;
 	const char *p = path;
 	int err = 0;
 

@@ -68,13 +68,13 @@ void erofs_fs_close(struct erofs_fs *fs)
 
 uint64_t erofs_fs_ino_of(const struct erofs_fs *fs, uint64_t nid)
 {
-	return nid == fs->r->sb.root_nid ? EROFS_FS_ROOT_INO : nid + 2;
+	return nid == fs->r->root_nid ? EROFS_FS_ROOT_INO : nid + 2;
 }
 
 int erofs_fs_nid_of(struct erofs_fs *fs, uint64_t ino, uint64_t *nid)
 {
 	if (ino == EROFS_FS_ROOT_INO) {
-		*nid = fs->r->sb.root_nid;
+		*nid = fs->r->root_nid;
 		return 0;
 	}
 	if (ino < 2) {
@@ -90,6 +90,8 @@ static bool nid_possible(const struct erofs_fs *fs, uint64_t nid)
 {
 	const struct erofs_reader *r = fs->r;
 
+	if (nid & EROFS_NID_METABOX_BIT)
+		return r->mbox && (nid & ~EROFS_NID_METABOX_BIT) < r->mbox->size >> EROFS_SLOT_BITS;
 	return nid < (r->size - r->meta_base) >> EROFS_SLOT_BITS;
 }
 
@@ -334,6 +336,7 @@ int erofs_fs_readdir(struct erofs_fs *fs, uint64_t dir, uint64_t cookie,
 	if (!buf)
 		return -ENOMEM;
 	erofs_dir_cursor_init(&cur, dvi.nid, EROFS_NID_UNKNOWN);
+	cur.seen_dot = dvi.dot_omitted;	/* "." is handed out all the same */
 	if (cookie < COOKIE_DOTDOT) {
 		/* where ".." points is the parent's number (in block 0 but for
 		 * a directory of many names sorted before it) */
@@ -352,6 +355,7 @@ int erofs_fs_readdir(struct erofs_fs *fs, uint64_t dir, uint64_t cookie,
 		if (fill(arg, "..", 2, erofs_fs_ino_of(fs, cur.parent_nid), S_IFDIR, COOKIE_DOTDOT))
 			goto out;
 		erofs_dir_cursor_init(&cur, dvi.nid, EROFS_NID_UNKNOWN);
+		cur.seen_dot = dvi.dot_omitted;
 	}
 	if (cookie <= COOKIE_DOTDOT) {
 		blk = 0;
@@ -635,7 +639,7 @@ int erofs_fs_statfs(struct erofs_fs *fs, struct statvfs *st)
 	memset(st, 0, sizeof(*st));
 	st->f_bsize = r->blksz;
 	st->f_frsize = r->blksz;
-	st->f_blocks = r->sb.blocks;
+	st->f_blocks = r->blocks;
 	st->f_files = r->sb.inos;
 	st->f_namemax = EROFS_NAME_LEN;
 	st->f_flag = ST_RDONLY;

@@ -33,7 +33,7 @@ int erofs_lookup_path(struct erofs_reader *r, const char *path, uint64_t *nid, u
 	/* the directories above the current one, for ".." */
 	uint64_t up[EROFS_LOOKUP_MAXDEPTH];
 	size_t depth = 0;
-	uint64_t cur = r->sb.root_nid, par = cur;
+	uint64_t cur = r->root_nid, par = cur;
 
 	while (*path) {
 		struct erofs_rd_inode vi;
@@ -48,7 +48,7 @@ int erofs_lookup_path(struct erofs_reader *r, const char *path, uint64_t *nid, u
 		if (l.len == 2 && !memcmp(l.name, "..", 2)) {
 			if (depth) {
 				cur = par;
-				par = --depth ? up[depth - 1] : r->sb.root_nid;
+				par = --depth ? up[depth - 1] : r->root_nid;
 			}
 			continue;
 		}

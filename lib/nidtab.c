@@ -16,6 +16,7 @@
 #include "erofs/format.h"
 
 #define PACKED_NAME	"(packed inode)"
+#define MBOX_NAME	"(metabox inode)"
 #define ELLIPSIS	"/..."
 
 static size_t nid_hash(uint64_t nid, size_t cap)
@@ -175,6 +176,10 @@ const char *erofs_nidtab_node_path(const struct erofs_nidtab *t, const struct er
 {
 	if (n->packed) {
 		erofs_escape(out, outlen, PACKED_NAME, sizeof(PACKED_NAME) - 1);
+		return out;
+	}
+	if (n->mbox) {
+		erofs_escape(out, outlen, MBOX_NAME, sizeof(MBOX_NAME) - 1);
 		return out;
 	}
 	if (n->parent == n->nid)

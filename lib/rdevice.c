@@ -26,6 +26,8 @@ int erofs_rd_load_devices(struct erofs_reader *r, unsigned int sb_size)
 	const struct erofs_super *sb = &r->sb;
 	uint64_t start = (uint64_t)sb->devt_slotoff * EROFS_DEVT_SLOT_BYTES, bytes;
 	uint8_t slot[EROFS_DEVT_SLOT_BYTES];
+	const bool wide = sb->feature_incompat & EROFS_INCOMPAT_48BIT;
+	const uint64_t top = wide ? (1ull << 48) - 1 : UINT32_MAX;
 
 	if (!(sb->feature_incompat & EROFS_INCOMPAT_DEVICE_TABLE) || !sb->extra_devices)
 		return 0;
@@ -51,11 +53,15 @@ int erofs_rd_load_devices(struct erofs_reader *r, unsigned int sb_size)
 		memcpy(d->tag, slot, EROFS_DEVT_TAG_LEN);
 		d->blocks = get_le32(slot + EROFS_DEVT_SLOT_BLOCKS);
 		d->mapped_blkaddr = get_le32(slot + EROFS_DEVT_SLOT_MAPPED);
-		end = (uint64_t)d->mapped_blkaddr + d->blocks;
-		if (d->mapped_blkaddr && end > UINT32_MAX)
+		if (wide) {	/* 48-bit: the high bits of both */
+			d->blocks |= (uint64_t)get_le32(slot + EROFS_DEVT_SLOT_BLOCKS_HI) << 32;
+			d->mapped_blkaddr |= (uint64_t)get_le16(slot + EROFS_DEVT_SLOT_MAPPED_HI) << 32;
+		}
+		end = d->mapped_blkaddr + d->blocks;	/* both < 2^48: no overflow */
+		if (d->blocks > top || (d->mapped_blkaddr && end > top))
 			return erofs_reader_fail(r, -EFSCORRUPTED,
-				"device %u: mapped at block %u, its %u blocks run past 2^32",
-				i + 1, d->mapped_blkaddr, d->blocks);
+				"device %u: mapped at block %" PRIu64 ", its %" PRIu64 " blocks run past 2^%u",
+				i + 1, d->mapped_blkaddr, d->blocks, wide ? 48 : 32);
 	}
 	return 0;
 }
@@ -79,7 +85,7 @@ int erofs_reader_set_device(struct erofs_reader *r, unsigned int id, int fd, uin
 	d = &r->devs[id - 1];
 	if (size < (uint64_t)d->blocks << r->blkszbits)
 		return erofs_reader_fail(r, -EFSCORRUPTED,
-			"device %u is too short: %" PRIu64 " bytes, the device table says %u blocks (%" PRIu64 " bytes)",
+			"device %u is too short: %" PRIu64 " bytes, the device table says %" PRIu64 " blocks (%" PRIu64 " bytes)",
 			id, size, d->blocks, (uint64_t)d->blocks << r->blkszbits);
 	d->fd = fd;
 	d->size = size;
@@ -105,7 +111,7 @@ int erofs_devn_read(struct erofs_reader *r, unsigned int dev, void *buf, size_t 
 	limit = (uint64_t)d->blocks << r->blkszbits;
 	if (off > limit || len > limit - off)
 		return erofs_reader_fail(r, -EFSCORRUPTED,
-			"read of %zu bytes at %" PRIu64 " beyond device %u's %u blocks",
+			"read of %zu bytes at %" PRIu64 " beyond device %u's %" PRIu64 " blocks",
 			len, off, dev, d->blocks);
 	while (len) {
 		ssize_t n = pread(d->fd, p, len, (off_t)off);

@@ -37,21 +37,6 @@ int erofs_reader_fail(struct erofs_reader *r, int err, const char *fmt, ...)
 
 #define fail	erofs_reader_fail
 
-static int errf(char *buf, size_t len, int err, const char *fmt, ...)
-	EROFS_PRINTF(4, 5);
-
-static int errf(char *buf, size_t len, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (buf && len) {
-		va_start(ap, fmt);
-		vsnprintf(buf, len, fmt, ap);
-		va_end(ap);
-	}
-	return err;
-}
-
 const char *erofs_reader_error(const struct erofs_reader *r)
 {
 	return r->err[0] ? r->err : "unknown error";
@@ -75,21 +60,10 @@ const char *erofs_name_bits(char *out, size_t len, uint32_t mask,
 	return out;
 }
 
-/* The incompatible features newer than 6.1's, named as erofs-utils' -E
- * options and dump.erofs name them, with the first Linux that reads them. */
-static const struct erofs_bitname newer_features[] = {
-	{ 0x00000080u, "48bit (Linux 6.15 and later)" },
-	{ 0x00000100u, "metabox (metadata compression, Linux 6.17 and later)" },
-};
-
-static int refuse_features(struct erofs_reader *r, uint32_t unsupported)
-{
-	char names[192];
-
-	return fail(r, -EOPNOTSUPP, "superblock: unsupported incompatible features: %s",
-		    erofs_name_bits(names, sizeof(names), unsupported, newer_features,
-				    sizeof(newer_features) / sizeof(newer_features[0])));
-}
+/* Incompatible features this reader knows: 6.1's, long xattr prefixes (6.4),
+ * 48-bit addresses (6.15) and the metabox (6.17); any other bit is refused. */
+#define INCOMPAT_KNOWN	(EROFS_INCOMPAT_LINUX_6_1 | EROFS_INCOMPAT_XATTR_PREFIXES | \
+			 EROFS_INCOMPAT_48BIT | EROFS_INCOMPAT_METABOX)
 
 const char *erofs_escape(char *out, size_t outlen, const void *name, size_t len)
 {
@@ -200,9 +174,20 @@ static int load_super(struct erofs_reader *r)
 				    sb->checksum, crc);
 	}
 
-	if (sb->feature_incompat & ~(EROFS_INCOMPAT_LINUX_6_1 | EROFS_INCOMPAT_XATTR_PREFIXES))
-		return refuse_features(r, sb->feature_incompat &
-					  ~(EROFS_INCOMPAT_LINUX_6_1 | EROFS_INCOMPAT_XATTR_PREFIXES));
+	if (sb->feature_incompat & ~INCOMPAT_KNOWN)
+		return fail(r, -EOPNOTSUPP,
+			    "superblock: unsupported incompatible features: unknown bits 0x%x",
+			    sb->feature_incompat & ~INCOMPAT_KNOWN);
+	if ((sb->feature_incompat & EROFS_INCOMPAT_METABOX) &&
+	    !(sb->feature_incompat & EROFS_INCOMPAT_48BIT))
+		return fail(r, -EFSCORRUPTED,
+			    "superblock: the metabox feature without the 48bit feature");
+	r->root_nid = erofs_super_root_nid(sb);
+	r->blocks = erofs_super_blocks(sb);
+	r->epoch = (int64_t)sb->build_time;
+	if (sb->build_time > (uint64_t)INT64_MAX - UINT32_MAX)
+		return fail(r, -EFSCORRUPTED,
+			    "superblock: epoch %" PRIu64 " out of range", sb->build_time);
 	if (sb->dirblkbits)
 		return fail(r, -EFSCORRUPTED,
 			    "superblock: dirblkbits %u (must be 0)", sb->dirblkbits);
@@ -222,38 +207,41 @@ static int load_super(struct erofs_reader *r)
 	if (err)
 		return err;
 
-	/* everything past the block count is outside the filesystem */
-	fsbytes = (uint64_t)sb->blocks << r->blkszbits;
+	/* everything past the block count is outside the filesystem; 48-bit
+	 * counts stay below 2^48, so the shift cannot overflow */
+	fsbytes = r->blocks << r->blkszbits;
 	if (fsbytes > r->size)
 		return fail(r, -EFSCORRUPTED,
-			    "image is truncated: %" PRIu64 " bytes, but the superblock says %u blocks (%" PRIu64 " bytes)",
-			    r->size, sb->blocks, fsbytes);
+			    "image is truncated: %" PRIu64 " bytes, but the superblock says %" PRIu64 " blocks (%" PRIu64 " bytes)",
+			    r->size, r->blocks, fsbytes);
 	if (r->nr_devs && (uint64_t)sb->devt_slotoff * EROFS_DEVT_SLOT_BYTES +
 			  (uint64_t)r->nr_devs * EROFS_DEVT_SLOT_BYTES > fsbytes)
 		return fail(r, -EFSCORRUPTED,
 			    "superblock: device table beyond the end of the filesystem");
 	if (fsbytes < EROFS_SUPER_OFFSET + (uint64_t)sb_size)
 		return fail(r, -EFSCORRUPTED,
-			    "superblock: block count %u too small to hold the superblock",
-			    sb->blocks);
+			    "superblock: block count %" PRIu64 " too small to hold the superblock",
+			    r->blocks);
 	limit = fsbytes;
 	r->size = limit;
 
 	r->meta_base = (uint64_t)sb->meta_blkaddr << r->blkszbits;
 	if (r->meta_base >= limit)
 		return fail(r, -EFSCORRUPTED,
-			    "superblock: meta_blkaddr %u beyond the end of the image (%u blocks)",
-			    sb->meta_blkaddr, sb->blocks);
+			    "superblock: meta_blkaddr %u beyond the end of the image (%" PRIu64 " blocks)",
+			    sb->meta_blkaddr, r->blocks);
 	r->xattr_base = (uint64_t)sb->xattr_blkaddr << r->blkszbits;
-	if (r->xattr_base >= limit)
+	if (r->xattr_base >= limit && !(sb->feature_compat & EROFS_COMPAT_SHARED_EA_IN_METABOX))
 		return fail(r, -EFSCORRUPTED,
-			    "superblock: xattr_blkaddr %u beyond the end of the image (%u blocks)",
-			    sb->xattr_blkaddr, sb->blocks);
-	if (r->meta_base + ((uint64_t)sb->root_nid << EROFS_SLOT_BITS) +
-	    EROFS_COMPACT_INODE_SIZE > limit)
+			    "superblock: xattr_blkaddr %u beyond the end of the image (%" PRIu64 " blocks)",
+			    sb->xattr_blkaddr, r->blocks);
+	if (!(r->root_nid & EROFS_NID_METABOX_BIT) &&
+	    r->meta_base + (r->root_nid << EROFS_SLOT_BITS) + EROFS_COMPACT_INODE_SIZE > limit)
 		return fail(r, -EFSCORRUPTED,
-			    "superblock: root nid %u beyond the end of the image", sb->root_nid);
+			    "superblock: root nid %" PRIu64 " beyond the end of the image", r->root_nid);
 	err = erofs_z_load_config(r);
+	if (!err)
+		err = erofs_mbox_load(r);
 	if (err)
 		return err;
 	r->err[0] = '\0';
@@ -265,8 +253,11 @@ static int open_super(struct erofs_reader *r)
 {
 	int err = load_super(r);
 
-	if (err)
+	if (err) {
+		erofs_z_release(r);
+		erofs_mbox_free(r);
 		erofs_rd_free_devices(r);
+	}
 	return err;
 }
 
@@ -325,6 +316,7 @@ void erofs_reader_clone(struct erofs_reader *dst, const struct erofs_reader *src
 void erofs_reader_close(struct erofs_reader *r)
 {
 	erofs_xattr_prefixes_free(r);
+	erofs_mbox_free(r);
 	erofs_z_release(r);
 	erofs_rd_free_devices(r);
 }
@@ -337,11 +329,16 @@ static bool has_data(uint16_t mode)
 	return S_ISREG(mode) || S_ISDIR(mode) || S_ISLNK(mode);
 }
 
+/* Bytes of the space an inode's metadata lives in: the image or the metabox data. */
+static uint64_t meta_limit(const struct erofs_reader *r, const struct erofs_rd_inode *vi)
+{
+	return vi->in_mbox ? r->mbox->size : r->size;
+}
+
 static int setup_flat(struct erofs_reader *r, struct erofs_rd_inode *vi)
 {
 	uint64_t nblocks, head, tail;
 
-	vi->raw_blkaddr = vi->di.u;
 	if (!vi->size)
 		return 0;
 	nblocks = ((vi->size - 1) >> r->blkszbits) + 1;
@@ -354,13 +351,17 @@ static int setup_flat(struct erofs_reader *r, struct erofs_rd_inode *vi)
 		tail = vi->size - head;
 	}
 	vi->flat_head = head;
-	if (head) {
-		uint64_t pa = (uint64_t)vi->raw_blkaddr << r->blkszbits;
+	if (head && vi->raw_blkaddr == UINT64_MAX && vi->layout == EROFS_LAYOUT_FLAT_PLAIN &&
+	    (r->sb.feature_incompat & EROFS_INCOMPAT_48BIT)) {
+		vi->flat_hole = true;	/* Linux 6.15: no block at all, the file reads as zeros */
+	} else if (head) {
+		/* raw_blkaddr < 2^48: the shift cannot overflow */
+		uint64_t pa = vi->raw_blkaddr << r->blkszbits;
 
-		if (vi->raw_blkaddr == EROFS_NULL_ADDR || !erofs_rd_extent_ok(r, 0, pa, head))
+		if (vi->raw_blkaddr == UINT64_MAX || !erofs_rd_extent_ok(r, 0, pa, head))
 			return fail(r, -EFSCORRUPTED,
-				    "data blocks %u..+%" PRIu64 " beyond the end of the image (%" PRIu64 " blocks)",
-				    vi->raw_blkaddr,
+				    "data blocks %" PRIu64 "..+%" PRIu64 " beyond the end of the image (%" PRIu64 " blocks)",
+				    vi->raw_blkaddr == UINT64_MAX ? (uint64_t)EROFS_NULL_ADDR : vi->raw_blkaddr,
 				    ((head - 1) >> r->blkszbits) + 1,
 				    r->size >> r->blkszbits);
 	}
@@ -371,9 +372,10 @@ static int setup_flat(struct erofs_reader *r, struct erofs_rd_inode *vi)
 			return fail(r, -EFSCORRUPTED,
 				    "inline data (%" PRIu64 " bytes at offset %" PRIu64 ") crosses a block boundary",
 				    tail, pos & (r->blksz - 1));
-		if (pos + tail > r->size)
+		if (pos + tail > meta_limit(r, vi))
 			return fail(r, -EFSCORRUPTED,
-				    "inline data beyond the end of the image");
+				    "inline data beyond the end of the %s",
+				    vi->in_mbox ? "metabox" : "image");
 		vi->inline_pos = pos;
 		vi->meta_end = pos + tail;
 	}
@@ -382,12 +384,17 @@ static int setup_flat(struct erofs_reader *r, struct erofs_rd_inode *vi)
 
 static int setup_chunks(struct erofs_reader *r, struct erofs_rd_inode *vi)
 {
-	uint64_t bytes;
+	uint64_t bytes, limit = meta_limit(r, vi);
 
 	vi->chunkformat = (uint16_t)vi->di.u;
-	if (vi->chunkformat & ~EROFS_CHUNK_FORMAT_KNOWN)
+	if (vi->chunkformat & ~(EROFS_CHUNK_FORMAT_KNOWN | EROFS_CHUNK_FORMAT_48BIT))
 		return fail(r, -EOPNOTSUPP,
 			    "unsupported chunk format 0x%04x",
+			    vi->chunkformat);
+	if ((vi->chunkformat & EROFS_CHUNK_FORMAT_48BIT) &&
+	    !(r->sb.feature_incompat & EROFS_INCOMPAT_48BIT))
+		return fail(r, -EOPNOTSUPP,
+			    "unsupported chunk format 0x%04x (48-bit, but the superblock lacks the 48bit feature)",
 			    vi->chunkformat);
 	if (vi->di.u >> 16)
 		return fail(r, -EFSCORRUPTED,
@@ -400,36 +407,78 @@ static int setup_chunks(struct erofs_reader *r, struct erofs_rd_inode *vi)
 	vi->nchunks = vi->size ? ((vi->size - 1) >> vi->chunkbits) + 1 : 0;
 	/* nchunks < 2^54, so the product cannot overflow */
 	bytes = vi->nchunks * vi->chunk_unit;
-	if (vi->chunk_table > r->size || bytes > r->size - vi->chunk_table)
+	if (vi->chunk_table > limit || bytes > limit - vi->chunk_table)
 		return fail(r, -EFSCORRUPTED,
-			    "chunk table (%" PRIu64 " entries) beyond the end of the image",
-			    vi->nchunks);
+			    "chunk table (%" PRIu64 " entries) beyond the end of the %s",
+			    vi->nchunks, vi->in_mbox ? "metabox" : "image");
 	vi->meta_end = vi->chunk_table + bytes;
 	return 0;
+}
+
+/*
+ * The 48-bit reading of an inode core: i_nb is nlink, or with NLINK_1 (compact
+ * non-directories) the high 16 bits of the start block; extended inodes keep
+ * those bits in i_nb too.  Compact inodes' mtime counts from the epoch.
+ */
+static void decode_48bit(struct erofs_reader *r, struct erofs_rd_inode *vi)
+{
+	bool wide = false;	/* i_nb holds the high address bits */
+	uint64_t hi = 0;
+
+	if (vi->version == EROFS_INODE_COMPACT) {
+		if (!S_ISDIR(vi->di.mode) && (vi->di.format & EROFS_I_NLINK_1)) {
+			hi = (uint16_t)vi->di.nlink;
+			vi->di.nlink = 1;
+			wide = true;
+		}
+		vi->mtime = r->epoch + vi->di.compact_mtime;
+		vi->mtime_nsec = r->sb.build_time_nsec;
+	} else if (r->sb.feature_incompat & EROFS_INCOMPAT_48BIT) {
+		hi = vi->di.nb_hi;
+		wide = true;
+	}
+	if (S_ISDIR(vi->di.mode))
+		vi->dot_omitted = vi->di.format & EROFS_I_DOT_OMITTED;
+	/* a start block of all ones (32 or 48 bits) is "no block", as in Linux */
+	vi->raw_blkaddr = (uint64_t)vi->di.u | hi << 32;
+	if (vi->raw_blkaddr == (wide ? 0xFFFFFFFFFFFFull : EROFS_NULL_ADDR))
+		vi->raw_blkaddr = UINT64_MAX;
 }
 
 int erofs_read_inode(struct erofs_reader *r, uint64_t nid, struct erofs_rd_inode *vi)
 {
 	uint8_t raw[EROFS_EXTENDED_INODE_SIZE];
-	uint64_t slots, avail;
+	uint64_t slots, avail, base, limit, slot = nid & ~EROFS_NID_METABOX_BIT;
 	unsigned int ftype;
+	uint16_t known;
 	int err;
 
 	memset(vi, 0, sizeof(*vi));
 	vi->nid = nid;
-	slots = (r->size - r->meta_base) >> EROFS_SLOT_BITS;
-	if (nid >= slots)
+	vi->in_mbox = nid & EROFS_NID_METABOX_BIT;
+	if (vi->in_mbox && !r->mbox)
 		return fail(r, -EFSCORRUPTED,
-			    "nid %" PRIu64 " out of range (the image has %" PRIu64 " inode slots)",
-			    nid, slots);
-	vi->iloc = r->meta_base + (nid << EROFS_SLOT_BITS);
-	avail = r->size - vi->iloc;
-	err = erofs_dev_read(r, raw, avail < sizeof(raw) ? (size_t)avail : sizeof(raw),
-			    vi->iloc);
+			    "nid %" PRIu64 " is in the metabox (bit 63), but %s", nid,
+			    (r->sb.feature_incompat & EROFS_INCOMPAT_METABOX) ?
+			    "the metabox is not loaded yet (it would need itself to be read)" :
+			    "the image has no metabox");
+	base = vi->in_mbox ? 0 : r->meta_base;
+	limit = meta_limit(r, vi);
+	slots = (limit - base) >> EROFS_SLOT_BITS;
+	if (slot >= slots)
+		return fail(r, -EFSCORRUPTED,
+			    "nid %" PRIu64 " out of range (the %s has %" PRIu64 " inode slots)",
+			    nid, vi->in_mbox ? "metabox" : "image", slots);
+	vi->iloc = base + (slot << EROFS_SLOT_BITS);
+	avail = limit - vi->iloc;
+	err = erofs_meta_read(r, vi->in_mbox, raw, avail < sizeof(raw) ? (size_t)avail : sizeof(raw),
+			      vi->iloc);
 	if (err)
 		return err;
 	vi->di.format = get_le16(raw);
-	if (vi->di.format & ~EROFS_I_FORMAT_KNOWN)
+	known = (r->sb.feature_incompat & EROFS_INCOMPAT_48BIT) ? EROFS_I_FORMAT_KNOWN_48BIT
+								  : EROFS_I_FORMAT_KNOWN;
+	if (vi->di.format & ~known)
 		return fail(r, -EOPNOTSUPP,
 			    "unsupported i_format 0x%04x", vi->di.format);
 	vi->version = erofs_inode_version(vi->di.format);
@@ -440,29 +489,14 @@ int erofs_read_inode(struct erofs_reader *r, uint64_t nid, struct erofs_rd_inode
 	vi->isize = erofs_inode_core_size(vi->version);
 	if (vi->isize > avail)
 		return fail(r, -EFSCORRUPTED,
-			    "extended inode beyond the end of the image");
+			    "extended inode beyond the end of the %s",
+			    vi->in_mbox ? "metabox" : "image");
 	erofs_dinode_decode(raw, &vi->di);
 
 	ftype = erofs_mode_to_ftype(vi->di.mode);
 	if (ftype == EROFS_FT_UNKNOWN)
 		return fail(r, -EFSCORRUPTED,
 			    "bogus file type in mode 0%o", vi->di.mode);
-	if (vi->di.nlink == 0)
-		return fail(r, -EFSCORRUPTED, "link count is 0");
-
-	vi->xattr_isize = erofs_xattr_ibody_size(vi->di.xattr_icount);
-	vi->meta_end = vi->iloc + vi->isize;
-	if (vi->xattr_isize > r->size - vi->meta_end)
-		return fail(r, -EFSCORRUPTED,
-			    "inline xattrs (%u bytes) beyond the end of the image",
-			    vi->xattr_isize);
-	vi->meta_end += vi->xattr_isize;
-
-	if (vi->di.size > (uint64_t)INT64_MAX)
-		return fail(r, -EFSCORRUPTED,
-			    "negative i_size (0x%016" PRIx64 ")", vi->di.size);
-	vi->size = vi->di.size;
-
 	if (vi->version == EROFS_INODE_EXTENDED) {
 		vi->mtime = vi->di.mtime;
 		vi->mtime_nsec = vi->di.mtime_nsec;
@@ -470,10 +504,23 @@ int erofs_read_inode(struct erofs_reader *r, uint64_t nid, struct erofs_rd_inode
 			return fail(r, -EFSCORRUPTED,
 				    "mtime nanoseconds %u out of range",
 				    vi->mtime_nsec);
-	} else {
-		vi->mtime = (int64_t)r->sb.build_time;
-		vi->mtime_nsec = r->sb.build_time_nsec;
 	}
+	decode_48bit(r, vi);
+	if (vi->di.nlink == 0)
+		return fail(r, -EFSCORRUPTED, "link count is 0");
+
+	vi->xattr_isize = erofs_xattr_ibody_size(vi->di.xattr_icount);
+	vi->meta_end = vi->iloc + vi->isize;
+	if (vi->xattr_isize > limit - vi->meta_end)
+		return fail(r, -EFSCORRUPTED,
+			    "inline xattrs (%u bytes) beyond the end of the %s",
+			    vi->xattr_isize, vi->in_mbox ? "metabox" : "image");
+	vi->meta_end += vi->xattr_isize;
+
+	if (vi->di.size > (uint64_t)INT64_MAX)
+		return fail(r, -EFSCORRUPTED,
+			    "negative i_size (0x%016" PRIx64 ")", vi->di.size);
+	vi->size = vi->di.size;
 
 	if (!has_data(vi->di.mode))
 		return 0;	/* i_u is rdev; no data whatever the layout says */
@@ -482,10 +529,10 @@ int erofs_read_inode(struct erofs_reader *r, uint64_t nid, struct erofs_rd_inode
 		return fail(r, -EFSCORRUPTED,
 			    "symlink target length %" PRIu64 " out of range (1..%u)",
 			    vi->size, EROFS_SYMLINK_MAXLEN - 1);
-	if (S_ISDIR(vi->di.mode) && vi->size < 2 * EROFS_DIRENT_SIZE)
+	if (S_ISDIR(vi->di.mode) && vi->size < (vi->dot_omitted ? 1u : 2u) * EROFS_DIRENT_SIZE)
 		return fail(r, -EFSCORRUPTED,
-			    "directory size %" PRIu64 " too small for '.' and '..'",
-			    vi->size);
+			    "directory size %" PRIu64 " too small for %s",
+			    vi->size, vi->dot_omitted ? "'..'" : "'.' and '..'");
 
 	switch (vi->layout) {
 	case EROFS_LAYOUT_FLAT_PLAIN:
@@ -511,13 +558,13 @@ static int map_flat(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 	if (la < vi->flat_head) {
 		map->la = 0;
 		map->llen = vi->flat_head;
-		map->pa = (uint64_t)vi->raw_blkaddr << r->blkszbits;
-		map->flags = EROFS_MAP_MAPPED;
+		map->pa = vi->flat_hole ? 0 : vi->raw_blkaddr << r->blkszbits;
+		map->flags = vi->flat_hole ? 0 : EROFS_MAP_MAPPED;
 	} else {
 		map->la = vi->flat_head;
 		map->llen = vi->size - vi->flat_head;
 		map->pa = vi->inline_pos;
-		map->flags = EROFS_MAP_MAPPED | EROFS_MAP_META;
+		map->flags = EROFS_MAP_MAPPED | EROFS_MAP_META | (vi->in_mbox ? EROFS_MAP_MBOX : 0);
 	}
 	map->plen = map->llen;
 	return 0;
@@ -528,12 +575,12 @@ static int map_chunk(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 {
 	uint64_t chunknr = la >> vi->chunkbits;
 	uint8_t ent[EROFS_CHUNK_INDEX_SIZE];
-	uint32_t blkaddr;
-	uint64_t pa;
+	uint64_t blkaddr, pa;
+	bool hole;
 	int err;
 
-	err = erofs_dev_read(r, ent, vi->chunk_unit,
-			    vi->chunk_table + chunknr * vi->chunk_unit);
+	err = erofs_meta_read(r, vi->in_mbox, ent, vi->chunk_unit,
+			      vi->chunk_table + chunknr * vi->chunk_unit);
 	if (err)
 		return err;
 	map->la = chunknr << vi->chunkbits;
@@ -544,39 +591,45 @@ static int map_chunk(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 
 	if (vi->chunk_unit == EROFS_BLOCK_MAP_ENTRY_SIZE) {
 		blkaddr = get_le32(ent);
+		hole = blkaddr == EROFS_NULL_ADDR;
 	} else {
-		uint16_t advise = get_le16(ent), device_id = get_le16(ent + 2);
+		/* 48-bit: the first field is startblk_hi; 6.1 calls it advise, 0 */
+		uint16_t hi = get_le16(ent), device_id = get_le16(ent + 2);
+		const bool wide = vi->chunkformat & EROFS_CHUNK_FORMAT_48BIT;
 
 		blkaddr = get_le32(ent + 4);
-		if (blkaddr != EROFS_NULL_ADDR && advise)
+		hole = blkaddr == EROFS_NULL_ADDR && (!wide || hi == 0xFFFF);
+		if (wide)
+			blkaddr |= (uint64_t)hi << 32;
+		else if (!hole && hi)
 			return fail(r, -EFSCORRUPTED,
 				    "chunk %" PRIu64 ": reserved index field set (0x%04x)",
-				    chunknr, advise);
-		if (blkaddr != EROFS_NULL_ADDR && device_id && !r->nr_devs)
+				    chunknr, hi);
+		if (!hole && device_id && !r->nr_devs)
 			return fail(r, -EFSCORRUPTED,
 				    "chunk %" PRIu64 " refers to device %u, but the image has no extra devices",
 				    chunknr, device_id);
 		/* Linux keeps the bits up to the device count's power of two */
 		map->device = device_id & r->device_id_mask;
-		if (blkaddr != EROFS_NULL_ADDR && map->device > r->nr_devs)
+		if (!hole && map->device > r->nr_devs)
 			return fail(r, -EFSCORRUPTED,
 				    "chunk %" PRIu64 " refers to device %u, but the image has %u extra devices",
 				    chunknr, map->device, r->nr_devs);
 	}
-	if (blkaddr == EROFS_NULL_ADDR) {
+	if (hole) {
 		map->pa = 0;
 		map->flags = 0;
 		map->device = 0;
 		return 0;
 	}
-	pa = (uint64_t)blkaddr << r->blkszbits;
+	pa = blkaddr << r->blkszbits;	/* < 2^60 */
 	if (map->device && !erofs_rd_extent_ok(r, map->device, pa, map->llen))
 		return fail(r, -EFSCORRUPTED,
-			    "chunk %" PRIu64 " at block %u beyond the end of device %u (%u blocks)",
+			    "chunk %" PRIu64 " at block %" PRIu64 " beyond the end of device %u (%" PRIu64 " blocks)",
 			    chunknr, blkaddr, map->device, r->devs[map->device - 1].blocks);
 	if (!erofs_rd_extent_ok(r, map->device, pa, map->llen))
 		return fail(r, -EFSCORRUPTED,
-			    "chunk %" PRIu64 " at block %u beyond the end of the image (%" PRIu64 " blocks)",
+			    "chunk %" PRIu64 " at block %" PRIu64 " beyond the end of the image (%" PRIu64 " blocks)",
 			    chunknr, blkaddr, r->size >> r->blkszbits);
 	map->pa = pa;
 	map->flags = EROFS_MAP_MAPPED;
@@ -622,8 +675,14 @@ int erofs_map_blocks(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 			return fail(r, -EFSCORRUPTED, "bad fragment mapping of offset %" PRIu64, la);
 		return 0;
 	}
+	if ((map->flags & EROFS_MAP_MBOX) &&
+	    (!vi->in_mbox || !(map->flags & EROFS_MAP_META) || map->device ||
+	     map->pa > r->mbox->size || map->plen > r->mbox->size - map->pa))
+		return fail(r, -EFSCORRUPTED,
+			    "bad mapping of offset %" PRIu64 " (beyond the metabox)", la);
 	if ((map->flags & EROFS_MAP_MAPPED) &&
-	    (!erofs_rd_extent_ok(r, map->device, map->pa, map->plen) ||
+	    ((!(map->flags & EROFS_MAP_MBOX) &&
+	      !erofs_rd_extent_ok(r, map->device, map->pa, map->plen)) ||
 	     (!(map->flags & EROFS_MAP_ENCODED) && map->llen > map->plen)))
 		return fail(r, -EFSCORRUPTED,
 			    "bad mapping of offset %" PRIu64 " (beyond the image)", la);
@@ -646,6 +705,8 @@ int erofs_read_mapped(struct erofs_reader *r, const struct erofs_map *map,
 	skip = pos - map->la;
 	if (map->flags & EROFS_MAP_FRAGMENT)
 		return erofs_read_packed(r, buf, len, map->pa + skip);
+	if (map->flags & EROFS_MAP_MBOX)
+		return erofs_meta_read(r, true, buf, len, map->pa + skip);
 	if (!(map->flags & EROFS_MAP_INTERLACED))
 		return erofs_devn_read(r, map->device, buf, len, map->pa + skip);
 	/* a ring: the part up to the end of the block, then from its start */
@@ -722,183 +783,3 @@ int erofs_read_symlink(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 	buf[vi->size] = '\0';
 	return 0;
 }
-
-/* ------------------------------------------------------------------ */
-/* directories                                                         */
-
-void erofs_dir_cursor_init(struct erofs_dir_cursor *cur, uint64_t dir_nid,
-			   uint64_t parent_nid)
-{
-	memset(cur, 0, sizeof(*cur));
-	cur->dir_nid = dir_nid;
-	cur->parent_nid = parent_nid;
-}
-
-int erofs_dirblock_parse(const uint8_t *blk, unsigned int maxsize,
-			 unsigned int blksz, struct erofs_dir_cursor *cur,
-			 erofs_dirent_fn fn, void *arg, char *err, size_t errlen)
-{
-	unsigned int nameoff0, n, j;
-	char pn[80], pp[80];
-
-	if (maxsize > blksz)
-		return errf(err, errlen, -EINVAL, "block %" PRIu64 ": size %u above block size",
-			    cur->blkno, maxsize);
-	if (maxsize < EROFS_DIRENT_SIZE)
-		return errf(err, errlen, -EFSCORRUPTED,
-			    "directory block %" PRIu64 ": %u bytes, too short for an entry",
-			    cur->blkno, maxsize);
-	nameoff0 = get_le16(blk + 8);
-	if (nameoff0 < EROFS_DIRENT_SIZE || nameoff0 % EROFS_DIRENT_SIZE ||
-	    nameoff0 >= maxsize)
-		return errf(err, errlen, -EFSCORRUPTED,
-			    "directory block %" PRIu64 ": invalid first nameoff %u",
-			    cur->blkno, nameoff0);
-	n = nameoff0 / EROFS_DIRENT_SIZE;
-
-	for (j = 0; j < n; j++) {
-		struct erofs_dirent de;
-		struct erofs_rd_dentry d;
-		unsigned int end, len, cmplen;
-		const uint8_t *name;
-		int cmp, ret;
-
-		erofs_dirent_decode(blk + j * EROFS_DIRENT_SIZE, &de);
-		if (j + 1 < n) {
-			end = get_le16(blk + (j + 1) * EROFS_DIRENT_SIZE + 8);
-			if (end <= de.nameoff || end > maxsize)
-				return errf(err, errlen, -EFSCORRUPTED,
-					    "directory block %" PRIu64 ", entry %u: bad nameoff %u (next %u, block holds %u bytes)",
-					    cur->blkno, j, de.nameoff, end, maxsize);
-		} else {
-			if (de.nameoff >= maxsize)
-				return errf(err, errlen, -EFSCORRUPTED,
-					    "directory block %" PRIu64 ", entry %u: nameoff %u beyond the block (%u bytes)",
-					    cur->blkno, j, de.nameoff, maxsize);
-			end = de.nameoff;
-			while (end < maxsize && blk[end])
-				end++;
-		}
-		name = blk + de.nameoff;
-		len = end - de.nameoff;
-		if (len == 0)
-			return errf(err, errlen, -EFSCORRUPTED,
-				    "directory block %" PRIu64 ", entry %u: empty name",
-				    cur->blkno, j);
-		if (len > EROFS_NAME_LEN)
-			return errf(err, errlen, -EFSCORRUPTED,
-				    "directory block %" PRIu64 ", entry %u: name of %u bytes (max %u)",
-				    cur->blkno, j, len, EROFS_NAME_LEN);
-		if (memchr(name, '\0', len))
-			return errf(err, errlen, -EFSCORRUPTED,
-				    "directory block %" PRIu64 ", entry %u: name '%s' contains a NUL byte",
-				    cur->blkno, j, erofs_escape(pn, sizeof(pn), name, len));
-		if (memchr(name, '/', len))
-			return errf(err, errlen, -EFSCORRUPTED,
-				    "directory block %" PRIu64 ", entry %u: name '%s' contains '/'",
-				    cur->blkno, j, erofs_escape(pn, sizeof(pn), name, len));
-		if (de.file_type >= EROFS_FT_MAX)
-			return errf(err, errlen, -EFSCORRUPTED,
-				    "directory entry '%s': invalid file type %u",
-				    erofs_escape(pn, sizeof(pn), name, len), de.file_type);
-
-		if (cur->nentries) {
-			cmplen = cur->prevlen < len ? cur->prevlen : len;
-			cmp = memcmp(cur->prev, name, cmplen);
-			if (cmp > 0 || (cmp == 0 && cur->prevlen >= len))
-				return errf(err, errlen, -EFSCORRUPTED,
-					    cmp == 0 && cur->prevlen == len ?
-					    "duplicate directory entry '%s' (previous '%s')" :
-					    "directory entries not sorted: '%s' after '%s'",
-					    erofs_escape(pn, sizeof(pn), name, len),
-					    erofs_escape(pp, sizeof(pp), cur->prev, cur->prevlen));
-		}
-		memcpy(cur->prev, name, len);
-		cur->prevlen = len;
-		cur->nentries++;
-
-		if (name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.'))) {
-			bool dot = len == 1;
-			uint64_t want = dot ? cur->dir_nid : cur->parent_nid;
-
-			/* erofsfuse's lookups learn the parent from ".." */
-			if (!dot && want == EROFS_NID_UNKNOWN)
-				cur->parent_nid = want = de.nid;
-			if (de.nid != want)
-				return errf(err, errlen, -EFSCORRUPTED,
-					    "'%s' points to nid %" PRIu64 ", expected %" PRIu64,
-					    dot ? "." : "..", de.nid, want);
-			if (de.file_type != EROFS_FT_DIR)
-				return errf(err, errlen, -EFSCORRUPTED,
-					    "'%s' has file type %u, not a directory",
-					    dot ? "." : "..", de.file_type);
-			if (dot)
-				cur->seen_dot = true;
-			else
-				cur->seen_dotdot = true;
-			if (!(cur->flags & EROFS_DIR_WITH_DOTS))
-				continue;
-		}
-		if (!fn)
-			continue;
-		d.nid = de.nid;
-		d.name = (const char *)name;
-		d.namelen = len;
-		d.file_type = de.file_type;
-		ret = fn(arg, &d);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
-int erofs_dir_cursor_finish(const struct erofs_dir_cursor *cur, char *err,
-			    size_t errlen)
-{
-	if (!cur->seen_dot)
-		return errf(err, errlen, -EFSCORRUPTED, "directory has no '.' entry");
-	if (!cur->seen_dotdot)
-		return errf(err, errlen, -EFSCORRUPTED, "directory has no '..' entry");
-	return 0;
-}
-
-int erofs_dir_iterate(struct erofs_reader *r, const struct erofs_rd_inode *dir,
-		      uint64_t parent_nid, erofs_dirent_fn fn, void *arg)
-{
-	return erofs_dir_iterate_flags(r, dir, parent_nid, 0, fn, arg);
-}
-
-int erofs_dir_iterate_flags(struct erofs_reader *r, const struct erofs_rd_inode *dir,
-			    uint64_t parent_nid, unsigned int flags, erofs_dirent_fn fn, void *arg)
-{
-	struct erofs_dir_cursor cur;
-	uint8_t *blk;
-	uint64_t pos;
-	int err = 0;
-
-	if (!S_ISDIR(dir->di.mode))
-		return fail(r, -ENOTDIR, "not a directory");
-	blk = malloc(r->blksz);
-	if (!blk)
-		return fail(r, -ENOMEM, "out of memory");
-	erofs_dir_cursor_init(&cur, dir->nid, parent_nid);
-	cur.flags = flags;
-	for (pos = 0; pos < dir->size; pos += r->blksz) {
-		unsigned int maxsize = dir->size - pos < r->blksz ?
-				       (unsigned int)(dir->size - pos) : r->blksz;
-
-		err = erofs_read_data(r, dir, blk, maxsize, pos);
-		if (err)
-			break;
-		cur.blkno = pos >> r->blkszbits;
-		err = erofs_dirblock_parse(blk, maxsize, r->blksz, &cur, fn, arg,
-					   r->err, sizeof(r->err));
-		if (err)
-			break;
-	}
-	if (!err)
-		err = erofs_dir_cursor_finish(&cur, r->err, sizeof(r->err));
-	free(blk);
-	return err;
-}
-

@@ -35,7 +35,7 @@ static int read_table(struct erofs_reader *r, void *buf, size_t len, uint64_t of
 {
 	if (r->prefixes_in_packed)
 		return erofs_read_packed(r, buf, len, off);
-	return erofs_dev_read(r, buf, len, off);
+	return erofs_meta_read(r, r->prefixes_in_mbox, buf, len, off);
 }
 
 /* Names the record whose read failed, keeping the reader's reason. */
@@ -46,7 +46,7 @@ static void table_error(struct erofs_reader *r, int err, unsigned int i, uint64_
 
 	memcpy(why, r->err, sizeof(why));
 	fail(r, err, "xattr prefix %u at byte %llu of the %s: %s", i, (unsigned long long)pos,
-	     in_packed ? "packed inode's data" : "image", why);
+	     in_packed ? "packed inode's data" : r->prefixes_in_mbox ? "metabox" : "image", why);
 }
 
 /*
@@ -68,12 +68,18 @@ static int load_prefixes(struct erofs_reader *r)
 		return fail(r, -EFSCORRUPTED,
 			    "long xattr name prefix used, but the superblock lists no prefix table");
 	err = 0;
-	if (!(r->sb.feature_compat & EROFS_COMPAT_PLAIN_XATTR_PFX))
+	/* Linux 6.17: in the metabox when there is one, else the packed inode */
+	r->prefixes_in_mbox = !(r->sb.feature_compat & EROFS_COMPAT_PLAIN_XATTR_PFX) && r->mbox;
+	if (!(r->sb.feature_compat & EROFS_COMPAT_PLAIN_XATTR_PFX) && !r->mbox)
 		err = erofs_packed_inode(r, &packed);
 	if (err < 0)
 		return err;
 	r->prefixes_in_packed = packed != NULL;
-	if (!packed && (pos < r->sb_end || pos >= r->size))
+	if (r->prefixes_in_mbox && pos >= r->mbox->size)
+		return fail(r, -EFSCORRUPTED,
+			    "xattr prefix table at byte %llu: beyond the end of the metabox",
+			    (unsigned long long)pos);
+	if (!packed && !r->prefixes_in_mbox && (pos < r->sb_end || pos >= r->size))
 		return fail(r, -EFSCORRUPTED,
 			    "xattr prefix table at byte %llu: outside the image's metadata",
 			    (unsigned long long)pos);
@@ -233,13 +239,17 @@ int erofs_xattr_iterate(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 	unsigned int count, i, pos;
 	uint32_t absent = 0;
 	int err = 0;
+	/* COMPAT_SHARED_EA_IN_METABOX: the shared area is in the metabox data */
+	const bool sh_mbox = r->sb.feature_compat & EROFS_COMPAT_SHARED_EA_IN_METABOX;
+	const uint64_t sh_limit = sh_mbox ? (r->mbox ? r->mbox->size : 0) : r->size;
+	const char *sh_space = sh_mbox ? "metabox" : "image";
 
 	if (!vi->xattr_isize)
 		return 0;
 	ibody = malloc(vi->xattr_isize);
 	if (!ibody)
 		return fail(r, -ENOMEM, "out of memory");
-	err = erofs_dev_read(r, ibody, vi->xattr_isize, vi->iloc + vi->isize);
+	err = erofs_meta_read(r, vi->in_mbox, ibody, vi->xattr_isize, vi->iloc + vi->isize);
 	if (err)
 		goto out;
 	count = ibody[4];
@@ -260,21 +270,21 @@ int erofs_xattr_iterate(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 		uint8_t hdr[EROFS_XATTR_ENTRY_HEADER_SIZE];
 		size_t body;
 
-		if (at > r->size || r->size - at < sizeof(hdr)) {
+		if (at > sh_limit || sh_limit - at < sizeof(hdr)) {
 			err = fail(r, -EFSCORRUPTED,
-				   "shared xattr id %u beyond the end of the image",
-				    id);
+				   "shared xattr id %u beyond the end of the %s",
+				    id, sh_space);
 			goto out;
 		}
-		err = erofs_dev_read(r, hdr, sizeof(hdr), at);
+		err = erofs_meta_read(r, sh_mbox, hdr, sizeof(hdr), at);
 		if (err)
 			goto out;
 		erofs_xattr_entry_decode(hdr, &e);
 		body = (size_t)e.name_len + e.value_size;
-		if (body > r->size - at - sizeof(hdr)) {
+		if (body > sh_limit - at - sizeof(hdr)) {
 			err = fail(r, -EFSCORRUPTED,
-				   "shared xattr id %u runs past the end of the image",
-				    id);
+				   "shared xattr id %u runs past the end of the %s",
+				    id, sh_space);
 			goto out;
 		}
 		free(sbuf);
@@ -283,7 +293,7 @@ int erofs_xattr_iterate(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 			err = fail(r, -ENOMEM, "out of memory");
 			goto out;
 		}
-		err = erofs_dev_read(r, sbuf, body, at + sizeof(hdr));
+		err = erofs_meta_read(r, sh_mbox, sbuf, body, at + sizeof(hdr));
 		if (err)
 			goto out;
 		err = xattr_entry(r, vi, &e, sbuf, true, at, "shared", absent, e.name_len, fn, arg);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Compressed files for the image reader: superblock compression configs,
- * map headers, full and compact lcluster indexes, extent mapping and LZ4
- * decoding (see include/erofs/zread.h).
+ * Compressed files for the image reader: map headers, full and compact
+ * lcluster indexes, extent mapping and decoding (see include/erofs/zread.h;
+ * the superblock's settings: lib/zconfig.c, extent records: lib/zextread.c).
  *
  * Written for erofs-forge from the on-disk format as Linux 6.1 reads it
  * (fs/erofs/zmap.c and decompressor.c were read to learn the format; no
@@ -59,6 +59,10 @@ struct zslot {
 	struct erofs_map dec_map;
 	uint8_t *dec;
 	size_t dec_cap;
+
+	/* 4-byte extent records: where the last record mapped starts */
+	bool run_valid;
+	uint64_t run_nid, run_idx, run_pa;
 };
 
 enum { PACKED_UNKNOWN, PACKED_LOADING, PACKED_OK, PACKED_BAD };
@@ -68,10 +72,15 @@ struct erofs_zcache {
 	uint64_t mblk;			/* UINT64_MAX: empty */
 	uint8_t mbuf[1u << EROFS_MAX_BLKSZBITS];
 	uint8_t tmp[COMPACT_2B_PACK];
+	/* metadata of inodes in the metabox: read through the metabox's own
+	 * extents, which may use tmp and pbuf on the way */
+	uint8_t mtmp[COMPACT_2B_PACK];
+	uint8_t ibuf[1u << EROFS_MAX_BLKSZBITS];	/* their inline tail pclusters */
 
-	/* [0] files, [1] the packed inode: a file's fragment is read between
-	 * its own extents without evicting them */
-	struct zslot slot[2];
+	/* [0] files, [1] the packed inode, [2] the metabox: a file's fragment
+	 * and its metadata in the metabox are read between its own extents
+	 * without evicting them */
+	struct zslot slot[3];
 	uint8_t *pbuf;			/* compressed input */
 	size_t pbuf_cap;
 	struct erofs_zdecoder *decoder;	/* lzma, deflate, zstd contexts */
@@ -100,26 +109,37 @@ void erofs_z_release(struct erofs_reader *r)
 {
 	if (!r->zc)
 		return;
-	free(r->zc->slot[0].dec);
-	free(r->zc->slot[1].dec);
+	for (unsigned int i = 0; i < sizeof(r->zc->slot) / sizeof(r->zc->slot[0]); i++)
+		free(r->zc->slot[i].dec);
 	free(r->zc->pbuf);
 	erofs_zdecoder_free(r->zc->decoder);
 	free(r->zc);
 	r->zc = NULL;
 }
 
-static struct zslot *zslot_of(struct erofs_zcache *zc, const struct erofs_rd_inode *vi)
+static struct zslot *zslot_of(const struct erofs_reader *r, struct erofs_zcache *zc,
+			      const struct erofs_rd_inode *vi)
 {
+	if (r->mbox && vi->nid == r->mbox->nid)
+		return &zc->slot[2];
 	return &zc->slot[zc->packed_state == PACKED_OK && vi->nid == zc->packed.nid];
 }
 
-/* len (<= 32) bytes of metadata at pos, through the one-block cache. */
-static const uint8_t *meta_at(struct erofs_reader *r, uint64_t pos, unsigned int len)
+/* len (<= 32) bytes of metadata at pos, through the one-block cache (for
+ * an inode in the metabox, read from its data, cached there). */
+static const uint8_t *meta_at(struct erofs_reader *r, const struct erofs_rd_inode *vi,
+			      uint64_t pos, unsigned int len)
 {
 	struct erofs_zcache *zc;
 	uint64_t blk, start;
 	unsigned int off;
 
+	if (vi->in_mbox) {
+		zc = zcache(r);
+		if (!zc || len > sizeof(zc->mtmp) || erofs_meta_read(r, true, zc->mtmp, len, pos))
+			return NULL;
+		return zc->mtmp;
+	}
 	if (pos > r->size || len > r->size - pos) {
 		fail(r, -EFSCORRUPTED, "index read at byte %" PRIu64 " beyond the end of the image",
 		     pos);
@@ -148,120 +168,6 @@ static const uint8_t *meta_at(struct erofs_reader *r, uint64_t pos, unsigned int
 		zc->mblk = blk;
 	}
 	return zc->mbuf + off;
-}
-
-/* ------------------------------------------------------------------ */
-/* superblock                                                          */
-
-/*
- * Checks one algorithm's config record (payload raw[0, len)) as the kernel
- * does at mount, and keeps what decoding needs.
- */
-static int load_algorithm_config(struct erofs_reader *r, unsigned int alg, const uint8_t *raw,
-				 uint32_t len)
-{
-	const uint32_t want[EROFS_COMPR_MAX] = {
-		EROFS_COMPR_CFG_LZ4_SIZE, EROFS_COMPR_CFG_LZMA_SIZE,
-		EROFS_COMPR_CFG_DEFLATE_SIZE, EROFS_COMPR_CFG_ZSTD_SIZE,
-	};
-	const char *name = erofs_zdecode_name(alg);
-
-	if (len < want[alg])
-		return fail(r, -EFSCORRUPTED, "superblock: %s config of %u bytes (want %u)",
-			    name, len, want[alg]);
-	if (alg == EROFS_COMPR_LZ4) {
-		uint32_t most = EROFS_PCLUSTER_MAX_SIZE >> r->blkszbits;
-
-		r->lz4_max_distance = get_le16(raw);
-		r->lz4_max_pclusterblks = get_le16(raw + 2);
-		if (!r->lz4_max_pclusterblks)
-			r->lz4_max_pclusterblks = 1;
-		else if (r->lz4_max_pclusterblks > most)
-			return fail(r, -EFSCORRUPTED,
-				    "superblock: LZ4 pclusters of %u blocks (at most %u)",
-				    r->lz4_max_pclusterblks, most);
-	} else if (alg == EROFS_COMPR_LZMA) {
-		r->lzma_dict_size = get_le32(raw);
-		if (get_le16(raw + 4))
-			return fail(r, -EOPNOTSUPP, "superblock: unknown MicroLZMA format %u",
-				    get_le16(raw + 4));
-		if (r->lzma_dict_size < 4096 || r->lzma_dict_size > EROFS_LZMA_MAX_DICT_SIZE)
-			return fail(r, -EFSCORRUPTED,
-				    "superblock: MicroLZMA dictionary of %u bytes (4096 to %u)",
-				    r->lzma_dict_size, EROFS_LZMA_MAX_DICT_SIZE);
-	} else if (alg == EROFS_COMPR_DEFLATE) {
-		r->deflate_windowbits = raw[0];
-		if (raw[0] > 15)
-			return fail(r, -EFSCORRUPTED,
-				    "superblock: DEFLATE window of 2^%u bytes (at most 2^15)", raw[0]);
-	} else {
-		if (raw[0])
-			return fail(r, -EOPNOTSUPP, "superblock: unknown zstd format %u", raw[0]);
-		r->zstd_window_log = raw[1] + 10u;
-		if ((1ull << r->zstd_window_log) > EROFS_ZSTD_MAX_DICT_SIZE)
-			return fail(r, -EFSCORRUPTED,
-				    "superblock: zstd window of 2^%u bytes (at most %u)",
-				    r->zstd_window_log, EROFS_ZSTD_MAX_DICT_SIZE);
-	}
-	return 0;
-}
-
-int erofs_z_load_config(struct erofs_reader *r)
-{
-	const struct erofs_super *sb = &r->sb;
-	uint64_t off = EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE +
-		       (uint64_t)sb->sb_extslots * EROFS_SB_EXTSLOT_SIZE;
-	unsigned int alg;
-
-	r->sb_end = off;
-	r->lz4_max_pclusterblks = 1;
-	r->lz4_max_distance = 0;
-	if (!(sb->feature_incompat & EROFS_INCOMPAT_COMPR_CFGS)) {
-		/* u1 is lz4_max_distance; LZ4 is the only algorithm */
-		r->available_compr_algs = 1u << EROFS_COMPR_LZ4;
-		r->lz4_max_distance = sb->u1;
-		return 0;
-	}
-	r->available_compr_algs = sb->u1;
-	if (sb->u1 >> EROFS_COMPR_MAX) {
-		char names[192];
-
-		/* refused whole, rather than a file at a time */
-		return fail(r, -EOPNOTSUPP, "superblock: unsupported compression algorithms: %s",
-			    erofs_name_bits(names, sizeof(names), sb->u1 >> EROFS_COMPR_MAX << EROFS_COMPR_MAX,
-					    NULL, 0));
-	}
-	/* one record per listed algorithm: u16 length, then its payload */
-	for (alg = 0; alg < EROFS_COMPR_MAX; alg++) {
-		uint8_t raw[EROFS_COMPR_CFG_LZ4_SIZE];
-		uint32_t len;
-		int err;
-
-		if (!(sb->u1 & (1u << alg)))
-			continue;
-		off = (off + 3) & ~(uint64_t)3;
-		if (off + 2 > r->size)
-			return fail(r, -EFSCORRUPTED,
-				    "superblock: compression config of algorithm %u beyond the end of the image",
-				    alg);
-		err = erofs_dev_read(r, raw, 2, off);
-		if (err)
-			return err;
-		len = get_le16(raw);
-		if (!len)
-			len = 65536;
-		if (len > r->size - off - 2)
-			return fail(r, -EFSCORRUPTED,
-				    "superblock: compression config of algorithm %u (%u bytes) beyond the end of the image",
-				    alg, len);
-		memset(raw, 0, sizeof(raw));
-		err = erofs_dev_read(r, raw, len < sizeof(raw) ? len : sizeof(raw), off + 2);
-		if (err || (err = load_algorithm_config(r, alg, raw, len)))
-			return err;
-		off += 2 + (uint64_t)len;
-	}
-	r->sb_end = off;
-	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -329,7 +235,7 @@ int erofs_read_packed(struct erofs_reader *r, void *buf, size_t len, uint64_t of
 }
 
 /* The fragment must lie inside the packed inode, whatever the i_size. */
-static int check_fragment(struct erofs_reader *r, const struct erofs_rd_inode *vi)
+int erofs_z_check_fragment(struct erofs_reader *r, const struct erofs_rd_inode *vi)
 {
 	const uint64_t len = vi->size - vi->z_frag_la;
 	const struct erofs_rd_inode *pk;
@@ -375,6 +281,7 @@ static int setup_tail_fragment(struct erofs_reader *r, struct erofs_rd_inode *vi
 int erofs_z_setup_inode(struct erofs_reader *r, struct erofs_rd_inode *vi)
 {
 	const uint32_t incompat = r->sb.feature_incompat;
+	const uint64_t limit = vi->in_mbox ? r->mbox->size : r->size;
 	uint64_t hdr, total, bytes;
 	uint8_t h[EROFS_ZMAP_HEADER_SIZE];
 	int err;
@@ -383,17 +290,18 @@ int erofs_z_setup_inode(struct erofs_reader *r, struct erofs_rd_inode *vi)
 	if (!vi->size)
 		return 0;	/* nothing to map: the kernel never reads the header */
 	hdr = (vi->meta_end + 7) & ~(uint64_t)7;
-	if (hdr > r->size || EROFS_ZMAP_HEADER_SIZE > r->size - hdr)
+	if (hdr > limit || EROFS_ZMAP_HEADER_SIZE > limit - hdr)
 		return fail(r, -EFSCORRUPTED,
-			    "compression map header beyond the end of the image");
-	err = erofs_dev_read(r, h, sizeof(h), hdr);
+			    "compression map header beyond the end of the %s",
+			    vi->in_mbox ? "metabox" : "image");
+	err = erofs_meta_read(r, vi->in_mbox, h, sizeof(h), hdr);
 	if (err)
 		return err;
 	vi->z_header = hdr;
 
 	if (vi->layout == EROFS_LAYOUT_COMPRESSED_FULL &&
 	    !(incompat & (EROFS_INCOMPAT_COMPR_CFGS | EROFS_INCOMPAT_ZTAILPACKING |
-			  EROFS_INCOMPAT_FRAGMENTS))) {
+			  EROFS_INCOMPAT_FRAGMENTS | EROFS_INCOMPAT_48BIT))) {
 		/* the kernel ignores this header: plain LZ4, one-block lclusters */
 		vi->z_advise = 0;
 		vi->z_algtype[0] = vi->z_algtype[1] = EROFS_COMPR_LZ4;
@@ -409,9 +317,12 @@ int erofs_z_setup_inode(struct erofs_reader *r, struct erofs_rd_inode *vi)
 			vi->z_frag_la = 0;
 			vi->z_lclusterbits = r->blkszbits;
 			vi->meta_end = hdr + EROFS_ZMAP_HEADER_SIZE;
-			return check_fragment(r, vi);
+			return erofs_z_check_fragment(r, vi);
 		}
 		vi->z_advise = get_le16(h + 4);
+		if (vi->layout == EROFS_LAYOUT_COMPRESSED_FULL &&
+		    (vi->z_advise & EROFS_ZADVISE_EXTENTS))
+			return erofs_zext_setup(r, vi, h, hdr);
 		vi->z_algtype[0] = h[6] & 15;
 		vi->z_algtype[1] = h[6] >> 4;
 		for (unsigned int i = 0; i < 2; i++)
@@ -479,10 +390,10 @@ int erofs_z_setup_inode(struct erofs_reader *r, struct erofs_rd_inode *vi)
 			bytes = n0 * 4 + vi->z_compacted_2b * 2 + (rest + 1) / 2 * COMPACT_4B_PACK;
 		}
 	}
-	if (vi->z_index > r->size || bytes > r->size - vi->z_index)
+	if (vi->z_index > limit || bytes > limit - vi->z_index)
 		return fail(r, -EFSCORRUPTED,
-			    "lcluster index (%" PRIu64 " entries) beyond the end of the image",
-			    total);
+			    "lcluster index (%" PRIu64 " entries) beyond the end of the %s",
+			    total, vi->in_mbox ? "metabox" : "image");
 	vi->meta_end = vi->z_index + bytes;
 	if (vi->z_idata_size) {
 		/* right after the entry (or pack) of the last lcluster, which
@@ -492,9 +403,10 @@ int erofs_z_setup_inode(struct erofs_reader *r, struct erofs_rd_inode *vi)
 			return fail(r, -EFSCORRUPTED,
 				    "inline tail pcluster of %u bytes at offset %" PRIu64 " crosses a block boundary",
 				    vi->z_idata_size, vi->z_idataoff & (r->blksz - 1));
-		if (vi->z_idata_size > r->size - vi->z_idataoff)
+		if (vi->z_idata_size > limit - vi->z_idataoff)
 			return fail(r, -EFSCORRUPTED,
-				    "inline tail pcluster beyond the end of the image");
+				    "inline tail pcluster beyond the end of the %s",
+				    vi->in_mbox ? "metabox" : "image");
 		vi->meta_end += vi->z_idata_size;
 	}
 	if (vi->z_advise & EROFS_ZADVISE_FRAGMENT)
@@ -508,7 +420,7 @@ int erofs_z_setup_inode(struct erofs_reader *r, struct erofs_rd_inode *vi)
 static int load_full(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 		     uint64_t lcn, struct erofs_lcluster *lc)
 {
-	const uint8_t *e = meta_at(r, vi->z_index + lcn * EROFS_LCLUSTER_INDEX_SIZE,
+	const uint8_t *e = meta_at(r, vi, vi->z_index + lcn * EROFS_LCLUSTER_INDEX_SIZE,
 				   EROFS_LCLUSTER_INDEX_SIZE);
 	unsigned int advise;
 
@@ -601,7 +513,7 @@ static int load_compact(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 	/* packs are aligned to their size (the regions start aligned) */
 	pack = pos & ~(uint64_t)(packsize - 1);
 	i = (int)((pos - pack) >> amortshift);
-	p = meta_at(r, pack, packsize);
+	p = meta_at(r, vi, pack, packsize);
 	if (!p)
 		return -EIO;
 	memcpy(in, p, packsize);
@@ -787,7 +699,7 @@ static int setup_tail_fragment(struct erofs_reader *r, struct erofs_rd_inode *vi
 		vi->z_fragoff |= (uint64_t)head.pblk << 32;
 	/* 6.1: a tail head in lcluster 0 makes the whole file the fragment */
 	vi->z_frag_la = head.lcn ? (head.lcn << vi->z_lclusterbits) + head.clusterofs : 0;
-	return check_fragment(r, vi);
+	return erofs_z_check_fragment(r, vi);
 }
 
 static int z_map_extent(struct erofs_reader *r, const struct erofs_rd_inode *vi,
@@ -963,7 +875,7 @@ static int z_map_extent(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 	if (inline_tail) {
 		map->pa = vi->z_idataoff;
 		map->plen = vi->z_idata_size;
-		map->flags |= EROFS_MAP_META;
+		map->flags |= EROFS_MAP_META | (vi->in_mbox ? EROFS_MAP_MBOX : 0);
 	}
 	if (head.type != EROFS_LCLUSTER_PLAIN) {
 		map->flags |= EROFS_MAP_ENCODED;
@@ -1000,9 +912,17 @@ int erofs_z_map(struct erofs_reader *r, const struct erofs_rd_inode *vi, uint64_
 		map->alg = 0;
 		return 0;
 	}
+	zs = zslot_of(r, zc, vi);
+	if (vi->z_recsz) {
+		if (!zs->run_valid || zs->run_nid != vi->nid) {
+			zs->run_valid = false;
+			zs->run_nid = vi->nid;
+		}
+		return erofs_zext_map_inode(r, vi, la, map, &zs->run_idx, &zs->run_pa,
+					    &zs->run_valid);
+	}
 	if (!vi->z_nlclusters)
 		return fail(r, -EINVAL, "offset %" PRIu64 " beyond i_size %" PRIu64, la, vi->size);
-	zs = zslot_of(zc, vi);
 	if (zs->map_valid && zs->map_nid == vi->nid && zs->map_index == vi->z_index &&
 	    la >= zs->map.la && la - zs->map.la < zs->map.llen) {
 		*map = zs->map;
@@ -1053,7 +973,7 @@ int erofs_decode_extent(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 		return -ENOMEM;
 	if (!(map->flags & EROFS_MAP_ENCODED))
 		return fail(r, -EINVAL, "extent at byte %" PRIu64 " is not compressed", map->la);
-	zs = zslot_of(zc, vi);
+	zs = zslot_of(r, zc, vi);
 	if (zs->dec_valid && zs->dec_nid == vi->nid && zs->dec_map.la == map->la &&
 	    zs->dec_map.llen == map->llen && zs->dec_map.pa == map->pa &&
 	    zs->dec_map.plen == map->plen && zs->dec_map.flags == map->flags &&
@@ -1067,17 +987,23 @@ int erofs_decode_extent(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 			    "extent at byte %" PRIu64 ": unknown compression algorithm %u", map->la,
 			    map->alg);
 	if (!map->llen || map->llen > EROFS_Z_MAX_DSIZE || !map->plen ||
-	    map->plen > EROFS_PCLUSTER_MAX_SIZE || map->pa > r->size)
+	    map->plen > EROFS_PCLUSTER_MAX_SIZE ||
+	    ((map->flags & EROFS_MAP_MBOX) ? !vi->in_mbox : map->pa > r->size))
 		return fail(r, -EINVAL, "bad compressed extent (%" PRIu64 " bytes from %" PRIu64 ")",
 			    map->llen, map->plen);
+	if ((map->flags & EROFS_MAP_MBOX) && map->plen > sizeof(zc->ibuf))
+		return fail(r, -EINVAL, "inline tail pcluster of %" PRIu64 " bytes", map->plen);
 	err = grow(r, &zs->dec, &zs->dec_cap, (size_t)map->llen);
-	if (!err)
+	if (!err && !(map->flags & EROFS_MAP_MBOX))
 		err = grow(r, &zc->pbuf, &zc->pbuf_cap, (size_t)map->plen);
-	if (!err)
-		err = erofs_dev_read(r, zc->pbuf, (size_t)map->plen, map->pa);
 	if (err)
 		return err;
-	src = zc->pbuf;
+	/* the metabox's own extents go through pbuf: its inline tails do not */
+	src = (map->flags & EROFS_MAP_MBOX) ? zc->ibuf : zc->pbuf;
+	err = erofs_meta_read(r, map->flags & EROFS_MAP_MBOX, (uint8_t *)src, (size_t)map->plen,
+			      map->pa);
+	if (err)
+		return err;
 	insize = (size_t)map->plen;
 	/* other algorithms than LZ4 are always right-aligned, as the kernel reads them */
 	if (zero_padding || map->alg != EROFS_COMPR_LZ4) {

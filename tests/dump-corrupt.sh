@@ -63,9 +63,10 @@ e_cfgs() { sb_nocsum; wr $((1024 + 0x50)) 4 $(($(rd $((1024 + 0x50)) 4) | 2)); w
 corrupt "sb: compression configs past the end" e_cfgs -s "compression config of algorithm 0 (65536 bytes"
 e_trunc() { truncate -s 4096 "$IMG"; }
 corrupt "image truncated" e_trunc -S "truncated"
-# newer features: -s still shows them, the rest is refused by name
+# unknown features: -s still shows them, the rest is refused
 e_48bit() { sb_nocsum; wr $((1024 + 0x50)) 4 $(($(rd $((1024 + 0x50)) 4) | 0x80)); }
-corrupt "sb: 48bit refused" e_48bit -S "48bit (Linux 6.15 and later)"
+e_unknown() { sb_nocsum; wr $((1024 + 0x50)) 4 $(($(rd $((1024 + 0x50)) 4) | 0x200)); }
+corrupt "sb: unknown feature refused" e_unknown -S "unknown bits 0x200"
 IMG=$WORK/newer.img
 cp "$BASE" "$IMG"
 e_48bit

@@ -70,7 +70,7 @@ e_blkbits8() { sb_nocsum; wr 1036 1 8; }
 corrupt "sb: block size bits 8" e_blkbits8 "unsupported block size bits 8"
 e_incompat() { sb_nocsum; wr $((1024 + 0x50)) 4 0x580; }
 corrupt "sb: newer and unknown incompat features" e_incompat \
-	"unsupported incompatible features: 48bit (Linux 6.15 and later), metabox (metadata compression, Linux 6.17 and later), unknown bits 0x400"
+	"unsupported incompatible features: unknown bits 0x400"
 e_dirblk() { sb_nocsum; wr $((1024 + 0x5A)) 1 2; }
 corrupt "sb: dirblkbits" e_dirblk "dirblkbits 2"
 e_extslots() { sb_nocsum; wr $((1024 + 0x0D)) 1 200; }

@@ -81,6 +81,7 @@ struct erofs_check_node {
 	bool extracted;			/* exists below the target, at parent/name */
 	bool overlap_reported;
 	bool packed;			/* the packed inode: no directory names it */
+	bool mbox;			/* the metabox inode: no directory names it either */
 	bool pending;			/* its first copy is being extracted (a job) */
 	uint32_t nlink;
 	uint32_t refs;			/* dirents (other than . and ..) naming it */

@@ -72,9 +72,11 @@ struct place {
 	const char *name;
 	size_t len;
 	bool packed;
+	bool mbox;			/* the metabox inode */
 };
 
 extern const struct place ck_packed_place;
+extern const struct place ck_mbox_place;
 
 /* One thread's way of reading data: each image block and each compressed
  * extent at most once (per scanner), so that data shared by many inodes
@@ -184,6 +186,8 @@ int ck_link_dir_fd(struct checker *f, uint64_t dir, const struct place *at, uint
 /* ---- the rest (lib/check-final.c) ---- */
 void ck_check_xattrs(struct checker *f, const struct place *at, const struct erofs_rd_inode *vi);
 void ck_check_packed(struct checker *f);
+/* The metabox inode (48-bit metadata compression): checked like the packed one. */
+void ck_check_metabox(struct checker *f);
 void ck_final_checks(struct checker *f);
 
 #endif

@@ -98,4 +98,8 @@ int erofs_dump_inode(struct erofs_dump *d, uint64_t nid, const char *shown, uint
 /* --cat: writes the file's data to d->out. */
 int erofs_dump_cat(struct erofs_dump *d, uint64_t nid);
 
+/* The compatible and incompatible features by erofs-utils' names, each
+ * followed by a space (fsck.erofs -p shows them too). */
+void erofs_dump_feature_names(FILE *out, uint32_t compat, uint32_t incompat);
+
 #endif

@@ -33,6 +33,13 @@
  * inode's own extents, decoded on demand (one extent at a time: the
  * packed inode is never decoded whole).  The packed inode is loaded and
  * checked once, on first use (erofs_packed_inode()).
+ *
+ * 48-bit images (Linux 6.15) and the metabox (6.17) are read too: the
+ * root nid and block count come from r->root_nid and r->blocks, compressed
+ * files may use encoded extent records (lib/zextent.c), and an inode whose
+ * nid has EROFS_NID_METABOX_BIT keeps all its metadata in the decoded data
+ * of the metabox inode (lib/rmetabox.c): vi->in_mbox, iloc and meta_end in
+ * that data, inline tails mapped with EROFS_MAP_MBOX.
  */
 #ifndef EROFS_READER_H
 #define EROFS_READER_H
@@ -56,13 +63,14 @@
 #define EROFS_DEVT_TAG_LEN		64u
 
 struct erofs_zcache;
+struct erofs_rd_inode;
 
 /* An extra device of a multi-device image (lib/rdevice.c). */
 struct erofs_rd_device {
 	int fd;				/* -1: not given (yet) */
 	uint64_t size;			/* bytes the caller says it holds */
-	uint32_t blocks;		/* from the device table */
-	uint32_t mapped_blkaddr;	/* 0, or where it appears in the flat block space */
+	uint64_t blocks;		/* from the device table (48-bit: with blocks_hi) */
+	uint64_t mapped_blkaddr;	/* 0, or where it appears in the flat block space */
 	char tag[EROFS_DEVT_TAG_LEN + 1];
 };
 
@@ -73,6 +81,9 @@ struct erofs_reader {
 	uint64_t size;			/* bytes of the filesystem: min(image, blocks) */
 
 	struct erofs_super sb;
+	uint64_t root_nid;		/* rootnid_8b or rootnid_2b (erofs_super_root_nid()) */
+	uint64_t blocks;		/* with blocks_hi in 48-bit images */
+	int64_t epoch;			/* base of compact inodes' mtime (build_time) */
 	unsigned int blkszbits;
 	uint32_t blksz;
 	uint64_t meta_base;		/* byte address of nid 0 */
@@ -92,11 +103,18 @@ struct erofs_reader {
 	/* long xattr name prefixes, loaded on first use (lib/rxattr.c) */
 	struct erofs_rd_prefix *prefixes;
 	bool prefixes_in_packed;
+	bool prefixes_in_mbox;		/* metabox images keep the table in the metabox */
 	/* extra devices (INCOMPAT_DEVICE_TABLE), see lib/rdevice.c */
 	struct erofs_rd_device *devs;
 	unsigned int nr_devs;		/* extra_devices of the superblock */
 	uint16_t device_id_mask;	/* what of a chunk's device_id counts, as in Linux */
 	bool devs_borrowed;		/* a clone's: erofs_reader_close() leaves them */
+
+	/* the metabox (INCOMPAT_METABOX, lib/rmetabox.c): inodes whose nid has
+	 * EROFS_NID_METABOX_BIT live in the decoded data of this inode */
+	struct erofs_rd_inode *mbox;	/* NULL: no metabox; owned unless a clone's */
+	uint64_t mbox_vbase;		/* fsck's metadata map: metabox byte 0 sits here */
+	unsigned int mbox_depth;	/* metabox reads in progress (no reentry) */
 
 	char err[EROFS_ERRMSG_LEN];	/* last error, see erofs_reader_error() */
 };
@@ -147,6 +165,13 @@ int erofs_dev_read(struct erofs_reader *r, void *buf, size_t len, uint64_t off);
 int erofs_devn_read(struct erofs_reader *r, unsigned int dev, void *buf, size_t len,
 		    uint64_t off);
 
+/* Internal, lib/rmetabox.c: the metabox inode, loaded and checked when the
+ * reader opens (erofs_mbox_free() on close); reads of metadata at pos of
+ * the image, or of the metabox data when in_mbox. */
+int erofs_mbox_load(struct erofs_reader *r);
+void erofs_mbox_free(struct erofs_reader *r);
+int erofs_meta_read(struct erofs_reader *r, bool in_mbox, void *buf, size_t len, uint64_t pos);
+
 /* ---- inodes ---- */
 
 struct erofs_rd_inode {
@@ -154,7 +179,11 @@ struct erofs_rd_inode {
 	struct erofs_dinode di;		/* decoded core, as on disk */
 	unsigned int version;		/* EROFS_INODE_COMPACT / _EXTENDED */
 	unsigned int layout;		/* enum erofs_data_layout */
-	uint64_t iloc;			/* byte address of the inode */
+	uint64_t iloc;			/* byte address of the inode (in_mbox: in the metabox data) */
+	bool in_mbox;			/* nid has EROFS_NID_METABOX_BIT: all its metadata
+					 * (core, xattrs, inline data, indexes) is in the
+					 * metabox inode's decoded data */
+	bool dot_omitted;		/* directory without "." (48-bit DOT_OMITTED) */
 	unsigned int isize;		/* 32 or 64 */
 	unsigned int xattr_isize;	/* inline xattr region size */
 	uint64_t size;			/* i_size (checked: < 2^63) */
@@ -162,9 +191,10 @@ struct erofs_rd_inode {
 	uint32_t mtime_nsec;
 
 	/* derived, per layout */
-	uint32_t raw_blkaddr;		/* flat layouts */
+	uint64_t raw_blkaddr;		/* flat layouts (48-bit: with startblk_hi) */
 	uint64_t inline_pos;		/* FLAT_INLINE: byte address of the tail */
 	uint64_t flat_head;		/* flat: bytes stored from raw_blkaddr on */
+	bool flat_hole;			/* FLAT_PLAIN without a block (48-bit): all zeros */
 	uint16_t chunkformat;		/* CHUNK_BASED */
 	unsigned int chunkbits;
 	unsigned int chunk_unit;	/* 4 (block map) or 8 (indexes) */
@@ -190,7 +220,19 @@ struct erofs_rd_inode {
 	uint64_t z_fragoff;		/* offset of the fragment in the packed inode's data */
 	uint64_t z_frag_la;		/* file offset it starts at (0: the whole file) */
 	uint64_t z_tail_lcn;		/* tail fragment: lcluster of the tail extent's head */
+	/* encoded extents (48-bit, COMPRESSED_FULL with EROFS_ZADVISE_EXTENTS) */
+	unsigned int z_recsz;		/* 0: lcluster indexes; else 4, 8, 16 or 32 */
+	uint64_t z_extents;		/* records (recsz >= 16; else one per lcluster) */
+	uint64_t z_ext_base;		/* recsz 4: the first extent's physical address */
 };
+
+/* Where byte pos of vi's metadata sits in one space for the image and the
+ * metabox (fsck's overlap checks): the metabox's bytes follow the image's. */
+static inline uint64_t erofs_meta_vaddr(const struct erofs_reader *r,
+					const struct erofs_rd_inode *vi, uint64_t pos)
+{
+	return vi->in_mbox ? r->mbox_vbase + pos : pos;
+}
 
 /* Loads and fully checks the inode core at nid (bounds, i_format, mode,
  * size, layout addressing).  Does not read xattrs or data. */
@@ -204,6 +246,7 @@ int erofs_read_inode(struct erofs_reader *r, uint64_t nid, struct erofs_rd_inode
 #define EROFS_MAP_PARTIAL	0x8u	/* encoded: the extent is only the start of the stream */
 #define EROFS_MAP_FRAGMENT	0x10u	/* in the packed inode's data at pa (not an image address) */
 #define EROFS_MAP_INTERLACED	0x20u	/* uncompressed block kept as a ring: byte p at pa + p % blksz */
+#define EROFS_MAP_MBOX		0x40u	/* META of a metabox inode: pa is in the metabox data */
 
 struct erofs_map {
 	uint64_t la;		/* logical start of the extent */

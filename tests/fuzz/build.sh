@@ -53,6 +53,8 @@ lib_sources+=(lib/fsops.c)	# erofsfuse's operations (fuzz-fsops)
 # the front ends' image opening and numbers (fsck/main.c, dump/main.c)
 lib_sources+=(lib/zdecode.c lib/compalg.c lib/codec.c lib/codec_lz4.c lib/codec_lzma.c
 	lib/codec_deflate.c lib/codec_zstd.c lib/rdopen.c lib/cmdline.c lib/io.c)
+# 48-bit and metabox images: directories, the metabox, extent records, compression settings
+lib_sources+=(lib/rdir.c lib/rmetabox.c lib/zextread.c lib/zconfig.c)
 cflags=(-g -O1 -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra -Wno-unused-parameter
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 	-include "$out/obj/config.h" -I"$top/include" ${EXTRA_CFLAGS:-})
@@ -64,7 +66,7 @@ dump_sources=(lib/dumpsb.c lib/dumpwalk.c lib/dumpstat.c lib/dumpinode.c lib/esc
 for h in fuzz-reader fuzz-extract fuzz-fsck fuzz-dump fuzz-fsops; do
 	srcs=("$here/$h.c")
 	for s in "${lib_sources[@]}"; do srcs+=("$top/$s"); done
-	if [ "$h" = fuzz-dump ]; then
+	if [ "$h" = fuzz-dump ] || [ "$h" = fuzz-fsck ]; then	# fsck -p names features as dump -s
 		for s in "${dump_sources[@]}"; do srcs+=("$top/$s"); done
 	fi
 	"$CC" "${cflags[@]}" "${srcs[@]}" "${libs[@]}" -o "$out/bin/$h.new"

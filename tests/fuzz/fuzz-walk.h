@@ -269,8 +269,12 @@ static void fz_check_map(struct fz *f, const struct erofs_rd_inode *vi, uint64_t
 
 		FZ_CHECK(m->device <= f->r.nr_devs);
 		FZ_CHECK(!(m->flags & (EROFS_MAP_ENCODED | EROFS_MAP_META | EROFS_MAP_INTERLACED)));
-		dev_bytes = (uint64_t)f->r.devs[m->device - 1].blocks << f->r.blkszbits;
+		dev_bytes = f->r.devs[m->device - 1].blocks << f->r.blkszbits;
 		FZ_CHECK(m->pa <= dev_bytes && m->plen <= dev_bytes - m->pa && m->llen <= m->plen);
+	} else if (m->flags & EROFS_MAP_MBOX) {
+		/* an inline tail of an inode in the metabox: inside the metabox data */
+		FZ_CHECK(vi->in_mbox && f->r.mbox && (m->flags & EROFS_MAP_META));
+		FZ_CHECK(m->pa <= f->r.mbox->size && m->plen <= f->r.mbox->size - m->pa);
 	} else if (m->flags & EROFS_MAP_MAPPED) {
 		FZ_CHECK(m->pa <= f->r.size && m->plen <= f->r.size - m->pa);
 		if (!(m->flags & EROFS_MAP_ENCODED))
@@ -605,7 +609,8 @@ static void fz_visit(struct fz *f, const struct fz_dent *d)
 	}
 	FZ_CHECK(vi.nid == d->nid);
 	FZ_CHECK(vi.size <= (uint64_t)INT64_MAX);
-	FZ_CHECK(vi.iloc < vi.meta_end && vi.meta_end <= f->r.size);
+	FZ_CHECK(vi.iloc < vi.meta_end &&
+		 vi.meta_end <= (vi.in_mbox ? f->r.mbox->size : f->r.size));
 	ni->mode = vi.di.mode;
 	ni->nlink = vi.di.nlink;
 	fz_fold(f, vi.size);
@@ -673,7 +678,7 @@ static void fz_packed(struct fz *f)
 /* The whole walk; x (may be NULL) extracts as fsck --extract=DIR does. */
 static void fz_walk(struct fz *f, struct erofs_extractor *x)
 {
-	uint64_t root = f->r.sb.root_nid;
+	uint64_t root = f->r.root_nid;
 	struct erofs_rd_inode vi;
 	struct erofs_check_node *ni;
 	size_t i;

@@ -14,6 +14,8 @@
 #               extract runs also read corpus-reader/), artifacts/, TARGET.log
 #   -m MAX_LEN  largest input (default: the largest seed, rounded up)
 #   -s          only make the seeds, do not fuzz
+#   -g WORD     only the seeds whose name has WORD (e.g. r48: the 48-bit and
+#               metabox ones), with a corpus of their own (corpus-TARGET-WORD/)
 #
 # MKFS may name a built mkfs.erofs; otherwise one is built with
 # configure + make in $FUZZ_OUT/build-mkfs (never inside the source tree).
@@ -30,14 +32,16 @@ target=reader
 out=${FUZZ_OUT:-/tmp/erofs-fuzz}
 max_len=
 seeds_only=0
-while getopts "n:t:o:m:s" opt; do
+only=
+while getopts "n:t:o:m:sg:" opt; do
 	case $opt in
 	n) runs=$OPTARG ;;
 	t) target=$OPTARG ;;
 	o) out=$OPTARG ;;
 	m) max_len=$OPTARG ;;
 	s) seeds_only=1 ;;
-	*) sed -n '2,23p' "$0" >&2; exit 2 ;;
+	g) only=$OPTARG ;;
+	*) sed -n '2,25p' "$0" >&2; exit 2 ;;
 	esac
 done
 case $target in reader|extract|fsck|dump|fsops) ;; *) echo "run.sh: unknown target '$target'" >&2; exit 2 ;; esac
@@ -174,6 +178,36 @@ seed frag big -z lz4hc -E fragments
 seed frag-legacy base -z lz4 -E fragments,legacy-compress
 seed frag-ztail-c64k big -z lz4hc -C 65536 -E fragments,ztailpacking
 seed allfrag big -z lz4hc -E all-fragments
+# 48-bit images and the metabox (Linux 6.15/6.17): made by erofs-utils 1.9.4
+# when ../shared/anchors has it, and the two small images the tests keep
+REF_MKFS=${REF_MKFS:-$top/../shared/anchors/erofs-utils-1.9.4/mkfs.erofs}
+if [ -x "$REF_MKFS" ]; then
+	seed_ref() { # NAME TREE OPTIONS...: seed() with erofs-utils' mkfs.erofs
+		local saved=$MKFS
+		MKFS=$REF_MKFS
+		seed "$@"
+		MKFS=$saved
+	}
+	seed_ref r48-plain base -E48bit
+	seed_ref r48-chunks base -E48bit --chunksize=4096
+	seed_ref r48-lz4hc big -E48bit -z lz4hc
+	seed_ref r48-c64k big -E48bit -z lz4hc -C 65536 -E fragments,ztailpacking
+	seed_ref r48-zstd big -E48bit,dot-omitted -z zstd -C 16384
+	seed_ref r48-lzma big -E48bit -z lzma -C 65536 -E dedupe
+	seed_ref r48-mbox base -m 4096
+	seed_ref r48-mbox-lz4hc big -z lz4hc -m 4096 -E fragments
+	seed_ref r48-mbox-lzma big -z lz4 -C 16384 -m 8192:lzma -x 0
+else
+	say "no erofs-utils mkfs.erofs at $REF_MKFS: only the kept 48-bit seeds"
+fi
+for kept in "$top"/tests/images/r48-*.img.gz; do
+	gzip -dc "$kept" >"$seeds/$(basename "$kept" .gz)" && nseeds=$((nseeds + 1))
+done
+if [ -n "$only" ]; then
+	for img in "$seeds"/*.img; do
+		case $(basename "$img") in *"$only"*) ;; *) rm -f "$img"; nseeds=$((nseeds - 1)) ;; esac
+	done
+fi
 say "$nseeds seed images in $seeds ($(du -sh "$seeds" | cut -f1))"
 [ "$seeds_only" -eq 1 ] && exit 0
 
@@ -182,7 +216,7 @@ if [ -z "$max_len" ]; then
 	biggest=$(stat -c %s "$seeds"/*.img | sort -n | tail -1)
 	max_len=$(((biggest + 4095) / 4096 * 4096))
 fi
-corpus=$out/corpus-$target
+corpus=$out/corpus-$target${only:+-$only}
 mkdir -p "$corpus" "$out/artifacts" "$out/work-$target"
 printf 'kw1="\\xe2\\xe1\\xf5\\xe0"\nkw2="\\xff\\xff\\xff\\xff"\nkw3="\\x00\\x08"\nkw4="\\x00\\x80"\n' >"$out/erofs.dict"
 # fuzz-extract's private folder: in memory when /dev/shm is there
@@ -202,7 +236,7 @@ extra=()
 [ "$target" = fsck ] && extra+=(-close_fd_mask=1)	# fsck prints to stdout
 inputs=("$corpus" "$seeds")
 # the reader's corpus is a good start for the others (read, not written)
-[ "$target" != reader ] && [ -d "$out/corpus-reader" ] && inputs+=("$out/corpus-reader")
+[ "$target" != reader ] && [ -z "$only" ] && [ -d "$out/corpus-reader" ] && inputs+=("$out/corpus-reader")
 # -jobs=1 -workers=1: one fuzzing process on this 2-core machine; libFuzzer
 # runs it as a child writing fuzz-0.log in the current folder
 (cd "$out/work-$target" && rm -f fuzz-0.log &&
