@@ -21,12 +21,20 @@
 
 enum { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
 
+/*
+ * Queued jobs that wake an idle worker: when the walk is slower than the
+ * workers, waking one per job costs two futex calls and two context
+ * switches per file.  The owner wakes them for fewer when it waits.
+ */
+#define WAKE_BATCH	8
+
 struct erofs_fq {
 	pthread_mutex_t lock;
 	pthread_cond_t work;		/* a job to run, or stop */
 	pthread_cond_t done;		/* the head is done (owner_waiting) */
 	struct erofs_fjob *head, *tail, *torun;
 	size_t inflight, window;
+	size_t queued;			/* jobs nobody has taken */
 	unsigned int idle;		/* workers waiting for work */
 	bool stop, retiring, owner_waiting;
 	void *ctx0;			/* the owner's context */
@@ -56,6 +64,7 @@ static struct erofs_fjob *take(struct erofs_fq *q)
 	if (j) {
 		j->state = JOB_RUNNING;
 		q->torun = next_to_run(j->next);
+		q->queued--;
 	}
 	return j;
 }
@@ -142,6 +151,8 @@ static void retire_some(struct erofs_fq *q)
 	struct erofs_fjob *first, *last, *j;
 
 	pthread_mutex_lock(&q->lock);
+	if (q->idle && q->queued)	/* fewer than WAKE_BATCH: let them help */
+		pthread_cond_broadcast(&q->work);
 	while (q->head->state != JOB_DONE) {
 		j = take(q);
 		if (j) {
@@ -204,7 +215,8 @@ void erofs_fq_submit(struct erofs_fq *q, struct erofs_fjob *job)
 	if (job->run) {
 		if (!q->torun)
 			q->torun = job;
-		if (q->idle)
+		/* an idle worker is woken for a few jobs at once, not for each */
+		if (++q->queued >= WAKE_BATCH && q->idle)
 			pthread_cond_signal(&q->work);
 	}
 	pthread_mutex_unlock(&q->lock);
