@@ -198,7 +198,13 @@ struct ck_job {
 	struct erofs_xlog log;		/* JOB_EXTRACT */
 };
 
-#define JOB_WINDOW	256		/* jobs in flight: memory and descriptors */
+/*
+ * Jobs in flight (about 1 KiB each).  Wide enough that while one big file
+ * is written at the head, the walk's thread finds other jobs to run rather
+ * than waiting for it, and the worker that wrote it finds more queued
+ * behind: each wait put a thread to sleep and cost a wake-up.
+ */
+#define JOB_WINDOW	4096
 
 /*
  * A job in flight holds up to two descriptors (the file it writes, or a
