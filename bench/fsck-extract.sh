@@ -37,6 +37,11 @@
 # the extractors.  A disk target is still there for whoever wants it:
 # BENCH_TARGET=/var/tmp/erofs-bench (a freshly made file system
 # per run would be needed for figures that mean anything there).
+#
+# The speed-up needs idle CPUs: with autogroup scheduling
+# (/proc/sys/kernel/sched_autogroup_enabled), a session gets its share of
+# the CPUs against the other busy sessions whatever its thread count, so
+# on a loaded machine --workers=2 gets the CPU time --workers=1 gets.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 bench_dir=${BENCH_DIR:-/var/tmp/erofs-bench}
@@ -91,6 +96,8 @@ clean() { rm -rf "${out:?}/$1"; sync; }
 mkdir -p "$out"
 echo "image: $img ($(stat -c %s "$img") bytes); ours: $ours; erofs-utils: $theirs"
 echo "target: $out ($(stat -f -c %T "$out")); load: $(uptime)"
+[ "$(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null)" = 1 ] &&
+	echo "autogroup scheduling is on: other busy sessions cap this one's share of the CPUs"
 echo "warm-up (unmeasured)"
 run warm "$ours" --workers=1; clean warm
 run warm "$theirs"; clean warm
