@@ -378,6 +378,29 @@ static void own_image_fd(struct ck_worker *w)
 	w->r.fd = w->own_fd = fd;
 }
 
+/*
+ * Grows the descriptor table, while the process has one thread, to what
+ * the stack and a full window of directory jobs may hold: once threads
+ * share it, each doubling waits for an RCU grace period (synchronize_rcu()
+ * in expand_files(), milliseconds to tens of milliseconds under load).
+ */
+static void grow_fd_table(int anyfd, size_t window)
+{
+	struct rlimit rl;
+	size_t want = OPEN_DIRS + 32 + window;
+	int fd;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return;
+	if (rl.rlim_cur != RLIM_INFINITY && want >= rl.rlim_cur)
+		want = rl.rlim_cur - 1;
+	if (want > 1023)
+		want = 1023;	/* 1024 slots: what runs keep open stays well below */
+	fd = fcntl(anyfd, F_DUPFD_CLOEXEC, (int)want);
+	if (fd >= 0)
+		close(fd);
+}
+
 /* Workers (at least one context, even without threads) and the queue. */
 static int start_workers(struct checker *f)
 {
@@ -405,6 +428,8 @@ static int start_workers(struct checker *f)
 			return -ENOMEM;
 		}
 	}
+	if (f->o.x && n > 1)
+		grow_fd_table(f->o.x->rootfd, job_window());
 	f->q = erofs_fq_create(n, ctx, job_window(), f);
 	free(ctx);		/* the queue has copied what it needs */
 	if (!f->q)
