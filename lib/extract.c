@@ -351,6 +351,7 @@ struct xattr_ctx {
 	int parentfd;		/* otherwise: lsetxattr on parentfd/name */
 	const char *name;
 	int err;
+	bool acl;		/* an access ACL was set: it sets the mode too */
 };
 
 static int set_one_xattr(void *arg, const struct erofs_rd_xattr *xa)
@@ -378,8 +379,10 @@ static int set_one_xattr(void *arg, const struct erofs_rd_xattr *xa)
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d/%s", c->parentfd, c->name);
 		ret = lsetxattr(proc, key, xa->value, xa->value_size, 0);
 	}
-	if (!ret)
+	if (!ret) {
+		c->acl |= xa->index == EROFS_XATTR_INDEX_POSIX_ACL_ACCESS;
 		return 0;
+	}
 	ret = -errno;
 	erofs_escape(what, sizeof(what), key, strlen(key));
 	snprintf(what + strlen(what), sizeof(what) - strlen(what), ": cannot set xattr");
@@ -397,14 +400,15 @@ static int set_one_xattr(void *arg, const struct erofs_rd_xattr *xa)
 }
 
 static int apply_xattrs(struct xrun *c, const struct erofs_rd_inode *vi, int fd, int parentfd,
-			const char *name)
+			const char *name, bool *acl)
 {
-	struct xattr_ctx xc = { c, fd, parentfd, name, 0 };
+	struct xattr_ctx xc = { c, fd, parentfd, name, 0, false };
 	int err;
 
 	if (!c->x->o.xattrs)
 		return 0;
 	err = erofs_xattr_iterate(c->r, vi, set_one_xattr, &xc);
+	*acl = xc.acl;
 	if (err)
 		return rerr(c, vi, err);
 	return xc.err;
@@ -434,7 +438,7 @@ static int apply_meta(struct xrun *c, const struct erofs_rd_inode *vi, int fd, i
 	const struct erofs_extractor *x = c->x;
 	struct timespec ts[2];
 	int err = 0, ret;
-	bool lnk = S_ISLNK(vi->di.mode);
+	bool lnk = S_ISLNK(vi->di.mode), acl = false;
 
 	if (x->o.preserve_owner && !born) {
 		ret = fd >= 0 ? fchown(fd, vi->di.uid, vi->di.gid) :
@@ -442,10 +446,11 @@ static int apply_meta(struct xrun *c, const struct erofs_rd_inode *vi, int fd, i
 		if (ret)
 			err = xerr(c, -errno, "cannot set owner");
 	}
-	ret = apply_xattrs(c, vi, fd, parentfd, name);
+	ret = apply_xattrs(c, vi, fd, parentfd, name, &acl);
 	if (ret && !err)
 		err = ret;
-	if (!lnk && !born) {
+	/* after an access ACL too, whose mask would otherwise decide the mode */
+	if (!lnk && (!born || acl)) {
 		mode_t m = final_mode(x, vi);
 
 		if (fd >= 0) {

@@ -36,6 +36,11 @@ chmod 1777 "$SRC/a/b/f005"
 chmod 0666 "$SRC/f003"
 truncate -s 100000 "$SRC/a/b/f001"	# ends in a hole
 chown 42:42 "$SRC/c"
+# an access ACL (user 1234 rw, mask r): set after the file is made, it
+# decides the mode, which must still come out as the source's
+setfattr -n system.posix_acl_access \
+	-v 0x0200000001000600ffffffff02000600d204000004000400ffffffff10000400ffffffff20000000ffffffff \
+	"$SRC/a/f008" 2>/dev/null || echo "no ACLs on $SRC: that case not tested"
 IMG=$WORK/img
 mkfs_or_fail "lz4hc image" "$IMG" "$SRC" -z lz4hc || finish
 
