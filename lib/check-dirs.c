@@ -57,7 +57,7 @@ void ck_close_far_dirs(struct checker *f)
 
 		if (f->open_lo == 1 || fr->dirfd < 0)
 			continue;	/* the root's stays open */
-		close(fr->dirfd);
+		ck_close_dir_later(f, fr->dirfd);
 		fr->dirfd = FD_CLOSED;
 		f->open_dirs--;
 	}

@@ -185,7 +185,7 @@ void ck_nid_name(struct checker *f, struct erofs_check_node *ni, uint64_t dir,
 /* ------------------------------------------------------------------ */
 /* data jobs: run on the workers, retired in walk order                */
 
-enum { JOB_SCAN, JOB_EXTRACT, JOB_DIR_END };
+enum { JOB_SCAN, JOB_EXTRACT, JOB_DIR_END, JOB_CLOSE };
 
 struct ck_job {
 	struct erofs_fjob j;
@@ -194,18 +194,24 @@ struct ck_job {
 	uint64_t dir;			/* the directory naming it */
 	uint8_t len;
 	char name[EROFS_NAME_LEN + 1];
-	int fd;				/* its parent (extract) or itself (dir end) */
+	int fd;				/* its parent (extract, borrowed) or itself */
 	int err;
 	struct ck_scan scan;		/* JOB_SCAN */
 	struct erofs_xlog log;		/* JOB_EXTRACT */
 };
 
-#define JOB_WINDOW	256		/* jobs in flight: memory and descriptors */
+/*
+ * Jobs in flight (about 1 KiB each).  Wide enough that while one big file
+ * is written at the head, the walk's thread finds other jobs to run rather
+ * than waiting for it, and the worker that wrote it finds more queued
+ * behind: each wait put a thread to sleep and cost a wake-up.
+ */
+#define JOB_WINDOW	4096
 
 /*
- * A job in flight holds up to two descriptors (its parent's duplicate and
- * the file it writes, or a directory awaiting its metadata): the window
- * leaves room under RLIMIT_NOFILE for the stack's OPEN_DIRS and a few more.
+ * A job in flight holds up to two descriptors (the file it writes, or a
+ * directory awaiting its metadata or its close; counted twice to spare): the
+ * window leaves room under RLIMIT_NOFILE for the stack's OPEN_DIRS and a few more.
  */
 static size_t job_window(void)
 {
@@ -253,6 +259,8 @@ static void job_retire(struct erofs_fjob *j, void *owner)
 			if (!job->err)
 				ni->extracted = true;
 		}
+		break;
+	case JOB_CLOSE:
 		close(job->fd);
 		break;
 	case JOB_DIR_END:
@@ -272,7 +280,7 @@ static struct ck_job *new_job(int kind, const struct erofs_rd_inode *vi)
 	job->kind = kind;
 	job->vi = *vi;
 	job->j.retire = job_retire;
-	job->j.run = kind == JOB_DIR_END ? NULL : job_run;
+	job->j.run = kind == JOB_SCAN || kind == JOB_EXTRACT ? job_run : NULL;
 	job->fd = -1;
 	return job;
 }
@@ -289,15 +297,26 @@ static void submit_file(struct checker *f, int kind, const struct place *at,
 		memcpy(job->name, at->name, at->len);
 	job->name[at->len] = '\0';
 	if (kind == JOB_EXTRACT) {
-		/* its own descriptor: the walk may close pfd before the job ends */
-		job->fd = fcntl(pfd, F_DUPFD_CLOEXEC, 0);
-		if (job->fd < 0) {
-			ck_report(f, at, vi->nid, "not extracted: %s", strerror(errno));
-			free(job);
-			return;
-		}
+		/* pfd is closed through the queue (JOB_CLOSE, JOB_DIR_END): after this job */
+		job->fd = pfd;
 		ck_nid_find(f, vi->nid)->pending = true;
 	}
+	erofs_fq_submit(f->q, &job->j);
+}
+
+/*
+ * Closes a directory descriptor of the stack once every job submitted
+ * before is retired: those jobs borrow it (no dup and close per file).
+ */
+void ck_close_dir_later(struct checker *f, int fd)
+{
+	struct ck_job *job = calloc(1, sizeof(*job));
+
+	if (!job)
+		ck_nomem();
+	job->kind = JOB_CLOSE;
+	job->fd = fd;
+	job->j.retire = job_retire;
 	erofs_fq_submit(f->q, &job->j);
 }
 
@@ -329,9 +348,59 @@ static void stop_workers(struct checker *f)
 		erofs_xworker_fini(&w->xw);
 		ck_scanner_fini(&w->scan);
 		erofs_reader_close(&w->r);
+		if (w->own_fd >= 0)
+			close(w->own_fd);
 	}
 	free(f->workers);
 	f->workers = NULL;
+}
+
+/*
+ * A worker thread reads the image through its own open file: on a shared
+ * one, every pread of both threads bounces the file's reference count
+ * between the CPUs.  Shared when the image cannot be opened again.
+ */
+static void own_image_fd(struct ck_worker *w)
+{
+	struct stat a, b;
+	char proc[64];
+	int fd;
+
+	w->own_fd = -1;
+	if (w->r.fd < 0 || fstat(w->r.fd, &a) || !S_ISREG(a.st_mode))
+		return;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", w->r.fd);
+	fd = open(proc, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &b) || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+		close(fd);
+		return;
+	}
+	w->r.fd = w->own_fd = fd;
+}
+
+/*
+ * Grows the descriptor table, while the process has one thread, to what
+ * the stack and a full window of directory jobs may hold: once threads
+ * share it, each doubling waits for an RCU grace period (synchronize_rcu()
+ * in expand_files(), milliseconds to tens of milliseconds under load).
+ */
+static void grow_fd_table(int anyfd, size_t window)
+{
+	struct rlimit rl;
+	size_t want = OPEN_DIRS + 32 + window;
+	int fd;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return;
+	if (rl.rlim_cur != RLIM_INFINITY && want >= rl.rlim_cur)
+		want = rl.rlim_cur - 1;
+	if (want > 1023)
+		want = 1023;	/* 1024 slots: what runs keep open stays well below */
+	fd = fcntl(anyfd, F_DUPFD_CLOEXEC, (int)want);
+	if (fd >= 0)
+		close(fd);
 }
 
 /* Workers (at least one context, even without threads) and the queue. */
@@ -351,6 +420,9 @@ static int start_workers(struct checker *f)
 
 		w->f = f;
 		erofs_reader_clone(&w->r, f->r);
+		w->own_fd = -1;
+		if (i && f->o.workers > 1)	/* ctx[0] runs on the walk's thread */
+			own_image_fd(w);
 		ctx[i] = w;
 		if (ck_scanner_init(&w->scan, &w->r) ||
 		    (f->o.x && erofs_xworker_init(&w->xw, &w->r))) {
@@ -358,7 +430,9 @@ static int start_workers(struct checker *f)
 			return -ENOMEM;
 		}
 	}
-	f->q = erofs_fq_create(f->o.workers > 1 ? n : 0, ctx, job_window(), f);
+	if (f->o.x && n > 1)
+		grow_fd_table(f->o.x->rootfd, job_window());
+	f->q = erofs_fq_create(n, ctx, job_window(), f);
 	free(ctx);		/* the queue has copied what it needs */
 	if (!f->q)
 		return -ENOMEM;

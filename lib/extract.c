@@ -252,6 +252,11 @@ int erofs_extract_open(struct erofs_extractor *x, struct erofs_reader *r,
 			close(fd);
 			return -ENOTEMPTY;
 		}
+		x->euid = geteuid();
+		x->egid = getegid();
+		x->fresh = !(st.st_mode & S_ISGID) && st.st_gid == x->egid &&
+			   fgetxattr(fd, "system.posix_acl_default", NULL, 0) < 0 &&
+			   (errno == ENODATA || errno == ENOTSUP || errno == EOPNOTSUPP);
 	}
 	return adopt_root(x, fd);
 }
@@ -346,6 +351,7 @@ struct xattr_ctx {
 	int parentfd;		/* otherwise: lsetxattr on parentfd/name */
 	const char *name;
 	int err;
+	bool acl;		/* an access ACL was set: it sets the mode too */
 };
 
 static int set_one_xattr(void *arg, const struct erofs_rd_xattr *xa)
@@ -373,8 +379,10 @@ static int set_one_xattr(void *arg, const struct erofs_rd_xattr *xa)
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d/%s", c->parentfd, c->name);
 		ret = lsetxattr(proc, key, xa->value, xa->value_size, 0);
 	}
-	if (!ret)
+	if (!ret) {
+		c->acl |= xa->index == EROFS_XATTR_INDEX_POSIX_ACL_ACCESS;
 		return 0;
+	}
 	ret = -errno;
 	erofs_escape(what, sizeof(what), key, strlen(key));
 	snprintf(what + strlen(what), sizeof(what) - strlen(what), ": cannot set xattr");
@@ -392,38 +400,57 @@ static int set_one_xattr(void *arg, const struct erofs_rd_xattr *xa)
 }
 
 static int apply_xattrs(struct xrun *c, const struct erofs_rd_inode *vi, int fd, int parentfd,
-			const char *name)
+			const char *name, bool *acl)
 {
-	struct xattr_ctx xc = { c, fd, parentfd, name, 0 };
+	struct xattr_ctx xc = { c, fd, parentfd, name, 0, false };
 	int err;
 
 	if (!c->x->o.xattrs)
 		return 0;
 	err = erofs_xattr_iterate(c->r, vi, set_one_xattr, &xc);
+	*acl = xc.acl;
 	if (err)
 		return rerr(c, vi, err);
 	return xc.err;
 }
 
-/* Owner, xattrs, mode, times: on fd if >= 0, else on parentfd/name (no follow). */
+/*
+ * Whether a regular file created now with mode m already has the owner
+ * and mode it must end with, so that neither fchown() nor fchmod() is
+ * needed (two of the few system calls per file).  Never for set-ID or
+ * sticky bits: chown() clears them, so they are set after it.
+ */
+static bool born_right(const struct erofs_extractor *x, const struct erofs_rd_inode *vi,
+		       mode_t m)
+{
+	if (!x->fresh || (m & 07000) || (m & x->umask))
+		return false;
+	return !x->o.preserve_owner || (vi->di.uid == x->euid && vi->di.gid == x->egid);
+}
+
+/*
+ * Owner, xattrs, mode, times: on fd if >= 0, else on parentfd/name (no
+ * follow).  Owner and mode are left alone when the file was born with them.
+ */
 static int apply_meta(struct xrun *c, const struct erofs_rd_inode *vi, int fd, int parentfd,
-		      const char *name)
+		      const char *name, bool born)
 {
 	const struct erofs_extractor *x = c->x;
 	struct timespec ts[2];
 	int err = 0, ret;
-	bool lnk = S_ISLNK(vi->di.mode);
+	bool lnk = S_ISLNK(vi->di.mode), acl = false;
 
-	if (x->o.preserve_owner) {
+	if (x->o.preserve_owner && !born) {
 		ret = fd >= 0 ? fchown(fd, vi->di.uid, vi->di.gid) :
 			fchownat(parentfd, name, vi->di.uid, vi->di.gid, AT_SYMLINK_NOFOLLOW);
 		if (ret)
 			err = xerr(c, -errno, "cannot set owner");
 	}
-	ret = apply_xattrs(c, vi, fd, parentfd, name);
+	ret = apply_xattrs(c, vi, fd, parentfd, name, &acl);
 	if (ret && !err)
 		err = ret;
-	if (!lnk) {
+	/* after an access ACL too, whose mask would otherwise decide the mode */
+	if (!lnk && (!born || acl)) {
 		mode_t m = final_mode(x, vi);
 
 		if (fd >= 0) {
@@ -477,7 +504,7 @@ int erofs_extract_dir_end(struct erofs_extractor *x, int dirfd, const struct ero
 			  const struct erofs_rd_inode *vi)
 {
 	struct xrun run = direct(x, path);
-	int err = apply_meta(&run, vi, dirfd, -1, NULL);
+	int err = apply_meta(&run, vi, dirfd, -1, NULL, false);
 
 	close(dirfd);
 	return err;
@@ -495,8 +522,11 @@ static bool all_zero(const uint8_t *p, size_t n)
 	return true;
 }
 
-/* Writes buf at file offset off, leaving all-zero aligned units as holes. */
-static int write_sparse(int fd, const uint8_t *buf, size_t len, uint64_t off)
+/*
+ * Writes buf at file offset off, leaving all-zero aligned units as holes;
+ * *written becomes the end of the last write, if any.
+ */
+static int write_sparse(int fd, const uint8_t *buf, size_t len, uint64_t off, uint64_t *written)
 {
 	size_t pos = 0;
 
@@ -531,13 +561,14 @@ static int write_sparse(int fd, const uint8_t *buf, size_t len, uint64_t off)
 			}
 			start += (size_t)n;
 		}
+		*written = off + pos;
 	}
 	return 0;
 }
 
 static int copy_data(struct xrun *c, int fd, const struct erofs_rd_inode *vi)
 {
-	uint64_t off = 0;
+	uint64_t off = 0, written = 0;	/* the end of the last write */
 	int err;
 
 	while (off < vi->size) {
@@ -559,7 +590,8 @@ static int copy_data(struct xrun *c, int fd, const struct erofs_rd_inode *vi)
 			err = erofs_decode_extent(c->r, vi, &map, &dec);
 			if (err)
 				return rerr(c, vi, err);
-			err = write_sparse(fd, dec + (off - map.la), (size_t)(end - off), off);
+			err = write_sparse(fd, dec + (off - map.la), (size_t)(end - off), off,
+					   &written);
 			if (err)
 				return xerr(c, err, "write failed");
 			off = end;
@@ -571,13 +603,14 @@ static int copy_data(struct xrun *c, int fd, const struct erofs_rd_inode *vi)
 			err = erofs_read_mapped(c->r, &map, c->buf, n, off);
 			if (err)
 				return rerr(c, vi, err);
-			err = write_sparse(fd, c->buf, n, off);
+			err = write_sparse(fd, c->buf, n, off, &written);
 			if (err)
 				return xerr(c, err, "write failed");
 			off += n;
 		}
 	}
-	if (ftruncate(fd, (off_t)vi->size))
+	/* a new file: only a hole at its end needs the size set */
+	if (written != vi->size && ftruncate(fd, (off_t)vi->size))
 		return xerr(c, -errno, "cannot set the file size");
 	return 0;
 }
@@ -586,13 +619,16 @@ static int extract_file(struct xrun *c, int parentfd, const char *name,
 			const struct erofs_rd_inode *vi)
 {
 	const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+	mode_t m = final_mode(c->x, vi);
+	bool born = born_right(c->x, vi, m);
 	int fd, err, err2;
 
-	fd = openat(parentfd, name, flags, 0600);
+	/* else 0600 until the data is in and the owner set */
+	fd = openat(parentfd, name, flags, born ? m : 0600);
 	if (fd < 0 && errno == EEXIST) {
 		if (make_room(c, parentfd, name))
 			return -EEXIST;
-		fd = openat(parentfd, name, flags, 0600);
+		fd = openat(parentfd, name, flags, born ? m : 0600);
 	}
 	if (fd < 0)
 		return xerr(c, -errno, "cannot create file");
@@ -605,7 +641,7 @@ static int extract_file(struct xrun *c, int parentfd, const char *name,
 		say(c, LVL_NOTE, ": not extracted (the partial file was removed)");
 		return err;
 	}
-	err2 = apply_meta(c, vi, fd, -1, NULL);
+	err2 = apply_meta(c, vi, fd, -1, NULL, born);
 	if (close(fd) && !err)
 		err = xerr(c, -errno, "close failed");
 	return err ? err : err2;
@@ -629,7 +665,7 @@ static int extract_symlink(struct xrun *c, int parentfd, const char *name,
 		if (symlinkat(target, parentfd, name))
 			return xerr(c, -errno, "cannot create symlink");
 	}
-	return apply_meta(c, vi, -1, parentfd, name);
+	return apply_meta(c, vi, -1, parentfd, name, false);
 }
 
 static int extract_special(struct xrun *c, int parentfd, const char *name,
@@ -659,7 +695,7 @@ static int extract_special(struct xrun *c, int parentfd, const char *name,
 		return xerr(c, -errno, "cannot create special file");
 	}
 made:
-	return apply_meta(c, vi, -1, parentfd, name);
+	return apply_meta(c, vi, -1, parentfd, name, false);
 }
 
 int erofs_extract_node(struct erofs_extractor *x, int parentfd, const char *name,

@@ -47,9 +47,16 @@ struct erofs_check_node *erofs_nidtab_add(struct erofs_nidtab *t, uint64_t nid)
 		struct erofs_check_node *old = t->tab, *tab;
 		size_t oldcap = t->cap, cap = oldcap ? oldcap * 2 : 1024, j;
 
-		tab = calloc(cap, sizeof(*tab));
+		/*
+		 * Zeroed by hand, not calloc(): a fresh mapping's pages would
+		 * first be mapped to the zero page by lookups and copied on
+		 * the first write, each copy a TLB flush across every CPU
+		 * running a worker thread.
+		 */
+		tab = malloc(cap * sizeof(*tab));
 		if (!tab)
 			return NULL;
+		memset(tab, 0, cap * sizeof(*tab));
 		for (j = 0; j < oldcap; j++) {
 			if (!old[j].used)
 				continue;

@@ -109,6 +109,7 @@ struct ck_worker {
 	struct erofs_reader r;
 	struct ck_scanner scan;
 	struct erofs_xworker xw;
+	int own_fd;			/* its own descriptor of the image, or -1 */
 };
 
 struct checker {
@@ -180,6 +181,8 @@ void ck_scan_data(struct checker *f, const struct place *at, const struct erofs_
 /* ---- directories (lib/check-dirs.c) ---- */
 int ck_collect_dent(void *arg, const struct erofs_rd_dentry *de);
 void ck_close_far_dirs(struct checker *f);
+/* lib/check.c: closes a stack directory once the jobs borrowing it are retired */
+void ck_close_dir_later(struct checker *f, int fd);
 void ck_reopen_parent(struct checker *f);
 int ck_link_dir_fd(struct checker *f, uint64_t dir, const struct place *at, uint64_t nid);
 

@@ -57,6 +57,16 @@ struct erofs_extractor {
 	int rootfd;
 	char leaf[256];		/* erofs_extract_open_leaf(): the name in rootfd */
 	mode_t umask;
+	/*
+	 * A new file below rootfd gets owner euid:egid and exactly the
+	 * mode it is created with (less the umask): the target was empty,
+	 * not set-group-ID, with no default ACL, and its group is egid, so
+	 * the directories made inside it are the same until their own
+	 * metadata is applied, after their entries.
+	 */
+	bool fresh;
+	uid_t euid;
+	gid_t egid;
 	uint8_t *buf;		/* data copy buffer */
 	size_t bufsz;
 	unsigned long errors, warnings;

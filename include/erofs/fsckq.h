@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * An ordered job queue for fsck.erofs (--workers): the walk submits jobs in
- * its own, deterministic order; worker threads run them in any order, each
- * with its own context; the submitting thread retires them strictly in
+ * its own, deterministic order; worker threads (and the submitting thread
+ * while it waits) run them in any order, each with its own context; the
+ * submitting thread retires them strictly in
  * submission order, so whatever a job prints is printed at retirement and
  * the output is the same for any number of workers.
  *
@@ -36,12 +37,14 @@ struct erofs_fjob {
 };
 
 /*
- * A queue with nthreads workers (0: run inline) whose contexts are
- * ctx[0..max(nthreads,1)-1] (the array itself is not kept), at most window
- * jobs in flight; owner is passed to every retirement.  NULL if the
- * threads cannot be started.
+ * A queue whose jobs run on nrunners threads: the submitting thread, with
+ * context ctx[0], runs jobs while it waits for the oldest one, and
+ * nrunners - 1 worker threads run them with ctx[1..nrunners-1] (the array
+ * itself is not kept).  nrunners <= 1: every job runs inline (ctx[0]).
+ * At most window jobs in flight; owner is passed to every retirement.
+ * NULL if the threads cannot be started.
  */
-struct erofs_fq *erofs_fq_create(unsigned int nthreads, void **ctx, size_t window, void *owner);
+struct erofs_fq *erofs_fq_create(unsigned int nrunners, void **ctx, size_t window, void *owner);
 void erofs_fq_submit(struct erofs_fq *q, struct erofs_fjob *job);
 void erofs_fq_drain(struct erofs_fq *q);
 /* Drains, then stops and joins the workers. */
