@@ -1,16 +1,12 @@
 #!/bin/bash
 # mkfs.erofs -E48bit and -m (metadata compression): round trips of the test
 # tree and of a tree whose nids pass 16 bits, with every compressor and
-# layout option they combine with, each checked and extracted by
-# erofs-utils 1.9.4's fsck.erofs (the reference reader; skipped without
-# it) and compared with the source; the superblock and inode fields the
-# format fixes, byte for byte; --workers=1 and 2 give the same bytes; and
-# --max-kernel refuses both below their releases.
-#
-# Our own fsck.erofs answers "unsupported ... 48bit/metabox" until the
-# readers learn the layouts (branch h-r48): its round trips are reported
-# as skipped while it does, and bite (full manifests, xattrs included)
-# once it reads them.
+# layout option they combine with, each extracted by our fsck.erofs and
+# compared with the source (full manifests, xattrs included), and checked
+# and extracted by erofs-utils 1.9.4's fsck.erofs too where it is present
+# (those checks are skipped without it); the superblock and inode fields
+# the format fixes, byte for byte; --workers=1 and 2 give the same bytes;
+# and --max-kernel refuses both below their releases.
 #
 # erofs-utils 1.9.4 reads the inline data (plain or compressed tails) and
 # the chunk tables of an inode inside the metabox from the wrong place (its
@@ -22,9 +18,11 @@
 require_root
 
 REF=${REF:-$top_srcdir/../shared/anchors/erofs-utils-1.9.4}
-if [ ! -x "$REF/fsck.erofs" ] || [ ! -x "$REF/dump.erofs" ]; then
-	echo "$test_name: no erofs-utils 1.9.4 fsck.erofs/dump.erofs at $REF; skipped"
-	exit 77
+DUMP=${DUMP:-$top_builddir/dump/dump.erofs}
+have_ref=1
+if [ ! -x "$REF/fsck.erofs" ]; then
+	echo "note: no erofs-utils 1.9.4 fsck.erofs at $REF: its checks are skipped"
+	have_ref=0
 fi
 UUID=0f0e0d0c-0b0a-0908-0706-050403020100
 
@@ -36,11 +34,10 @@ rm -f "$src/sizes/sparse-100m"	# 100 MB to extract per image, and nothing new to
 
 # little-endian field of FILE at OFFSET, WIDTH bytes, as a decimal number
 le() { od -An -v -t "u$3" -j "$2" -N "$3" "$1" | tr -d ' \n'; }
-# the nid erofs-utils' dump.erofs finds for PATH
-ref_nid() { "$REF/dump.erofs" --path="$2" "$1" | sed -n 's/^NID: *\([0-9]*\).*/\1/p'; }
+# the nid our dump.erofs finds for PATH (its lines are erofs-utils')
+ref_nid() { "$DUMP" --path="$2" "$1" | sed -n 's/^NID: *\([0-9]*\).*/\1/p'; }
 
-# our_fsck LABEL IMAGE SOURCE_MANIFEST: our reader extracts it like the source,
-# or still refuses the layout by name (reported, not counted)
+# our_fsck LABEL IMAGE SOURCE_MANIFEST: our reader extracts it like the source
 our_fsck() {
 	local label=$1 img=$2
 	rm -rf "$WORK/ours"
@@ -51,8 +48,6 @@ our_fsck() {
 			fail "$label: our fsck.erofs extracts a different tree:"
 			head -10 "$WORK/$label.ours.diff" | cut -c1-200 >&2
 		fi
-	elif grep -qE 'unsupported incompatible features: .*(48bit|metabox)' "$WORK/ours.log"; then
-		echo "skip: $label: our fsck.erofs does not read 48bit/metabox yet (h-r48)"
 	else
 		fail "$label: our fsck.erofs: $(tail -2 "$WORK/ours.log")"
 	fi
@@ -63,6 +58,10 @@ our_fsck() {
 # with "extract", pulls out the source tree (it restores no xattrs)
 ref_check() {
 	local label=$1 img=$2
+	if [ "$have_ref" = 0 ]; then
+		echo "skip: $label: no erofs-utils 1.9.4"
+		return
+	fi
 	if ! "$REF/fsck.erofs" "$img" >"$WORK/ref.log" 2>&1; then
 		fail "$label: erofs-utils fsck.erofs: $(grep -m2 -E '<E>|error' "$WORK/ref.log")"
 		return
@@ -226,7 +225,7 @@ for opts in "-E48bit" "-m4096 -zlz4hc" "-m65536 -zlzma -C65536"; do
 	else
 		fail "$label: /files/0699 nid '$nid' not past 16 bits"
 	fi
-	if [[ $opts == -E48bit ]]; then
+	if [[ $opts == -E48bit ]] && [ "$have_ref" = 1 ]; then
 		rm -rf "$WORK/ref"
 		"$REF/fsck.erofs" --extract="$WORK/ref" "$img" >/dev/null 2>&1 &&
 			"$MANIFEST" --no-xattrs "$WORK/ref" | diff -q "$WORK/many.noxattrs" - >/dev/null &&
