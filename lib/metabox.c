@@ -8,8 +8,20 @@
 #include "erofs/format.h"
 #include "erofs/metabox.h"
 
-/* input offered per pcluster: far below the 12 MiB a decoded extent may reach */
+/*
+ * Input offered per pcluster: far below the 12 MiB a decoded extent may
+ * reach, and, as in compress.c, short of the 2047 lclusters an index delta
+ * reaches (it binds with blocks under 2 KiB), one lcluster spare for an
+ * extent starting inside its first.
+ */
 #define METABOX_MAX_INPUT	(4u << 20)
+
+static uint32_t metabox_max_input(unsigned int blkszbits)
+{
+	uint32_t reach = (EROFS_LI_DELTA_MAX - 1) << blkszbits;
+
+	return reach < METABOX_MAX_INPUT ? reach : METABOX_MAX_INPUT;
+}
 
 static int add_extent(struct erofs_zinfo *zi, uint32_t *cap, const struct erofs_zextent *e)
 {
@@ -30,6 +42,7 @@ int erofs_metabox_compress(const struct erofs_build_options *opts, const uint8_t
 			   uint64_t size, struct erofs_zinfo *zi, uint8_t **out)
 {
 	const uint32_t blksz = 1u << opts->blkszbits, pcluster = zi->pcluster_size;
+	const uint32_t max_input = metabox_max_input(opts->blkszbits);
 	struct erofs_codec *codec;
 	uint8_t *blocks = NULL, *dst = malloc(pcluster);
 	uint64_t cap_bytes = 0, used = 0;
@@ -46,7 +59,7 @@ int erofs_metabox_compress(const struct erofs_build_options *opts, const uint8_t
 	zi->nr_blocks = 0;
 	for (uint64_t pos = 0; pos < size && !err;) {
 		uint64_t left = size - pos;
-		int src_len = (int)(left < METABOX_MAX_INPUT ? left : METABOX_MAX_INPUT);
+		int src_len = (int)(left < max_input ? left : max_input);
 		int n = erofs_codec_fill(codec, data + pos, &src_len, dst, (int)pcluster);
 		struct erofs_zextent e = { .lofs = pos, .pblk = zi->nr_blocks };
 		uint32_t stored;

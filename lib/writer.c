@@ -309,7 +309,7 @@ static int put_superblock(struct write_ctx *w, int fd)
 		.feature_compat = EROFS_COMPAT_SB_CHKSUM | EROFS_COMPAT_MTIME,
 		.blkszbits = (uint8_t)plan->blkszbits,
 		.root_nid = (uint16_t)w->tree->root->nid,
-		.inos = w->tree->nr_inodes + !!w->tree->packed,
+		.inos = w->tree->nr_inodes + !!w->tree->packed + !!plan->metabox,
 		.build_time = (uint64_t)plan->epoch,
 		.build_time_nsec = plan->epoch_nsec,
 		.blocks = plan->nr_blocks,

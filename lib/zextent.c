@@ -65,8 +65,14 @@ unsigned int erofs_zextent_recsz(const struct erofs_build_options *opts, uint32_
 	    erofs_zinfo_whole_fragment(zi))
 		return 0;
 	recsz = file_size > UINT32_MAX ? 32 : 16;
-	if (uniform_bits(opts, file_size, zi))
-		recsz = contiguous(zi) ? 4 : 8;
+	/*
+	 * Uniform extents: 4-byte records after a 64-bit base when they are
+	 * contiguous.  Not 8-byte ones otherwise: those hold 32-bit byte
+	 * addresses, and the record size is fixed before the data's addresses
+	 * are known, so an image past 4 GiB could not be ruled out.
+	 */
+	if (uniform_bits(opts, file_size, zi) && contiguous(zi))
+		recsz = 4;
 	/* what follows the map header's start, against full indexes */
 	if (erofs_zextent_size(meta_size, recsz, zi->nr_extents) + meta_size - header > full)
 		return 0;

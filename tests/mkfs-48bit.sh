@@ -237,6 +237,27 @@ for opts in "-E48bit" "-m4096 -zlz4hc" "-m65536 -zlzma -C65536"; do
 	our_fsck "$label" "$img" "$WORK/many.manifest"
 done
 
+# --- a metabox whose one pcluster would decode past the 2047 lclusters an
+# index delta reaches (512-byte blocks, 1 MiB pclusters, records that
+# compress 20x): its extents must stop short; and the superblock's inode
+# count includes the metabox inode, as erofs-utils counts it ---
+dense=$WORK/dense
+mkdir -p "$dense"
+head -c 400 /dev/zero | tr '\0' 'x' >"$dense/0000"
+for i in $(seq 1 2999); do cp "$dense/0000" "$dense/$(printf %04d "$i")"; done
+"$MANIFEST" "$dense" >"$WORK/dense.manifest"
+if "$MKFS" --quiet -U "$UUID" -b 512 -C1048576 -m1048576 -zlz4hc "$img" "$dense" >"$WORK/mkfs.log" 2>&1; then
+	our_fsck "metabox-dense" "$img" "$WORK/dense.manifest"
+	if "$DUMP" -s "$img" >"$WORK/dump.log" 2>&1 && ! grep -q 'warning' "$WORK/dump.log" &&
+	   [ "$(le "$img" $((sb + 0x10)) 8)" = 3002 ]; then
+		pass "metabox-dense: inode count 3002 (3000 files, the root, the metabox inode)"
+	else
+		fail "metabox-dense: inode count $(le "$img" $((sb + 0x10)) 8): $(grep -m1 warning "$WORK/dump.log")"
+	fi
+else
+	fail "metabox-dense: mkfs: $(tail -2 "$WORK/mkfs.log")"
+fi
+
 # --- the same bytes for every --workers ---
 for opts in "-E48bit -zlz4hc -C65536" "-m16384 -zlzma -C65536 -Efragments"; do
 	# shellcheck disable=SC2086 # options are words
