@@ -48,15 +48,16 @@ struct erofs_check_node *erofs_nidtab_add(struct erofs_nidtab *t, uint64_t nid)
 		size_t oldcap = t->cap, cap = oldcap ? oldcap * 2 : 1024, j;
 
 		/*
-		 * Zeroed by hand, not calloc(): a fresh mapping's pages would
-		 * first be mapped to the zero page by lookups and copied on
-		 * the first write, each copy a TLB flush across every CPU
-		 * running a worker thread.
+		 * Zeroed by writing, not calloc(): a fresh mapping's pages
+		 * would first be mapped to the zero page by lookups and
+		 * copied on the first write, each copy a TLB flush across
+		 * every CPU running a worker thread.  explicit_bzero(), as
+		 * GCC turns malloc() + memset(0) into calloc().
 		 */
 		tab = malloc(cap * sizeof(*tab));
 		if (!tab)
 			return NULL;
-		memset(tab, 0, cap * sizeof(*tab));
+		explicit_bzero(tab, cap * sizeof(*tab));
 		for (j = 0; j < oldcap; j++) {
 			if (!old[j].used)
 				continue;
