@@ -16,16 +16,7 @@
 #include "erofs/ondisk.h"
 #include "erofs/reader.h"
 
-static int failures, checks;
-
-#define CHECK(cond) do {						\
-	checks++;							\
-	if (!(cond)) {							\
-		failures++;						\
-		fprintf(stderr, "%s:%d: check failed: %s\n",		\
-			__FILE__, __LINE__, #cond);			\
-	}								\
-} while (0)
+#include "unit.h"
 
 /* err is the expected return, words a substring of the message */
 #define EXPECT_ERR(expr, err, words, r) do {				\
@@ -1400,6 +1391,5 @@ int main(void)
 	CHECK(!strcmp(erofs_escape(out, sizeof(out), "a\nb\\", 4), "a\\x0ab\\x5c"));
 	CHECK(!strcmp(erofs_escape(out, 16, "abcdefghijklmnopqrstuvwxyz", 26), "abcdefgh..."));
 
-	printf("test-reader: %d checks, %d failed\n", checks, failures);
-	return failures ? 1 : 0;
+	return unit_summary("test-reader");
 }

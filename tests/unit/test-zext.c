@@ -17,16 +17,7 @@
 #include "erofs/ondisk.h"
 #include "erofs/zread.h"
 
-static int failures, checks;
-
-#define CHECK(cond) do {						\
-	checks++;							\
-	if (!(cond)) {							\
-		failures++;						\
-		fprintf(stderr, "%s:%d: check failed: %s\n",		\
-			__FILE__, __LINE__, #cond);			\
-	}								\
-} while (0)
+#include "unit.h"
 
 #define MAXREC	16
 #define LZ4	(1u << 28)	/* format: algorithm 0 + 1 */
@@ -286,6 +277,5 @@ int main(void)
 	test_recsz4_8();
 	test_fragment();
 	test_hostile();
-	printf("test-zext: %d checks, %d failed\n", checks, failures);
-	return failures ? 1 : 0;
+	return unit_summary("test-zext");
 }

@@ -26,16 +26,7 @@
 #include "erofs/reader.h"
 #include "erofs/zread.h"
 
-static int failures, checks;
-
-#define CHECK(cond) do {						\
-	checks++;							\
-	if (!(cond)) {							\
-		failures++;						\
-		fprintf(stderr, "%s:%d: check failed: %s\n",		\
-			__FILE__, __LINE__, #cond);			\
-	}								\
-} while (0)
+#include "unit.h"
 
 #define BLK		4096u
 #define NID		40u	/* inode at byte 1280, after the superblock and its config */
@@ -824,6 +815,5 @@ int main(int argc, char **argv)
 	test_random_layouts(cases);
 	test_hostile();
 	test_random_damage(cases);
-	printf("%d checks, %d failures\n", checks, failures);
-	return failures ? 1 : 0;
+	return unit_summary("test-zindex");
 }
