@@ -308,6 +308,7 @@ void erofs_reader_clone(struct erofs_reader *dst, const struct erofs_reader *src
 {
 	*dst = *src;
 	dst->zc = NULL;		/* its own buffers and caches, made on demand */
+	dst->mc = NULL;
 	dst->prefixes = NULL;	/* its own xattr prefix table, loaded on demand */
 	dst->devs_borrowed = true;	/* the source's devices: not freed by the clone */
 	dst->err[0] = '\0';
@@ -318,6 +319,7 @@ void erofs_reader_close(struct erofs_reader *r)
 	erofs_xattr_prefixes_free(r);
 	erofs_mbox_free(r);
 	erofs_z_release(r);
+	erofs_mcache_free(r);
 	erofs_rd_free_devices(r);
 }
 

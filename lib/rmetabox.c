@@ -77,7 +77,7 @@ int erofs_meta_read(struct erofs_reader *r, bool in_mbox, void *buf, size_t len,
 	int err;
 
 	if (!in_mbox)
-		return erofs_dev_read(r, buf, len, pos);
+		return erofs_mcache_read(r, buf, len, pos);
 	if (!r->mbox)
 		return fail(r, -EFSCORRUPTED, "metadata in the metabox, but the image has none loaded");
 	if (pos > r->mbox->size || len > r->mbox->size - pos)

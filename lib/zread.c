@@ -68,10 +68,7 @@ struct zslot {
 enum { PACKED_UNKNOWN, PACKED_LOADING, PACKED_OK, PACKED_BAD };
 
 struct erofs_zcache {
-	/* one metadata block, so index walks do not read 8 bytes at a time */
-	uint64_t mblk;			/* UINT64_MAX: empty */
-	uint8_t mbuf[1u << EROFS_MAX_BLKSZBITS];
-	uint8_t tmp[COMPACT_2B_PACK];
+	uint8_t tmp[COMPACT_2B_PACK];	/* an index entry across blocks */
 	/* metadata of inodes in the metabox: read through the metabox's own
 	 * extents, which may use tmp and pbuf on the way */
 	uint8_t mtmp[COMPACT_2B_PACK];
@@ -100,7 +97,6 @@ static struct erofs_zcache *zcache(struct erofs_reader *r)
 			fail(r, -ENOMEM, "out of memory");
 			return NULL;
 		}
-		r->zc->mblk = UINT64_MAX;
 	}
 	return r->zc;
 }
@@ -125,14 +121,13 @@ static struct zslot *zslot_of(const struct erofs_reader *r, struct erofs_zcache 
 	return &zc->slot[zc->packed_state == PACKED_OK && vi->nid == zc->packed.nid];
 }
 
-/* len (<= 32) bytes of metadata at pos, through the one-block cache (for
- * an inode in the metabox, read from its data, cached there). */
+/* len (<= 32) bytes of metadata at pos, through the reader's block cache
+ * (for an inode in the metabox, read from its data, cached there). */
 static const uint8_t *meta_at(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 			      uint64_t pos, unsigned int len)
 {
 	struct erofs_zcache *zc;
-	uint64_t blk, start;
-	unsigned int off;
+	const uint8_t *p;
 
 	if (vi->in_mbox) {
 		zc = zcache(r);
@@ -145,29 +140,13 @@ static const uint8_t *meta_at(struct erofs_reader *r, const struct erofs_rd_inod
 		     pos);
 		return NULL;
 	}
-	if (r->mem)
-		return r->mem + pos;
-	zc = zcache(r);
-	if (!zc)
-		return NULL;
-	blk = pos >> r->blkszbits;
-	off = (unsigned int)(pos & (r->blksz - 1));
-	if (off + len > r->blksz) {	/* never for aligned entries; be safe anyway */
-		if (len > sizeof(zc->tmp) || erofs_dev_read(r, zc->tmp, len, pos))
+	if ((pos & (r->blksz - 1)) + len > r->blksz) {	/* never for aligned entries */
+		zc = zcache(r);
+		if (!zc || len > sizeof(zc->tmp) || erofs_dev_read(r, zc->tmp, len, pos))
 			return NULL;
 		return zc->tmp;
 	}
-	if (zc->mblk != blk) {
-		uint64_t n;
-
-		start = blk << r->blkszbits;
-		n = r->size - start < r->blksz ? r->size - start : r->blksz;
-		zc->mblk = UINT64_MAX;
-		if (erofs_dev_read(r, zc->mbuf, (size_t)n, start))
-			return NULL;
-		zc->mblk = blk;
-	}
-	return zc->mbuf + off;
+	return erofs_mcache_at(r, pos, len, &p) ? NULL : p;
 }
 
 /* ------------------------------------------------------------------ */

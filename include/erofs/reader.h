@@ -63,6 +63,7 @@
 #define EROFS_DEVT_TAG_LEN		64u
 
 struct erofs_zcache;
+struct erofs_mcache;
 struct erofs_rd_inode;
 
 /* An extra device of a multi-device image (lib/rdevice.c). */
@@ -98,6 +99,7 @@ struct erofs_reader {
 	unsigned int deflate_windowbits;
 	unsigned int zstd_window_log;	/* log2 of zstd's largest window */
 	struct erofs_zcache *zc;	/* decode buffers and caches, made on demand */
+	struct erofs_mcache *mc;	/* metadata blocks (lib/rmcache.c), made on demand */
 	unsigned int flags;		/* EROFS_READER_* given to erofs_reader_open_*_flags() */
 
 	/* long xattr name prefixes, loaded on first use (lib/rxattr.c) */
@@ -171,6 +173,14 @@ int erofs_devn_read(struct erofs_reader *r, unsigned int dev, void *buf, size_t 
 int erofs_mbox_load(struct erofs_reader *r);
 void erofs_mbox_free(struct erofs_reader *r);
 int erofs_meta_read(struct erofs_reader *r, bool in_mbox, void *buf, size_t len, uint64_t pos);
+
+/* Internal, lib/rmcache.c: image metadata through a few cached blocks.
+ * erofs_mcache_read() is erofs_dev_read() (reads longer than a block go
+ * straight to the image); erofs_mcache_at() points *out at len bytes at
+ * pos, which must not cross a block, valid until the next cached read. */
+int erofs_mcache_read(struct erofs_reader *r, void *buf, size_t len, uint64_t pos);
+int erofs_mcache_at(struct erofs_reader *r, uint64_t pos, size_t len, const uint8_t **out);
+void erofs_mcache_free(struct erofs_reader *r);
 
 /* ---- inodes ---- */
 
