@@ -7,7 +7,10 @@
  *
  * The owner is one of the runners: when the window is full it retires
  * every done job at the head at once, and while the head is not done it
- * runs the oldest queued job itself instead of sleeping.  It sleeps only
+ * runs the newest queued job itself instead of sleeping.  The newest, as
+ * the workers take the oldest: each then works in another directory of
+ * the walk, and two threads creating files in one directory spend a
+ * sixth of the creation time waiting for its lock.  It sleeps only
  * when every job in flight is taken, so a worker wakes it about once per
  * window rather than once per job (a 2-core extraction of 75k files made
  * 171k futex calls before, 15-40 voluntary context switches now).
@@ -32,6 +35,12 @@ struct erofs_fq {
 	pthread_cond_t work;		/* a job to run, or stop */
 	pthread_cond_t done;		/* the head is done (owner_waiting) */
 	struct erofs_fjob *head, *tail, *torun;
+	/*
+	 * The owner's end: no job after back is queued, nor any job between
+	 * a job and its prev; so following prev from back meets every queued
+	 * job, newest first, and never a retired one while one is queued.
+	 */
+	struct erofs_fjob *back;
 	size_t inflight, window;
 	size_t queued;			/* jobs nobody has taken */
 	unsigned int idle;		/* workers waiting for work */
@@ -82,6 +91,23 @@ static struct erofs_fjob *take(struct erofs_fq *q)
 		q->torun = next_to_run(j->next);
 		q->queued--;
 	}
+	return j;
+}
+
+/* Takes the newest queued job (lock held), or NULL. */
+static struct erofs_fjob *take_newest(struct erofs_fq *q)
+{
+	struct erofs_fjob *j = q->back;
+
+	if (!q->queued)
+		return NULL;	/* back may be retired */
+	while (j->state != JOB_QUEUED)
+		j = j->prev;
+	j->state = JOB_RUNNING;
+	q->back = j->prev;
+	if (j == q->torun)
+		q->torun = next_to_run(j->next);
+	q->queued--;
 	return j;
 }
 
@@ -170,7 +196,7 @@ static void retire_some(struct erofs_fq *q)
 	if (q->idle && q->queued)	/* fewer than WAKE_BATCH: let them help */
 		pthread_cond_broadcast(&q->work);
 	while (q->head->state != JOB_DONE) {
-		j = take(q);
+		j = take_newest(q);
 		if (j) {
 			pthread_mutex_unlock(&q->lock);
 			j->run(j, q->ctx0);
@@ -231,6 +257,9 @@ void erofs_fq_submit(struct erofs_fq *q, struct erofs_fjob *job)
 	if (job->run) {
 		if (!q->torun)
 			q->torun = job;
+		/* the jobs between back and job are all taken: skip them */
+		job->prev = q->queued ? q->back : NULL;
+		q->back = job;
 		/* an idle worker is woken for a few jobs at once, not for each */
 		if (++q->queued >= WAKE_BATCH && q->idle)
 			pthread_cond_signal(&q->work);

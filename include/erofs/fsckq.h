@@ -33,6 +33,7 @@ struct erofs_fjob {
 	erofs_fjob_retire_fn retire;
 	/* private to lib/fsckq.c */
 	struct erofs_fjob *next;
+	struct erofs_fjob *prev;	/* an older job that may still be queued */
 	int state;
 };
 
