@@ -127,14 +127,8 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 			if (!erofs_parse_u64("--offset", optarg, INT64_MAX, &o->src.offset))
 				return -1;
 			break;
-		case ':':
-			erofs_err("option '%s' needs an argument", argv[optind - 1]);
-			return -1;
-		default:
-			if (optopt)
-				erofs_err("unknown option '-%c'", optopt);
-			else
-				erofs_err("unknown option '%s'", argv[optind - 1]);
+		default:	/* ':' or '?' */
+			erofs_getopt_error(c, argv);
 			return -1;
 		}
 	}

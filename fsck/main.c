@@ -234,14 +234,8 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o)
 				return -1;
 			}
 			break;
-		case ':':
-			erofs_err("option '%s' needs an argument", argv[optind - 1]);
-			return -1;
-		default:
-			if (optopt)
-				erofs_err("unknown option '-%c'", optopt);
-			else
-				erofs_err("unknown option '%s'", argv[optind - 1]);
+		default:	/* ':' or '?' */
+			erofs_getopt_error(c, argv);
 			return -1;
 		}
 	}

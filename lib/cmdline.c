@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <getopt.h>
 #include <stdlib.h>
 
 #include "erofs/cmdline.h"
@@ -25,4 +26,14 @@ bool erofs_parse_u64(const char *what, const char *s, uint64_t max, uint64_t *ou
 	}
 	*out = v;
 	return true;
+}
+
+void erofs_getopt_error(int ret, char *const argv[])
+{
+	if (ret == ':')
+		erofs_err("option '%s' needs an argument", argv[optind - 1]);
+	else if (optopt)
+		erofs_err("unknown option '-%c'", optopt);
+	else
+		erofs_err("unknown option '%s'", argv[optind - 1]);
 }

@@ -14,4 +14,11 @@
  */
 bool erofs_parse_u64(const char *what, const char *s, uint64_t max, uint64_t *out);
 
+/*
+ * The message for what getopt_long() returned instead of an option (with
+ * ":" first in its optstring): ':' for a missing argument, '?' for an
+ * unknown option, short or long, named as the user typed it.
+ */
+void erofs_getopt_error(int ret, char *const argv[]);
+
 #endif
