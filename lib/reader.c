@@ -255,6 +255,7 @@ static int open_super(struct erofs_reader *r)
 
 	if (err) {
 		erofs_z_release(r);
+		erofs_mcache_free(r);
 		erofs_mbox_free(r);
 		erofs_rd_free_devices(r);
 	}
