@@ -26,6 +26,9 @@ struct erofs_mcache {
 	uint64_t blk[MCACHE_SLOTS];	/* UINT64_MAX: empty */
 	unsigned int next;		/* the slot to refill next (round robin) */
 	uint8_t *buf;			/* MCACHE_SLOTS blocks */
+	uint8_t tmp[EROFS_META_AT_MAX];		/* erofs_meta_at() across blocks */
+	/* erofs_meta_at() in the metabox: reading its data may need tmp */
+	uint8_t mtmp[EROFS_META_AT_MAX];
 };
 
 void erofs_mcache_free(struct erofs_reader *r)
@@ -133,4 +136,27 @@ int erofs_mcache_read(struct erofs_reader *r, void *buf, size_t len, uint64_t po
 		len -= n;
 	}
 	return 0;
+}
+
+int erofs_meta_at(struct erofs_reader *r, bool in_mbox, uint64_t pos, size_t len,
+		  const uint8_t **out)
+{
+	struct erofs_mcache *mc;
+	int err;
+
+	if (len > EROFS_META_AT_MAX)
+		return erofs_reader_fail(r, -EINVAL, "internal: metadata read of %zu bytes", len);
+	if (!in_mbox && (r->mem || (pos & (r->blksz - 1)) + len <= r->blksz))
+		return erofs_mcache_at(r, pos, len, out);
+	mc = mcache(r);
+	if (!mc)
+		return erofs_reader_fail(r, -ENOMEM, "out of memory");
+	if (in_mbox) {
+		err = erofs_meta_read(r, true, mc->mtmp, len, pos);
+		*out = mc->mtmp;
+	} else {
+		err = erofs_dev_read(r, mc->tmp, len, pos);
+		*out = mc->tmp;
+	}
+	return err;
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * Compressed files for the image reader: map headers, full and compact
- * lcluster indexes, extent mapping and decoding (see include/erofs/zread.h;
- * the superblock's settings: lib/zconfig.c, extent records: lib/zextread.c).
+ * Compressed files for the image reader: map headers, extent mapping and
+ * decoding (see include/erofs/zread.h; the superblock's settings:
+ * lib/zconfig.c, lcluster index entries: lib/zindexread.c, extent records:
+ * lib/zextread.c).
  *
  * Written for erofs-forge from the on-disk format as Linux 6.1 reads it
  * (fs/erofs/zmap.c and decompressor.c were read to learn the format; no
@@ -43,8 +44,6 @@
 #define EFSCORRUPTED	EUCLEAN
 #define fail		erofs_reader_fail
 
-#define COMPACT_4B_PACK		8u	/* 2 entries of 16 bits + u32 blkaddr */
-#define COMPACT_2B_PACK		32u	/* 16 entries of 14 bits + u32 blkaddr */
 
 /* The last extent mapped and the last decoded, for one kind of reader. */
 struct zslot {
@@ -68,11 +67,8 @@ struct zslot {
 enum { PACKED_UNKNOWN, PACKED_LOADING, PACKED_OK, PACKED_BAD };
 
 struct erofs_zcache {
-	uint8_t tmp[COMPACT_2B_PACK];	/* an index entry across blocks */
-	/* metadata of inodes in the metabox: read through the metabox's own
-	 * extents, which may use tmp and pbuf on the way */
-	uint8_t mtmp[COMPACT_2B_PACK];
-	uint8_t ibuf[1u << EROFS_MAX_BLKSZBITS];	/* their inline tail pclusters */
+	/* inline tail pclusters of inodes in the metabox */
+	uint8_t ibuf[1u << EROFS_MAX_BLKSZBITS];
 
 	/* [0] files, [1] the packed inode, [2] the metabox: a file's fragment
 	 * and its metadata in the metabox are read between its own extents
@@ -119,34 +115,6 @@ static struct zslot *zslot_of(const struct erofs_reader *r, struct erofs_zcache 
 	if (r->mbox && vi->nid == r->mbox->nid)
 		return &zc->slot[2];
 	return &zc->slot[zc->packed_state == PACKED_OK && vi->nid == zc->packed.nid];
-}
-
-/* len (<= 32) bytes of metadata at pos, through the reader's block cache
- * (for an inode in the metabox, read from its data, cached there). */
-static const uint8_t *meta_at(struct erofs_reader *r, const struct erofs_rd_inode *vi,
-			      uint64_t pos, unsigned int len)
-{
-	struct erofs_zcache *zc;
-	const uint8_t *p;
-
-	if (vi->in_mbox) {
-		zc = zcache(r);
-		if (!zc || len > sizeof(zc->mtmp) || erofs_meta_read(r, true, zc->mtmp, len, pos))
-			return NULL;
-		return zc->mtmp;
-	}
-	if (pos > r->size || len > r->size - pos) {
-		fail(r, -EFSCORRUPTED, "index read at byte %" PRIu64 " beyond the end of the image",
-		     pos);
-		return NULL;
-	}
-	if ((pos & (r->blksz - 1)) + len > r->blksz) {	/* never for aligned entries */
-		zc = zcache(r);
-		if (!zc || len > sizeof(zc->tmp) || erofs_dev_read(r, zc->tmp, len, pos))
-			return NULL;
-		return zc->tmp;
-	}
-	return erofs_mcache_at(r, pos, len, &p) ? NULL : p;
 }
 
 /* ------------------------------------------------------------------ */
@@ -363,10 +331,10 @@ int erofs_z_setup_inode(struct erofs_reader *r, struct erofs_rd_inode *vi)
 		if ((vi->z_advise & EROFS_ZADVISE_COMPACTED_2B) && n0 < total)
 			vi->z_compacted_2b = (total - n0) / 16 * 16;
 		if (total <= n0) {
-			bytes = (total + 1) / 2 * COMPACT_4B_PACK;
+			bytes = (total + 1) / 2 * EROFS_Z_COMPACT_4B_PACK;
 		} else {
 			rest = total - n0 - vi->z_compacted_2b;
-			bytes = n0 * 4 + vi->z_compacted_2b * 2 + (rest + 1) / 2 * COMPACT_4B_PACK;
+			bytes = n0 * 4 + vi->z_compacted_2b * 2 + (rest + 1) / 2 * EROFS_Z_COMPACT_4B_PACK;
 		}
 	}
 	if (vi->z_index > limit || bytes > limit - vi->z_index)
@@ -391,194 +359,6 @@ int erofs_z_setup_inode(struct erofs_reader *r, struct erofs_rd_inode *vi)
 	if (vi->z_advise & EROFS_ZADVISE_FRAGMENT)
 		return setup_tail_fragment(r, vi);
 	return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* lcluster index entries                                              */
-
-static int load_full(struct erofs_reader *r, const struct erofs_rd_inode *vi,
-		     uint64_t lcn, struct erofs_lcluster *lc)
-{
-	const uint8_t *e = meta_at(r, vi, vi->z_index + lcn * EROFS_LCLUSTER_INDEX_SIZE,
-				   EROFS_LCLUSTER_INDEX_SIZE);
-	unsigned int advise;
-
-	if (!e)
-		return -EIO;
-	advise = get_le16(e);
-	lc->type = advise & 3;
-	if (lc->type == EROFS_LCLUSTER_NONHEAD) {
-		lc->clusterofs = 1u << vi->z_lclusterbits;
-		lc->delta[0] = get_le16(e + 4);
-		lc->delta[1] = get_le16(e + 6);
-		if (lc->delta[0] & EROFS_LI_D0_CBLKCNT) {
-			if (!(vi->z_advise & (EROFS_ZADVISE_BIG_PCLUSTER_1 |
-					      EROFS_ZADVISE_BIG_PCLUSTER_2)))
-				return fail(r, -EFSCORRUPTED,
-					    "lcluster %" PRIu64 ": block count (CBLKCNT) without big pclusters",
-					    lcn);
-			lc->cblkcnt = lc->delta[0] & ~EROFS_LI_D0_CBLKCNT;
-			lc->has_cblkcnt = true;
-			lc->delta[0] = 1;
-		}
-		return 0;
-	}
-	lc->partialref = advise & EROFS_LI_PARTIAL_REF;
-	lc->clusterofs = get_le16(e + 2);
-	if (lc->clusterofs >= 1u << vi->z_lclusterbits)
-		return fail(r, -EFSCORRUPTED,
-			    "lcluster %" PRIu64 ": clusterofs %u beyond the lcluster (%u bytes)",
-			    lcn, lc->clusterofs, 1u << vi->z_lclusterbits);
-	lc->pblk = get_le32(e + 4);
-	return 0;
-}
-
-/* Entry at bit pos of a pack: lobits of lo, then 2 bits of type. */
-static unsigned int cdecode(const uint8_t *in, unsigned int pos, unsigned int lobits,
-			    unsigned int *type)
-{
-	uint32_t v = get_le32(in + pos / 8) >> (pos & 7);
-
-	*type = (v >> lobits) & 3;
-	return v & ((1u << lobits) - 1);
-}
-
-/* Distance from entry i on to the next head, the kernel's way: counted
- * inside the pack, then from the look-ahead kept in its last entry. */
-static unsigned int lookahead_distance(const uint8_t *in, unsigned int bits_each,
-				       unsigned int vcnt, unsigned int lobits, unsigned int i)
-{
-	unsigned int lo = 0, type, d1 = 0;
-
-	do {
-		lo = cdecode(in, bits_each * i, lobits, &type);
-		if (type != EROFS_LCLUSTER_NONHEAD)
-			return d1;
-		++d1;
-	} while (++i < vcnt);
-	if (!(lo & EROFS_LI_D0_CBLKCNT))
-		d1 += lo - 1;	/* unsigned: lo == 0 takes one back */
-	return d1;
-}
-
-static int load_compact(struct erofs_reader *r, const struct erofs_rd_inode *vi,
-			uint64_t lcn, bool lookahead, struct erofs_lcluster *lc)
-{
-	const unsigned int lobits = erofs_compact_lobits(vi->z_lclusterbits);
-	const bool big = vi->z_advise & EROFS_ZADVISE_BIG_PCLUSTER_1;
-	unsigned int amortshift, vcnt, packsize, bits_each, lo, type, nblk;
-	uint64_t pos = vi->z_index, idx = lcn, pack;
-	uint8_t in[COMPACT_2B_PACK + 4];
-	const uint8_t *p;
-	int i;
-
-	if (idx < vi->z_initial_4b) {
-		amortshift = 2;
-	} else {
-		pos += vi->z_initial_4b * 4;
-		idx -= vi->z_initial_4b;
-		if (idx < vi->z_compacted_2b) {
-			amortshift = 1;
-		} else {
-			pos += vi->z_compacted_2b * 2;
-			idx -= vi->z_compacted_2b;
-			amortshift = 2;
-		}
-	}
-	pos += idx << amortshift;
-	vcnt = amortshift == 2 ? 2 : 16;
-	packsize = vcnt << amortshift;
-	bits_each = (packsize - 4) * 8 / vcnt;
-	/* packs are aligned to their size (the regions start aligned) */
-	pack = pos & ~(uint64_t)(packsize - 1);
-	i = (int)((pos - pack) >> amortshift);
-	p = meta_at(r, vi, pack, packsize);
-	if (!p)
-		return -EIO;
-	memcpy(in, p, packsize);
-	memset(in + packsize, 0, 4);
-
-	lo = cdecode(in, bits_each * (unsigned int)i, lobits, &type);
-	lc->type = type;
-	if (type == EROFS_LCLUSTER_NONHEAD) {
-		lc->clusterofs = 1u << vi->z_lclusterbits;
-		if (lookahead)
-			lc->delta[1] = lookahead_distance(in, bits_each, vcnt, lobits,
-							  (unsigned int)i);
-		if (lo & EROFS_LI_D0_CBLKCNT) {
-			if (!big)
-				return fail(r, -EFSCORRUPTED,
-					    "lcluster %" PRIu64 ": block count (CBLKCNT) without big pclusters",
-					    lcn);
-			lc->cblkcnt = lo & ~EROFS_LI_D0_CBLKCNT;
-			lc->has_cblkcnt = true;
-			lc->delta[0] = 1;
-			return 0;
-		}
-		if ((unsigned int)i + 1 != vcnt) {
-			lc->delta[0] = lo;
-			return 0;
-		}
-		/* the last entry keeps the look-ahead: delta[0] comes from the one before */
-		lo = cdecode(in, bits_each * (unsigned int)(i - 1), lobits, &type);
-		if (type != EROFS_LCLUSTER_NONHEAD)
-			lo = 0;
-		else if (lo & EROFS_LI_D0_CBLKCNT)
-			lo = 1;
-		lc->delta[0] = lo + 1;
-		return 0;
-	}
-	lc->clusterofs = lo;
-	/* the head's block: the pack's base plus the pclusters counted before it */
-	if (!big) {
-		nblk = 1;
-		while (i > 0) {
-			--i;
-			lo = cdecode(in, bits_each * (unsigned int)i, lobits, &type);
-			if (type == EROFS_LCLUSTER_NONHEAD)
-				i -= (int)lo;	/* jump to its head */
-			if (i >= 0)
-				++nblk;
-		}
-	} else {
-		nblk = 0;
-		while (i > 0) {
-			--i;
-			lo = cdecode(in, bits_each * (unsigned int)i, lobits, &type);
-			if (type == EROFS_LCLUSTER_NONHEAD) {
-				if (lo & EROFS_LI_D0_CBLKCNT) {
-					--i;	/* its head, counted here */
-					nblk += lo & ~EROFS_LI_D0_CBLKCNT;
-					continue;
-				}
-				if (lo <= 1)
-					return fail(r, -EFSCORRUPTED,
-						    "lcluster %" PRIu64 ": delta[0] %u before it in a big-pcluster pack (the first nonhead must hold the block count)",
-						    lcn, lo);
-				i -= (int)lo - 2;
-				continue;
-			}
-			++nblk;
-		}
-	}
-	lc->pblk = get_le32(in + packsize - 4) + nblk;	/* 32-bit, as the kernel's */
-	return 0;
-}
-
-int erofs_z_load_lcluster(struct erofs_reader *r, const struct erofs_rd_inode *vi,
-			  uint64_t lcn, bool lookahead, struct erofs_lcluster *lc)
-{
-	memset(lc, 0, sizeof(*lc));
-	lc->lcn = lcn;
-	if (lcn >= vi->z_nlclusters)
-		return fail(r, -EFSCORRUPTED,
-			    "lcluster %" PRIu64 " beyond the index (%" PRIu64 " entries)",
-			    lcn, vi->z_nlclusters);
-	if (vi->layout == EROFS_LAYOUT_COMPRESSED_FULL)
-		return load_full(r, vi, lcn, lc);
-	if (vi->layout == EROFS_LAYOUT_COMPRESSED_COMPACT)
-		return load_compact(r, vi, lcn, lookahead, lc);
-	return fail(r, -EINVAL, "not a compressed layout (%u)", vi->layout);
 }
 
 /* ------------------------------------------------------------------ */

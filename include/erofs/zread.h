@@ -24,6 +24,10 @@
 #define EROFS_Z_MAX_PCLUSTER_BLKS	256u	/* 1 MiB of 4 KiB blocks */
 #define EROFS_ZFRAGMENT_INODE_BIT	7u	/* h_clusterbits: whole file in the packed inode */
 
+/* Compact index packs: 2 entries of 16 bits, or 16 of 14 bits, + u32 blkaddr */
+#define EROFS_Z_COMPACT_4B_PACK	8u
+#define EROFS_Z_COMPACT_2B_PACK	32u
+
 /* One lcluster's index entry, decoded the way Linux 6.1's zmap.c does. */
 struct erofs_lcluster {
 	uint64_t lcn;
@@ -53,8 +57,9 @@ int erofs_z_load_config(struct erofs_reader *r);
  * extends vi->meta_end over the header and the index. */
 int erofs_z_setup_inode(struct erofs_reader *r, struct erofs_rd_inode *vi);
 
-/* Decodes the index entry of lcluster lcn (< vi->z_nlclusters).  With
- * lookahead, delta[1] of a compact nonhead is worked out as well. */
+/* Decodes the index entry of lcluster lcn (< vi->z_nlclusters), in
+ * lib/zindexread.c.  With lookahead, delta[1] of a compact nonhead is
+ * worked out as well. */
 int erofs_z_load_lcluster(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 			  uint64_t lcn, bool lookahead, struct erofs_lcluster *lc);
 

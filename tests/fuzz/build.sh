@@ -55,8 +55,8 @@ lib_sources+=(lib/zdecode.c lib/compalg.c lib/codec.c lib/codec_lz4.c lib/codec_
 	lib/codec_deflate.c lib/codec_zstd.c lib/rdopen.c lib/cmdline.c lib/io.c)
 # 48-bit and metabox images: directories, the metabox, extent records, compression settings
 lib_sources+=(lib/rdir.c lib/rmetabox.c lib/zextread.c lib/zconfig.c)
-# the metadata block cache
-lib_sources+=(lib/rmcache.c)
+# the metadata block cache and the lcluster index decoder
+lib_sources+=(lib/rmcache.c lib/zindexread.c)
 cflags=(-g -O1 -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra -Wno-unused-parameter
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 	-include "$out/obj/config.h" -I"$top/include" ${EXTRA_CFLAGS:-})
