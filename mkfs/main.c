@@ -22,6 +22,7 @@
 #include "erofs/kernel.h"
 #include "erofs/mkfs.h"
 #include "erofs/xattr.h"
+#include "optvalues.h"
 #include "opts48.h"
 
 enum {
@@ -168,357 +169,6 @@ static void usage(FILE *out)
 	      out);
 }
 
-static int parse_int64(const char *arg, const char *what, int64_t min, int64_t max,
-		       int64_t *out)
-{
-	char *end;
-	long long v;
-
-	errno = 0;
-	v = strtoll(arg, &end, 0);
-	if (errno || end == arg || *end || v < min || v > max) {
-		erofs_err("invalid %s '%s' (expected an integer from %" PRId64 " to %" PRId64 ")",
-			  what, arg, min, max);
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
-}
-
-static int parse_block_size(const char *arg, struct erofs_build_options *opts)
-{
-	int64_t size;
-
-	if (parse_int64(arg, "block size", 1, INT32_MAX, &size))
-		return -EINVAL;
-	for (unsigned int bits = EROFS_MIN_BLKSZBITS; bits <= EROFS_MAX_BLKSZBITS; bits++)
-		if (size == 1 << bits) {
-			opts->blkszbits = bits;
-			return 0;
-		}
-	erofs_err("invalid block size %s: Linux 6.1 mounts 512, 1024, 2048 or 4096", arg);
-	return -EINVAL;
-}
-
-static int parse_extended(char *list, struct erofs_build_options *opts)
-{
-	for (char *save = NULL, *opt = strtok_r(list, ",", &save); opt;
-	     opt = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(opt, "force-inode-compact"))
-			opts->inode_form = EROFS_FORM_COMPACT;
-		else if (!strcmp(opt, "force-inode-extended"))
-			opts->inode_form = EROFS_FORM_EXTENDED;
-		else if (!strcmp(opt, "noinline_data") || !strcmp(opt, "^inline_data"))
-			opts->inline_data = false;
-		else if (!strcmp(opt, "inline_data"))
-			opts->inline_data = true;
-		else if (!strcmp(opt, "xattr-name-filter"))
-			opts->xattr_name_filter = true;
-		else if (!strcmp(opt, "^xattr-name-filter"))
-			opts->xattr_name_filter = false;
-		else if (!strcmp(opt, "dedupe"))
-			opts->dedupe = true;
-		else if (!strcmp(opt, "ztailpacking"))
-			opts->ztailpacking = true;
-		else if (!strcmp(opt, "fragments") || !strncmp(opt, "fragments=", 10) ||
-			 !strcmp(opt, "all-fragments") || !strncmp(opt, "all-fragments=", 14)) {
-			const char *size = strchr(opt, '=');
-			int64_t v;
-
-			opts->fragments = true;
-			if (opt[0] == 'a')
-				opts->all_fragments = true;
-			if (size) {
-				if (parse_int64(size + 1, "packed inode pcluster size", 1,
-						EROFS_PCLUSTER_MAX_SIZE, &v))
-					return -EINVAL;
-				opts->packed_pcluster_size = (uint32_t)v;
-			}
-		} else if (!strcmp(opt, "48bit"))
-			opts->layout_48bit = true;
-		else if (!strcmp(opt, "dot-omitted"))
-			opts->layout_48bit = opts->dot_omitted = true;
-		else if (!strcmp(opt, "legacy-compress"))
-			opts->legacy_index = true;	/* full 8-byte indexes */
-		else {
-			erofs_err("unknown extended option '%s'", opt);
-			return -EINVAL;
-		}
-	}
-	return 0;
-}
-
-/* "N", "Nk" or "Nm" bytes into out; false if not a number. */
-static bool parse_bytes(const char *text, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(text, &end, 0);
-	if (errno || end == text || *text == '-')
-		return false;
-	if (*end == 'k' || *end == 'K')
-		v <<= 10, end++;
-	else if (*end == 'm' || *end == 'M')
-		v <<= 20, end++;
-	*out = v;
-	return !*end && v <= UINT32_MAX;
-}
-
-/* dictsize=BYTES of one algorithm, checked as the kernel will check it. */
-static int check_dict_size(const struct erofs_codec_info *info, const char *text, uint64_t v)
-{
-	bool ok = info->has_dict && v <= info->dict_max;
-
-	if (info->kind == EROFS_COMPRESS_LZMA)
-		ok = ok && v >= 4096;
-	else if (info->kind == EROFS_COMPRESS_ZSTD)	/* a power of two, 1 KiB or more */
-		ok = ok && v >= 1024 && !(v & (v - 1));
-	else if (info->kind == EROFS_COMPRESS_DEFLATE)	/* libdeflate's window is fixed */
-		ok = ok && v == 32768;
-	if (ok)
-		return 0;
-	if (!info->has_dict)
-		erofs_err("-z %s: takes no dictsize", info->name);
-	else if (info->kind == EROFS_COMPRESS_DEFLATE)
-		erofs_err("-z deflate: dictsize %s: only 32768 (DEFLATE's 32 KiB window)", text);
-	else
-		erofs_err("-z %s: dictsize %s: want %s%u bytes at most", info->name, text,
-			  info->kind == EROFS_COMPRESS_ZSTD ? "a power of two from 1024 to "
-							    : "4096 to ", info->dict_max);
-	return -EINVAL;
-}
-
-/*
- * One -z entry, as erofs-utils spells it: NAME[,level=N][,dictsize=BYTES],
- * and NAME,N for the level too (-zlz4hc,12).
- */
-int mkfs_parse_algorithm(const char *arg, size_t len, struct erofs_algorithm *alg)
-{
-	const char *comma = memchr(arg, ',', len);
-	const struct erofs_codec_info *info =
-		erofs_codec_lookup(arg, comma ? (size_t)(comma - arg) : len);
-	char opt[64];
-
-	if (!info) {
-		erofs_err("-z %.*s: unknown compressor (available: lz4, lz4hc, lzma, deflate, zstd)",
-			  (int)len, arg);
-		return -EOPNOTSUPP;
-	}
-	*alg = (struct erofs_algorithm){ info->kind, info->level_default, 0 };
-	while (comma) {
-		const char *from = comma + 1;
-		size_t n;
-		int64_t level;
-		uint64_t bytes;
-		char *value;
-
-		comma = memchr(from, ',', len - (size_t)(from - arg));
-		n = (comma ? (size_t)(comma - from) : len - (size_t)(from - arg));
-		if (n >= sizeof(opt))
-			n = sizeof(opt) - 1;
-		memcpy(opt, from, n);
-		opt[n] = '\0';
-		value = strchr(opt, '=');
-		if (value)
-			*value++ = '\0';
-		if (value && !strcmp(opt, "dictsize")) {
-			if (!parse_bytes(value, &bytes)) {
-				erofs_err("-z %s: invalid dictsize '%s'", info->name, value);
-				return -EINVAL;
-			}
-			if (check_dict_size(info, value, bytes))
-				return -EINVAL;
-			alg->dict_size = (uint32_t)bytes;
-			continue;
-		}
-		if (value && strcmp(opt, "level")) {
-			erofs_err("-z %s: unknown option '%s' (level= or dictsize=)", info->name, opt);
-			return -EINVAL;
-		}
-		if (info->level_max == 0) {
-			erofs_err("-z %s: takes no level", info->name);
-			return -EINVAL;
-		}
-		if (parse_int64(value ? value : opt, "compression level", info->level_min,
-				info->level_max, &level))
-			return -EINVAL;
-		if (!erofs_codec_level_ok(info, level)) {
-			erofs_err("-z %s: level %" PRId64 ": want 0-9 or 100-109 (extreme)",
-				  info->name, level);
-			return -EINVAL;
-		}
-		/* lz4hc level 0 is liblz4's default, 9 */
-		alg->level = info->kind == EROFS_COMPRESS_LZ4HC && !level ? 9 : (int)level;
-	}
-	return 0;
-}
-
-/*
- * -z ALG[,LEVEL][:ALG[,LEVEL]...]: the first compresses by default, the
- * others only files that --compress-hints sends to them by index.  Each
- * file's map header names its algorithm; the superblock lists those used.
- */
-static int parse_compressor(const char *arg, struct erofs_build_options *opts)
-{
-	unsigned int n = 0;
-
-	for (const char *p = arg;; n++) {
-		const char *colon = strchr(p, ':');
-		size_t len = colon ? (size_t)(colon - p) : strlen(p);
-		int err;
-
-		if (n == EROFS_MAX_ALGORITHMS) {
-			erofs_err("-z %s: at most %u algorithms", arg, EROFS_MAX_ALGORITHMS);
-			return -EINVAL;
-		}
-		if ((err = mkfs_parse_algorithm(p, len, &opts->algorithms[n])))
-			return err;
-		if (!colon)
-			break;
-		p = colon + 1;
-	}
-	opts->nr_algorithms = n + 1;
-	opts->compressor = opts->algorithms[0].kind;
-	opts->compress_level = opts->algorithms[0].level;
-	return 0;
-}
-
-/* Reads --compress-hints FILE; sizes are checked once -b is known. */
-static int read_compress_hints(const char *file, struct erofs_build_options *opts)
-{
-	FILE *f = fopen(file, "r");
-	char line[4096];
-	unsigned int lineno = 0;
-	int err = 0;
-
-	if (!f) {
-		err = errno;
-		erofs_err("%s: cannot open compress hints: %s", file, strerror(err));
-		return -err;
-	}
-	while (!err && fgets(line, sizeof(line), f)) {
-		char *tok[4], *save = NULL, *p = line;
-		struct erofs_compress_hint *bigger, *hint;
-		int n = 0, rc;
-		int64_t size, alg = 0;
-
-		lineno++;
-		while (n < 4 && (tok[n] = strtok_r(p, " \t\r\n", &save)))
-			n++, p = NULL;
-		if (!n || tok[0][0] == '#')
-			continue;
-		if (n < 2 || n > 3) {
-			erofs_err("%s:%u: expected 'BYTES [ALGORITHM-INDEX] REGEX'", file, lineno);
-			err = -EINVAL;
-			break;
-		}
-		if (parse_int64(tok[0], "pcluster size", 0, EROFS_PCLUSTER_MAX_SIZE, &size) ||
-		    (n == 3 && parse_int64(tok[1], "algorithm index", 0,
-					   EROFS_MAX_ALGORITHMS - 1, &alg))) {
-			erofs_err("%s:%u: bad hint", file, lineno);
-			err = -EINVAL;
-			break;
-		}
-		bigger = realloc(opts->hints, (opts->nr_hints + 1) * sizeof(*bigger));
-		if (!bigger) {
-			err = -ENOMEM;
-			break;
-		}
-		opts->hints = bigger;
-		hint = &bigger[opts->nr_hints];
-		hint->pcluster_size = (uint32_t)size;
-		hint->algorithm = (unsigned int)alg;
-		rc = regcomp(&hint->regex, tok[n - 1], REG_EXTENDED | REG_NOSUB);
-		if (rc) {
-			char msg[256];
-
-			regerror(rc, &hint->regex, msg, sizeof(msg));
-			erofs_err("%s:%u: invalid regex '%s': %s", file, lineno, tok[n - 1], msg);
-			err = -EINVAL;
-			break;
-		}
-		opts->nr_hints++;
-	}
-	if (!err && ferror(f)) {
-		err = -EIO;
-		erofs_err("%s: read error", file);
-	}
-	fclose(f);
-	return err;
-}
-
-static int parse_uuid(const char *arg, struct erofs_build_options *opts)
-{
-	if (!strcmp(arg, "clear"))
-		memset(opts->uuid, 0, sizeof(opts->uuid));
-	else if (!strcmp(arg, "random"))
-		uuid_generate(opts->uuid);
-	else if (uuid_parse(arg, opts->uuid)) {
-		erofs_err("invalid UUID '%s'", arg);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* --xattr-prefix: a longer prefix of user., trusted. or security. names (Linux 6.4+) */
-static int add_xattr_prefix(struct erofs_build_options *opts, const char *prefix)
-{
-	const char **bigger;
-	uint8_t base;
-
-	if (erofs_xattr_prefix_base(prefix, &base)) {
-		erofs_err("--xattr-prefix=%s: not a longer prefix of user., trusted. or security. "
-			  "names (under %u bytes)", prefix, EROFS_NAME_LEN);
-		return -EINVAL;
-	}
-	if (opts->nr_xattr_prefixes >= EROFS_XATTR_LONG_PREFIX_MAX) {
-		erofs_err("--xattr-prefix=%s: at most %u long prefixes", prefix,
-			  EROFS_XATTR_LONG_PREFIX_MAX);
-		return -EINVAL;
-	}
-	bigger = realloc(opts->xattr_prefixes, (opts->nr_xattr_prefixes + 1) * sizeof(*bigger));
-	if (!bigger)
-		return -ENOMEM;
-	opts->xattr_prefixes = bigger;
-	bigger[opts->nr_xattr_prefixes++] = prefix;
-	return 0;
-}
-
-static int add_exclude(struct erofs_build_options *opts, const char *arg, bool regex)
-{
-	struct erofs_exclude *ex, *bigger;
-
-	bigger = realloc(opts->excludes, (opts->nr_excludes + 1) * sizeof(*bigger));
-	if (!bigger)
-		return -ENOMEM;
-	opts->excludes = bigger;
-	ex = &bigger[opts->nr_excludes];
-	memset(ex, 0, sizeof(*ex));
-	if (regex) {
-		int rc = regcomp(&ex->regex, arg, REG_EXTENDED | REG_NOSUB);
-
-		if (rc) {
-			char msg[256];
-
-			regerror(rc, &ex->regex, msg, sizeof(msg));
-			erofs_err("invalid --exclude-regex '%s': %s", arg, msg);
-			return -EINVAL;
-		}
-	} else {
-		/* compare against paths relative to the source root */
-		while (arg[0] == '/' || (arg[0] == '.' && arg[1] == '/'))
-			arg += arg[0] == '/' ? 1 : 2;
-		if (!(ex->path = strdup(arg)))
-			return -ENOMEM;
-		for (size_t n = strlen(ex->path); n > 1 && ex->path[n - 1] == '/'; n--)
-			ex->path[n - 1] = '\0';
-	}
-	opts->nr_excludes++;
-	return 0;
-}
-
 /* --blobdev: chunks only (as in erofs-utils), somewhere else than the image. */
 static int check_blobdev(const struct erofs_build_options *opts)
 {
@@ -580,12 +230,12 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 		int err = 0;
 
 		switch (c) {
-		case 'b': err = parse_block_size(optarg, opts); break;
+		case 'b': err = mkfs_parse_block_size(optarg, opts); break;
 		case 'd':
-			err = parse_int64(optarg, "debug level", 0, 9, &v);
+			err = mkfs_parse_int64(optarg, "debug level", 0, 9, &v);
 			opts->debug_level = (int)v;
 			break;
-		case 'E': err = parse_extended(optarg, opts); break;
+		case 'E': err = mkfs_parse_extended(optarg, opts); break;
 		case 'L':
 			if (strlen(optarg) > EROFS_MAX_LABEL_LEN) {
 				erofs_err("volume label '%s' is longer than %u bytes", optarg,
@@ -595,23 +245,23 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 			strncpy(opts->label, optarg, sizeof(opts->label) - 1);
 			break;
 		case 'T':
-			err = parse_int64(optarg, "timestamp", INT64_MIN, INT64_MAX, &opts->fixed_time);
+			err = mkfs_parse_int64(optarg, "timestamp", INT64_MIN, INT64_MAX, &opts->fixed_time);
 			opts->time_policy = EROFS_TIME_FIXED;
 			break;
-		case 'U': err = parse_uuid(optarg, opts); break;
+		case 'U': err = mkfs_parse_uuid(optarg, opts); break;
 		case 'x':
-			err = parse_int64(optarg, "xattr tolerance", INT32_MIN, INT32_MAX, &v);
+			err = mkfs_parse_int64(optarg, "xattr tolerance", INT32_MIN, INT32_MAX, &v);
 			opts->xattr_tolerance = (int)v;
 			break;
-		case 'z': err = parse_compressor(optarg, opts); break;
+		case 'z': err = mkfs_parse_compressor(optarg, opts); break;
 		case 'm': err = mkfs_parse_metabox(optarg, opts); break;
 		case 'C':
-			err = parse_int64(optarg, "pcluster size", 1, EROFS_PCLUSTER_MAX_SIZE, &v);
+			err = mkfs_parse_int64(optarg, "pcluster size", 1, EROFS_PCLUSTER_MAX_SIZE, &v);
 			opts->pcluster_size = (uint32_t)v;
 			break;
-		case OPT_COMPRESS_HINTS: err = read_compress_hints(optarg, opts); break;
+		case OPT_COMPRESS_HINTS: err = mkfs_read_compress_hints(optarg, opts); break;
 		case OPT_CHUNKSIZE:
-			err = parse_int64(optarg, "chunk size", 512, (int64_t)1 << 40, &v);
+			err = mkfs_parse_int64(optarg, "chunk size", 512, (int64_t)1 << 40, &v);
 			if (!err && (v & (v - 1))) {
 				erofs_err("--chunksize=%s: not a power of two", optarg);
 				err = -EINVAL;
@@ -620,7 +270,7 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 				opts->chunkbits++;
 			break;
 		case OPT_WORKERS:
-			err = parse_int64(optarg, "worker count", 1, 1024, &v);
+			err = mkfs_parse_int64(optarg, "worker count", 1, 1024, &v);
 			opts->workers = (unsigned int)v;
 			break;
 		case 'V':
@@ -631,28 +281,28 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 			exit(0);
 		case OPT_ALL_ROOT: opts->all_root = true; break;
 		case OPT_FORCE_UID:
-			err = parse_int64(optarg, "uid", 0, UINT32_MAX, &opts->force_uid);
+			err = mkfs_parse_int64(optarg, "uid", 0, UINT32_MAX, &opts->force_uid);
 			break;
 		case OPT_FORCE_GID:
-			err = parse_int64(optarg, "gid", 0, UINT32_MAX, &opts->force_gid);
+			err = mkfs_parse_int64(optarg, "gid", 0, UINT32_MAX, &opts->force_gid);
 			break;
 		case OPT_UID_OFFSET:
-			err = parse_int64(optarg, "uid offset", 0, UINT32_MAX, &v);
+			err = mkfs_parse_int64(optarg, "uid offset", 0, UINT32_MAX, &v);
 			opts->uid_offset = (uint32_t)v;
 			break;
 		case OPT_GID_OFFSET:
-			err = parse_int64(optarg, "gid offset", 0, UINT32_MAX, &v);
+			err = mkfs_parse_int64(optarg, "gid offset", 0, UINT32_MAX, &v);
 			opts->gid_offset = (uint32_t)v;
 			break;
-		case OPT_EXCLUDE_PATH: err = add_exclude(opts, optarg, false); break;
-		case OPT_EXCLUDE_REGEX: err = add_exclude(opts, optarg, true); break;
+		case OPT_EXCLUDE_PATH: err = mkfs_add_exclude(opts, optarg, false); break;
+		case OPT_EXCLUDE_REGEX: err = mkfs_add_exclude(opts, optarg, true); break;
 		case OPT_IGNORE_MTIME: opts->ignore_mtime = true; break;
 		case OPT_HARD_DEREF: opts->hard_dereference = true; break;
 		case OPT_MKFS_TIME:
-			err = parse_int64(optarg, "mkfs time", INT64_MIN, INT64_MAX, &opts->mkfs_time);
+			err = mkfs_parse_int64(optarg, "mkfs time", INT64_MIN, INT64_MAX, &opts->mkfs_time);
 			opts->mkfs_time_set = true;
 			break;
-		case OPT_XATTR_PREFIX: err = add_xattr_prefix(opts, optarg); break;
+		case OPT_XATTR_PREFIX: err = mkfs_add_xattr_prefix(opts, optarg); break;
 		case OPT_QUIET: opts->quiet = true; break;
 		case OPT_MOUNT_POINT: opts->mount_point = optarg; break;
 		case OPT_PRODUCT_OUT: opts->product_out = optarg; break;
@@ -843,7 +493,7 @@ static int apply_source_date_epoch(struct erofs_build_options *opts)
 
 	if (!sde || !*sde || opts->time_policy == EROFS_TIME_FIXED)
 		return 0;
-	if (parse_int64(sde, "SOURCE_DATE_EPOCH", 0, INT64_MAX, &opts->fixed_time))
+	if (mkfs_parse_int64(sde, "SOURCE_DATE_EPOCH", 0, INT64_MAX, &opts->fixed_time))
 		return -EINVAL;
 	opts->time_policy = EROFS_TIME_CLAMP;
 	return 0;

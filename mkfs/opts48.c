@@ -6,6 +6,7 @@
 
 #include "erofs/diag.h"
 #include "erofs/format.h"
+#include "optvalues.h"
 #include "opts48.h"
 
 int mkfs_parse_metabox(const char *arg, struct erofs_build_options *opts)

@@ -7,9 +7,6 @@
 
 #include "erofs/build.h"
 
-/* One -z entry (mkfs/main.c), reused for the algorithm -m may name. */
-int mkfs_parse_algorithm(const char *arg, size_t len, struct erofs_algorithm *alg);
-
 /* -m BYTES[:X]: X is an index into the -z list or an algorithm of its own. */
 int mkfs_parse_metabox(const char *arg, struct erofs_build_options *opts);
 
