@@ -3,9 +3,8 @@
  * The reader's metadata block cache: a few whole blocks of the image, so
  * that an inode core, its xattrs, its map header and its index, read one
  * field after another, cost one pread() per block rather than one per
- * field.  fsck.erofs --extract of a kernel tree did ~3.6 preads per file
- * before; the walk thread that does them is the part of the extraction
- * that does not run in parallel.
+ * field: fsck.erofs --extract of linux-6.1's -zlz4hc image made 301k
+ * preads for 84k inodes before, 203k with it.
  *
  * Each reader (and each clone, one per thread) has its own cache, so no
  * lock is needed.  The image does not change under a reader, so nothing

@@ -44,7 +44,6 @@
 #define EFSCORRUPTED	EUCLEAN
 #define fail		erofs_reader_fail
 
-
 /* The last extent mapped and the last decoded, for one kind of reader. */
 struct zslot {
 	/* the last extent mapped: sequential reads map each extent once */

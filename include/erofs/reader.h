@@ -180,7 +180,7 @@ int erofs_meta_read(struct erofs_reader *r, bool in_mbox, void *buf, size_t len,
  * pos, which must not cross a block, valid until the next cached read.
  * erofs_meta_at() points *out at len (<= EROFS_META_AT_MAX) bytes of
  * metadata at pos of the image (across blocks too) or of the metabox
- * data, valid until its next call. */
+ * data, valid until the reader's next metadata read. */
 #define EROFS_META_AT_MAX	32u
 int erofs_mcache_read(struct erofs_reader *r, void *buf, size_t len, uint64_t pos);
 int erofs_mcache_at(struct erofs_reader *r, uint64_t pos, size_t len, const uint8_t **out);
