@@ -238,10 +238,10 @@ uint32_t erofs_inline_room(const struct erofs_build_options *opts,
 {
 	uint32_t blksz = 1u << opts->blkszbits;
 	uint32_t meta = EROFS_EXTENDED_INODE_SIZE + inode->ibody_bound;
-	/* with dedupe the file may need a full index */
+	/* with shared pclusters the file may need a full index */
 	static const struct erofs_zinfo full = { .full_index = true };
 	uint32_t record = meta + erofs_zindex_size(opts, meta, inode->size,
-						   opts->dedupe ? &full : NULL);
+						   opts->share_pclusters ? &full : NULL);
 
 	return record < blksz ? blksz - record : 0;
 }

@@ -165,8 +165,9 @@ void erofs_kneeds_from_options(const struct erofs_build_options *opts,
 			need(needs, EROFS_KF_FRAGMENTS,
 			     opts->all_fragments ? "-E all-fragments" : "-E fragments");
 		/* whole pclusters only: this mkfs writes no partial references */
-		if (opts->dedupe)
-			need(needs, EROFS_KF_SHARED_PCLUSTERS, "-E dedupe");
+		if (opts->share_pclusters)
+			need(needs, EROFS_KF_SHARED_PCLUSTERS,
+			     opts->dedupe ? "-E dedupe" : "-E fragments");
 	}
 	if (opts->nr_xattr_prefixes)
 		need(needs, EROFS_KF_XATTR_PREFIXES, "--xattr-prefix");

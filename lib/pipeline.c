@@ -518,7 +518,7 @@ int erofs_pipeline_run(const struct erofs_build_options *opts, struct erofs_tree
 	p.wctx = (struct erofs_work_ctx){ .opts = opts, .tree = tree, .packed_fd = -1 };
 	p.cc = (struct erofs_commit){
 		.opts = opts, .tree = tree, .img = img, .tails = tails, .stats = stats,
-		.wctx = &p.wctx, .zdedupe = opts->dedupe ? &zdedupe : NULL,
+		.wctx = &p.wctx, .zdedupe = opts->share_pclusters ? &zdedupe : NULL,
 	};
 	/* chunk dedup covers what whole-file dedup would find */
 	if (opts->share_identical_files && !opts->chunkbits && (err = erofs_dedup_init(&dedup)))

@@ -71,7 +71,9 @@ int mkfs_parse_extended(char *list, struct erofs_build_options *opts)
 		else if (!strcmp(opt, "^xattr-name-filter"))
 			opts->xattr_name_filter = false;
 		else if (!strcmp(opt, "dedupe"))
-			opts->dedupe = true;
+			opts->dedupe = true, opts->dedupe_declined = false;
+		else if (!strcmp(opt, "^dedupe"))
+			opts->dedupe = false, opts->dedupe_declined = true;
 		else if (!strcmp(opt, "ztailpacking"))
 			opts->ztailpacking = true;
 		else if (!strcmp(opt, "fragments") || !strncmp(opt, "fragments=", 10) ||

@@ -2,7 +2,8 @@
 # Whole-file dedup: identical files are stored once (plain and compressed),
 # every copy reads back right through ours and a second, independent reader
 # (tests/second-reader.sh), and
-# near-duplicates (same size, other bytes) are not merged.
+# near-duplicates (same size, other bytes) are not merged; -E fragments
+# implies -E dedupe (not with -E ^dedupe or --block-list-file).
 . "$(dirname "$0")/lib.sh"
 require_root
 
@@ -73,6 +74,32 @@ else
 fi
 ours_extract dedupe-shift "$WORK/shift.img" "$WORK/shift"
 reader2_extract dedupe-shift-reader2 "$WORK/shift.img" "$WORK/shift"
+# -E fragments implies -E dedupe, as erofs-utils 1.9 shares the pclusters
+# of a file that begins as an earlier one did; -E ^dedupe and
+# --block-list-file keep them apart
+mkdir "$WORK/prefixed"
+head -c 400000 /dev/urandom >"$WORK/prefixed/a"
+{ cat "$WORK/prefixed/a"; head -c 10000 /dev/urandom; } >"$WORK/prefixed/b"
+for label in fragments no-dedupe block-list; do
+	case $label in
+	fragments) config="-E fragments" ;;
+	no-dedupe) config="-E fragments,^dedupe" ;;
+	block-list) config="-E fragments --block-list-file=$WORK/bl.txt" ;;
+	esac
+	# shellcheck disable=SC2086
+	"$MKFS" --quiet -z lz4hc $config "$WORK/prefixed.img" "$WORK/prefixed"
+	size=$(stat -c %s "$WORK/prefixed.img")
+	if [ $label = fragments ]; then
+		[ "$size" -lt 600000 ] &&
+			pass "$config: the file beginning as another shares its pclusters: $size bytes" ||
+			fail "$config: $size bytes: the common 400 kB were stored twice"
+	else
+		[ "$size" -gt 800000 ] &&
+			pass "$label ($config): no pclusters shared: $size bytes" ||
+			fail "$label ($config): $size bytes: pclusters shared where they must not be"
+	fi
+	ours_extract "prefixed-$label" "$WORK/prefixed.img" "$WORK/prefixed"
+done
 # without -z, as in erofs-utils, -E dedupe shares identical blocks through
 # chunks of one block: the same image as --chunksize of the block size
 "$MKFS" --quiet -U clear -T 0 -E dedupe "$WORK/b.img" "$WORK/shift"

@@ -108,6 +108,13 @@ struct erofs_build_options {
 	bool dedupe;			/* -E dedupe: identical pclusters (with -z) or
 					 * blocks (without: --chunksize of one block)
 					 * stored once */
+	bool dedupe_declined;		/* -E ^dedupe: not even as -E fragments implies */
+	/*
+	 * Identical pclusters stored once: -E dedupe with -z, or implied by
+	 * -E fragments, which shares the pclusters of a file that begins as
+	 * an earlier one did, without dedupe's content-defined cut points.
+	 */
+	bool share_pclusters;
 	/*
 	 * Whole-file dedup: identical files share their data.  On, except
 	 * with --block-list-file and no explicit -E dedupe or --chunksize:

@@ -158,11 +158,15 @@ static void test_from_options(void)
 	CHECK(erofs_kneeds_check_max(&n, (struct erofs_kversion){ 5, 16 }) == 1);
 
 	o.fragments = o.all_fragments = true;
-	o.dedupe = true;
+	o.dedupe = o.share_pclusters = true;
 	o.pcluster_size = 65536;
 	erofs_kneeds_from_options(&o, &n);
 	CHECK_TEXT(&n, "needs Linux 6.1 (fragments)");
 	CHECK(!strcmp(n.source[EROFS_KF_SHARED_PCLUSTERS], "-E dedupe"));
+	o.dedupe = false;	/* shared as -E fragments implies */
+	erofs_kneeds_from_options(&o, &n);
+	CHECK(!strcmp(n.source[EROFS_KF_SHARED_PCLUSTERS], "-E fragments"));
+	o.dedupe = true;
 	CHECK(!(n.features & (1u << EROFS_KF_DEDUPE)));	/* no partial references */
 	o.fragments = o.all_fragments = false;
 	erofs_kneeds_from_options(&o, &n);
