@@ -3,7 +3,7 @@
  * dump.erofs: show an EROFS image's superblock, statistics, or one inode
  * with its directory entries, extents and xattrs.  Options and output lines
  * are erofs-utils 1.9.4's, so that scripts written for its dump.erofs run
- * on ours; the work is in lib/dump*.c (include/erofs/dump.h).
+ * on ours; the work is in lib/dump*.c (include/erofs/dump/dump.h).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -13,12 +13,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "erofs/cmdline.h"
-#include "erofs/diag.h"
-#include "erofs/dump.h"
-#include "erofs/io.h"
-#include "erofs/rdopen.h"
-#include "erofs/reader.h"
+#include "erofs/common/cmdline.h"
+#include "erofs/common/diag.h"
+#include "erofs/dump/dump.h"
+#include "erofs/common/io.h"
+#include "erofs/read/rdopen.h"
+#include "erofs/read/reader.h"
 
 #define EXIT_OK		0
 #define EXIT_CORRUPT	1

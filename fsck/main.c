@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * fsck.erofs: check an EROFS image, optionally extracting its tree.  The
- * check itself is lib/check.c (include/erofs/check.h); this is its front
+ * check itself is lib/check/check.c (include/erofs/check/check.h); this is its front
  * end: options, opening the image, the extraction target, the summary.
  */
 #include <errno.h>
@@ -14,14 +14,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "erofs/check.h"
-#include "erofs/cmdline.h"
-#include "erofs/diag.h"
-#include "erofs/dump.h"
-#include "erofs/extract.h"
-#include "erofs/kernel.h"
-#include "erofs/rdopen.h"
-#include "erofs/reader.h"
+#include "erofs/check/check.h"
+#include "erofs/common/cmdline.h"
+#include "erofs/common/diag.h"
+#include "erofs/dump/dump.h"
+#include "erofs/check/extract.h"
+#include "erofs/common/kernel.h"
+#include "erofs/read/rdopen.h"
+#include "erofs/read/reader.h"
 
 #define EXIT_CLEAN	0
 #define EXIT_CORRUPT	1

@@ -8,7 +8,7 @@
  * Options are spelled as in erofs-utils' erofsfuse: --offset=#,
  * --dbglevel=#, --device=PATH (an extra device of a multi-device image,
  * once per slot of its device table, in order), -h/--help, -V/--version,
- * and libfuse's own (-o opt,[opt...], -f, -d, -s).  Everything the kernel asks is answered by lib/fsops.c; a
+ * and libfuse's own (-o opt,[opt...], -f, -d, -s).  Everything the kernel asks is answered by lib/fsops/fsops.c; a
  * request the image cannot answer (corrupt, or a feature this reader does
  * not decode) gets EIO, and the reason is printed at --dbglevel 2 and up.
  * Requests are served by one thread: the reader is not thread-safe, and
@@ -30,8 +30,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "erofs/fsops.h"
-#include "erofs/rdopen.h"
+#include "erofs/fsops/fsops.h"
+#include "erofs/read/rdopen.h"
 
 /* the image never changes under us: the kernel may cache for good */
 #define FOREVER		DBL_MAX

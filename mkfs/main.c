@@ -15,13 +15,13 @@
 #include <unistd.h>
 #include <uuid/uuid.h>
 
-#include "erofs/build.h"
-#include "erofs/codec.h"
-#include "erofs/diag.h"
-#include "erofs/format.h"
-#include "erofs/kernel.h"
-#include "erofs/mkfs.h"
-#include "erofs/xattr.h"
+#include "erofs/common/build.h"
+#include "erofs/codec/codec.h"
+#include "erofs/common/diag.h"
+#include "erofs/common/format.h"
+#include "erofs/common/kernel.h"
+#include "erofs/build/mkfs.h"
+#include "erofs/source/xattr.h"
 #include "optvalues.h"
 #include "opts48.h"
 

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "erofs/diag.h"
-#include "erofs/format.h"
+#include "erofs/common/diag.h"
+#include "erofs/common/format.h"
 #include "optvalues.h"
 #include "opts48.h"
 

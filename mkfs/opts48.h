@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "erofs/build.h"
+#include "erofs/common/build.h"
 
 /* -m BYTES[:X]: X is an index into the -z list or an algorithm of its own. */
 int mkfs_parse_metabox(const char *arg, struct erofs_build_options *opts);

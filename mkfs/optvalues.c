@@ -14,12 +14,12 @@
 #include <string.h>
 #include <uuid/uuid.h>
 
-#include "erofs/build.h"
-#include "erofs/codec.h"
-#include "erofs/diag.h"
-#include "erofs/format.h"
-#include "erofs/mkfs.h"
-#include "erofs/xattr.h"
+#include "erofs/common/build.h"
+#include "erofs/codec/codec.h"
+#include "erofs/common/diag.h"
+#include "erofs/common/format.h"
+#include "erofs/build/mkfs.h"
+#include "erofs/source/xattr.h"
 #include "optvalues.h"
 
 int mkfs_parse_int64(const char *arg, const char *what, int64_t min, int64_t max,

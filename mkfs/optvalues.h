@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "erofs/build.h"
+#include "erofs/common/build.h"
 
 /* A whole number from min to max ("invalid WHAT 'ARG' ..." otherwise). */
 int mkfs_parse_int64(const char *arg, const char *what, int64_t min, int64_t max,

@@ -1,5 +1,5 @@
 #!/bin/bash
-# erofsfuse's operations (lib/fsops.c) on the host, without mounting:
+# erofsfuse's operations (lib/fsops/fsops.c) on the host, without mounting:
 # tools/erofs-fsops-manifest walks an image through lookup, getattr,
 # readdir (in batches resumed from cookies), readlink, read (through the
 # bounded cache of decoded extents), listxattr and getxattr, and prints

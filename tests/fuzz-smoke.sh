@@ -3,7 +3,7 @@
 # runs over the seed images of every layout our mkfs.erofs makes, plus a few
 # hundred mutations, without a finding.  It is no campaign (tests/fuzz/run.sh
 # is): it catches a harness that no longer links or whose contract checks
-# (include/erofs/reader.h) trip on a valid image, before a campaign is due.
+# (include/erofs/read/reader.h) trip on a valid image, before a campaign is due.
 # Needs clang and its fuzzer runtime (libclang-rt-14-dev): skipped without.
 . "$(dirname "$0")/lib.sh"
 skip() { echo "$test_name: $*; skipped"; exit 77; }

@@ -12,7 +12,7 @@
 #     mtimes, xattrs; erofs-utils' own fsck.erofs reads FLAT_PLAIN files
 #     without a block as empty, so it is no reference here);
 #   - dump.erofs -s, -S and --path -e/--ls print erofs-utils' lines;
-#   - the walk through lib/fsops.c (erofsfuse's operations) gives the tree.
+#   - the walk through lib/fsops/fsops.c (erofsfuse's operations) gives the tree.
 . "$(dirname "$0")/fsck-common.sh"
 
 [ "$(id -u)" -eq 0 ] || skip "needs root (devices, owners, trusted xattrs)"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * erofs-fsops-manifest: erofs-manifest's output for the tree inside an
- * image, read through erofsfuse's operations (lib/fsops.c) instead of a
+ * image, read through erofsfuse's operations (lib/fsops/fsops.c) instead of a
  * mount, so that the host can compare what erofsfuse would show with the
  * source tree without mounting anything.
  *
@@ -15,7 +15,7 @@
  * Directories are read in batches of N entries (default 5), each batch
  * resumed from the cookie of the last one, as the kernel does with a full
  * buffer.  --offset and --device open the image as erofsfuse does
- * (lib/rdopen.c).  Any failure is fatal (exit 1), with the operations'
+ * (lib/read/rdopen.c).  Any failure is fatal (exit 1), with the operations'
  * reason.
  */
 #include <dirent.h>
@@ -33,8 +33,8 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "erofs/fsops.h"
-#include "erofs/rdopen.h"
+#include "erofs/fsops/fsops.h"
+#include "erofs/read/rdopen.h"
 
 #define FD_BASE		1000
 

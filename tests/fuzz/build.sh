@@ -44,26 +44,26 @@ cat >"$out/obj/config.h" <<'CFG'
 CFG
 
 # the reader, its compressed half, the extractor, fsck's check and what they use
-lib_sources=(lib/reader.c lib/rxattr.c lib/zread.c lib/extract.c lib/check.c lib/nidtab.c lib/ondisk.c
-	lib/crc32c.c lib/dir.c lib/rdevice.c lib/kernel.c)
+lib_sources=(lib/read/reader.c lib/read/rxattr.c lib/read/zread.c lib/check/extract.c lib/check/check.c lib/read/nidtab.c lib/common/ondisk.c
+	lib/common/crc32c.c lib/build/dir.c lib/read/rdevice.c lib/common/kernel.c)
 # the check's other files and its job queue (fsck --workers)
-lib_sources+=(lib/check-data.c lib/check-dirs.c lib/check-final.c lib/fsckq.c lib/lookup.c)
-lib_sources+=(lib/fsops.c)	# erofsfuse's operations (fuzz-fsops)
+lib_sources+=(lib/check/check-data.c lib/check/check-dirs.c lib/check/check-final.c lib/check/fsckq.c lib/read/lookup.c)
+lib_sources+=(lib/fsops/fsops.c)	# erofsfuse's operations (fuzz-fsops)
 # the decoders and the algorithm table (zread.c), the codec ids (kernel.c), and
 # the front ends' image opening and numbers (fsck/main.c, dump/main.c)
-lib_sources+=(lib/zdecode.c lib/compalg.c lib/codec.c lib/codec_lz4.c lib/codec_lzma.c
-	lib/codec_deflate.c lib/codec_zstd.c lib/rdopen.c lib/cmdline.c lib/io.c)
+lib_sources+=(lib/codec/zdecode.c lib/common/compalg.c lib/codec/codec.c lib/codec/codec_lz4.c lib/codec/codec_lzma.c
+	lib/codec/codec_deflate.c lib/codec/codec_zstd.c lib/read/rdopen.c lib/common/cmdline.c lib/common/io.c)
 # 48-bit and metabox images: directories, the metabox, extent records, compression settings
-lib_sources+=(lib/rdir.c lib/rmetabox.c lib/zextread.c lib/zconfig.c)
+lib_sources+=(lib/read/rdir.c lib/read/rmetabox.c lib/read/zextread.c lib/read/zconfig.c)
 # the metadata block cache and the lcluster index decoder
-lib_sources+=(lib/rmcache.c lib/zindexread.c)
+lib_sources+=(lib/read/rmcache.c lib/read/zindexread.c)
 cflags=(-g -O1 -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra -Wno-unused-parameter
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 	-include "$out/obj/config.h" -I"$top/include" ${EXTRA_CFLAGS:-})
 libs=(-llz4 -lxxhash -lpthread -llzma -lz -ldeflate -lzstd)
 
 # dump.erofs's library half, for fuzz-dump
-dump_sources=(lib/dumpsb.c lib/dumpwalk.c lib/dumpstat.c lib/dumpinode.c lib/escape.c)
+dump_sources=(lib/dump/dumpsb.c lib/dump/dumpwalk.c lib/dump/dumpstat.c lib/dump/dumpinode.c lib/common/escape.c)
 
 for h in fuzz-reader fuzz-extract fuzz-fsck fuzz-dump fuzz-fsops; do
 	srcs=("$here/$h.c")
@@ -77,9 +77,9 @@ for h in fuzz-reader fuzz-extract fuzz-fsck fuzz-dump fuzz-fsops; do
 done
 
 # the tar source (fuzz-tar.c, run-tar.sh): parser, stream decoders, tree builder
-tar_sources=(lib/tar.c lib/tarpax.c lib/tario.c lib/tarsrc.c lib/tree.c lib/xattr.c lib/scan.c lib/android.c
-	lib/fsconfig.c lib/fsconfig_tables.c lib/selinux.c lib/diag.c lib/io.c lib/ondisk.c lib/crc32c.c
-	lib/escape.c)
+tar_sources=(lib/source/tar.c lib/source/tarpax.c lib/source/tario.c lib/source/tarsrc.c lib/source/tree.c lib/source/xattr.c lib/source/scan.c lib/source/android.c
+	lib/source/fsconfig.c lib/source/fsconfig_tables.c lib/source/selinux.c lib/common/diag.c lib/common/io.c lib/common/ondisk.c lib/common/crc32c.c
+	lib/common/escape.c)
 srcs=("$here/fuzz-tar.c")
 for s in "${tar_sources[@]}"; do srcs+=("$top/$s"); done
 "$CC" "${cflags[@]}" "${srcs[@]}" -lz -llzma -lzstd -lxxhash -o "$out/bin/fuzz-tar.new"

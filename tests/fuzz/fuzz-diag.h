@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Diagnostics for the fuzz harnesses: lib/diag.c is not linked; its three
+ * Diagnostics for the fuzz harnesses: lib/common/diag.c is not linked; its three
  * functions are replaced by ones that format every message (so a bad
  * argument still shows up under the sanitizers) and print it only with
  * FUZZ_VERBOSE set in the environment.
@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "erofs/diag.h"
+#include "erofs/common/diag.h"
 
 static bool fz_verbose;
 

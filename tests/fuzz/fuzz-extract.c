@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer harness: fsck.erofs --extract=DIR on an image held in memory.
- * The same walk as fuzz-reader.c (fuzz-walk.h), with lib/extract.c
+ * The same walk as fuzz-reader.c (fuzz-walk.h), with lib/check/extract.c
  * recreating the tree in a private directory, which is emptied after each
  * input.
  *

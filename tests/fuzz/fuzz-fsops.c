@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer harness: erofsfuse's operations (lib/fsops.c) on an image, as
+ * libFuzzer harness: erofsfuse's operations (lib/fsops/fsops.c) on an image, as
  * the kernel would call them through a mount: every inode reachable from
  * the root is looked up, stat'ed, its xattrs listed and read, symlinks
  * read, directories read in small batches resumed from their cookies,
@@ -8,7 +8,7 @@
  * at 32 MiB or, with bit 2 of byte 0, 64 KiB so that it evicts) and again
  * at pseudo-random offsets, which must give the same bytes.
  *
- * Besides the sanitizers, the operations' contract (include/erofs/fsops.h)
+ * Besides the sanitizers, the operations' contract (include/erofs/fsops/fsops.h)
  * is checked, and broken contracts abort: an error other than the ones an
  * operation may return (EIO and ENOMEM, and ENOENT, ENOTDIR, EISDIR,
  * EINVAL, ENODATA, ERANGE where they apply); EIO without a reason; a
@@ -21,7 +21,7 @@
  * read through a memfd), bit 2 the small cache.
  */
 #include "fuzz-walk.h"
-#include "erofs/fsops.h"
+#include "erofs/fsops/fsops.h"
 
 #define FZ_SMALL_CACHE	0x04u
 #define FZ_INODES_MAX	(1u << 14)	/* inodes visited per input */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer harness: the tar source (lib/tar.c, lib/tario.c, lib/tarsrc.c),
+ * libFuzzer harness: the tar source (lib/source/tar.c, lib/source/tario.c, lib/source/tarsrc.c),
  * the whole of mkfs.erofs --tar=f up to the data pipeline.  Byte 0 of an
  * input picks how the rest is read: bit 0 through a pipe (no seeking, data
  * spooled) instead of a memfd (read in place); bits 1-2 the decoder (plain,
@@ -17,9 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "erofs/build.h"
-#include "erofs/tarsrc.h"
-#include "erofs/tree.h"
+#include "erofs/common/build.h"
+#include "erofs/source/tarsrc.h"
+#include "erofs/source/tree.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -2,14 +2,14 @@
 /*
  * The image walk shared by the libFuzzer harnesses (fuzz-reader.c,
  * fuzz-extract.c): what fsck.erofs does to an image, through the same
- * library calls (lib/reader.c, lib/zread.c, lib/extract.c), on an image
+ * library calls (lib/read/reader.c, lib/read/zread.c, lib/check/extract.c), on an image
  * held in memory.
  *
  *   - the superblock (erofs_reader_open_mem, or _fd on a memfd);
  *   - every inode reachable from the root, each nid loaded once, each
  *     directory entered once (a second reference is a loop or a directory
  *     hard link and is not followed), entries collected and then visited
- *     depth-first over an explicit stack, as lib/check.c does (its nid
+ *     depth-first over an explicit stack, as lib/check/check.c does (its nid
  *     table, names and paths are the ones used here: every node's path is
  *     put together at a few buffer sizes);
  *   - xattrs (shared and inline) of every inode, ACL values parsed;
@@ -27,7 +27,7 @@
  *     fsck --extract=DIR does (dir_begin / node / hardlink / dir_end).
  *
  * Besides the sanitizers, the harness checks the reader's contract
- * (include/erofs/reader.h) and aborts when it is broken: a mapping that
+ * (include/erofs/read/reader.h) and aborts when it is broken: a mapping that
  * does not contain the offset asked for, runs past i_size or lies outside
  * the image; a failure without a message; -EINVAL (the harness only makes
  * valid calls, so EINVAL means the reader handed itself something bad);
@@ -69,11 +69,11 @@
 
 /* each harness uses a part of this file */
 #pragma GCC diagnostic ignored "-Wunused-function"
-#include "erofs/check.h"
-#include "erofs/dir.h"
-#include "erofs/extract.h"
-#include "erofs/ondisk.h"
-#include "erofs/reader.h"
+#include "erofs/check/check.h"
+#include "erofs/build/dir.h"
+#include "erofs/check/extract.h"
+#include "erofs/common/ondisk.h"
+#include "erofs/read/reader.h"
 
 #define FZ_KEEP_CSUM	0x01u
 #define FZ_USE_FD	0x02u
@@ -195,7 +195,7 @@ static void fz_escape(struct fz *f, const void *s, size_t len)
 	}
 }
 
-/* ---- nid table and paths: fsck's own (lib/check.c) ---- */
+/* ---- nid table and paths: fsck's own (lib/check/check.c) ---- */
 
 static struct erofs_check_node *fz_find(struct fz *f, uint64_t nid)
 {
@@ -292,7 +292,7 @@ static void fz_check_map(struct fz *f, const struct erofs_rd_inode *vi, uint64_t
 	}
 }
 
-/* lib/check.c's scan_data(): every extent mapped; compressed extents decoded and
+/* lib/check/check.c's scan_data(): every extent mapped; compressed extents decoded and
  * mapped ones read while the budget lasts. */
 static int fz_scan(struct fz *f, const struct erofs_rd_inode *vi)
 {
@@ -653,7 +653,7 @@ static void fz_visit(struct fz *f, const struct fz_dent *d)
 		ni->extracted = true;
 }
 
-/* The packed inode, as lib/check.c's check_packed(): not a file of the tree. */
+/* The packed inode, as lib/check/check.c's check_packed(): not a file of the tree. */
 static void fz_packed(struct fz *f)
 {
 	const struct erofs_rd_inode *pk = NULL;
@@ -723,7 +723,7 @@ static void fz_walk(struct fz *f, struct erofs_extractor *x)
 		}
 		fz_pop_dir(f);
 	}
-	/* link counts, as lib/check.c's final checks */
+	/* link counts, as lib/check/check.c's final checks */
 	for (i = 0; i < f->nids.cap; i++) {
 		struct erofs_check_node *n = &f->nids.tab[i];
 

@@ -8,7 +8,7 @@
 #
 #   -n RUNS     executions (default 1000000)
 #   -t TARGET   reader (default), extract, fsck (fsck/main.c itself), dump
-#               (dump/main.c itself) or fsops (erofsfuse's operations, lib/fsops.c)
+#               (dump/main.c itself) or fsops (erofsfuse's operations, lib/fsops/fsops.c)
 #   -o OUTDIR   work folder (default $FUZZ_OUT or /tmp/erofs-fuzz): bin/,
 #               seeds/, corpus-TARGET/ (kept between runs; the fsck and
 #               extract runs also read corpus-reader/), artifacts/, TARGET.log

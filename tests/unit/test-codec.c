@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * The codecs' contract (include/erofs/codec.h) for every algorithm, level
+ * The codecs' contract (include/erofs/codec/codec.h) for every algorithm, level
  * range and pcluster size: the output fits the cap and does not start with
- * a zero byte; it decodes (lib/zdecode.c) to exactly the input it says it
+ * a zero byte; it decodes (lib/codec/zdecode.c) to exactly the input it says it
  * consumed; the same call gives the same bytes whether the codec is fresh
  * or has compressed other data before (images must not depend on which
  * worker compressed what); DEFLATE and zstd fill the cap to within the
@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "erofs/codec.h"
-#include "erofs/format.h"
-#include "erofs/zdecode.h"
+#include "erofs/codec/codec.h"
+#include "erofs/common/format.h"
+#include "erofs/codec/zdecode.h"
 
 static int failures, checks;
 static char where[96];

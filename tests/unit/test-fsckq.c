@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests for lib/fsckq.c, the ordered job queue of fsck.erofs
+ * Unit tests for lib/check/fsckq.c, the ordered job queue of fsck.erofs
  * --workers: with 1 to 4 runners, windows from 1 to 4096 jobs, jobs of
  * uneven length and jobs with nothing to run, every job runs exactly
  * once, on some runner's own context, before it is retired; retirement
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "erofs/fsckq.h"
+#include "erofs/check/fsckq.h"
 
 #include "unit.h"
 

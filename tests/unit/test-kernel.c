@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests of kernel targeting (lib/kernel.c): versions, reasons, --max-kernel. */
+/* Unit tests of kernel targeting (lib/common/kernel.c): versions, reasons, --max-kernel. */
 #include <stdio.h>
 #include <string.h>
 
-#include "erofs/kernel.h"
+#include "erofs/common/kernel.h"
 
 static int failures;
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * lib/compress.c reuses one LZ4HC state per worker with a fast reset
+ * lib/build/compress.c reuses one LZ4HC state per worker with a fast reset
  * between pclusters, and relies on that giving the same bytes as a fresh
  * one-shot compression: otherwise images would depend on which worker
  * compressed what.  This checks that assumption against the installed

@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "erofs/dir.h"
-#include "erofs/ondisk.h"
+#include "erofs/build/dir.h"
+#include "erofs/common/ondisk.h"
 
 static int failures;
 

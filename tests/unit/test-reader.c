@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests for lib/reader.c: images and directory blocks are crafted in
+ * Unit tests for lib/read/reader.c: images and directory blocks are crafted in
  * memory with the on-disk codecs, then fed to the reader.  Every rejection
  * is checked for its return code and for the words of its message.
  */
@@ -12,9 +12,9 @@
 
 #include <lz4.h>
 
-#include "erofs/check.h"
-#include "erofs/ondisk.h"
-#include "erofs/reader.h"
+#include "erofs/check/check.h"
+#include "erofs/common/ondisk.h"
+#include "erofs/read/reader.h"
 
 #include "unit.h"
 
@@ -1261,7 +1261,7 @@ static void test_fragments(void)
 	free(m.b);
 }
 
-/* fsck's paths, put together from the names of the nid table (lib/nidtab.c) */
+/* fsck's paths, put together from the names of the nid table (lib/read/nidtab.c) */
 static void test_paths(void)
 {
 	struct erofs_nidtab t = { 0 };

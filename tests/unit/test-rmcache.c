@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests for lib/rmcache.c, the reader's metadata block cache: every
+ * Unit tests for lib/read/rmcache.c, the reader's metadata block cache: every
  * read through it must give the bytes of the image file, whatever block
  * it falls in or across, however many blocks have been cached and evicted
  * before, on the short last block and behind --offset; reads past the end
@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "erofs/ondisk.h"
-#include "erofs/reader.h"
+#include "erofs/common/ondisk.h"
+#include "erofs/read/reader.h"
 
 #include "unit.h"
 

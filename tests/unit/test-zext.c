@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The encoded extent record decoder of 48-bit images (lib/zextread.c) on
+ * The encoded extent record decoder of 48-bit images (lib/read/zextread.c) on
  * hand-built record tables, no image needed: every record size (4 with its
  * base address, 8 with one record per lcluster, 16 and 32 with lstart),
  * holes, raw and partial extents, fragment tails; then hostile tables:
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "erofs/ondisk.h"
-#include "erofs/zread.h"
+#include "erofs/common/ondisk.h"
+#include "erofs/read/zread.h"
 
 #include "unit.h"
 

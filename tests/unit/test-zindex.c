@@ -5,7 +5,7 @@
  * pclusters, inline tails, extent starts anywhere in an lcluster, files of
  * 1..300 lclusters, full and compact indexes with and without 2-byte packs) are
  * encoded by the writer's erofs_zindex_encode() into an in-memory image and
- * decoded by the reader (lib/zread.c): every lcluster entry and every
+ * decoded by the reader (lib/read/zread.c): every lcluster entry and every
  * mapping must give back the extent start, pcluster block and block count
  * the layout was made of.  Then hostile indexes: hand-made damage must be
  * refused with the right message, and random damage must never crash, hang
@@ -20,11 +20,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "erofs/build.h"
-#include "erofs/zindex.h"
-#include "erofs/ondisk.h"
-#include "erofs/reader.h"
-#include "erofs/zread.h"
+#include "erofs/common/build.h"
+#include "erofs/build/zindex.h"
+#include "erofs/common/ondisk.h"
+#include "erofs/read/reader.h"
+#include "erofs/read/zread.h"
 
 #include "unit.h"
 

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fixed-output-size compression, the workers' side: each physical cluster
+ * (pcluster) of N blocks is filled with as much input as liblz4's
+ * destination-size compressors fit into it, so every block read from disk
+ * is fully used.  A worker compresses one segment of a file into memory;
+ * the committer (zcommit.h) decides what of it goes into the image.
+ */
+#ifndef EROFS_COMPRESS_H
+#define EROFS_COMPRESS_H
+
+#include <stdint.h>
+
+#include "erofs/common/build.h"
+#include "erofs/source/tree.h"
+#include "erofs/source/work.h"
+
+/* One thread's compressor state. */
+int erofs_compressor_new(const struct erofs_build_options *opts, struct erofs_compressor **out);
+void erofs_compressor_free(struct erofs_compressor *c);
+
+/*
+ * Reads the work's bytes (opening the file into w->fd, kept open for the
+ * committer), hashes them for whole-file dedup when ctx->dedup is set, and
+ * compresses them into w->blocks and w->z, or into w->frag for fragments;
+ * a whole file that an earlier piece of work already holds is left
+ * uncompressed with w->dup_hint set.  Errors are reported.
+ */
+int erofs_compress_work(struct erofs_compressor *c, const struct erofs_work_ctx *ctx,
+			struct erofs_work *w, struct erofs_dir_cache *dirs);
+
+/*
+ * Bytes an inline tail (-E ztailpacking) of this file may take: what the
+ * block leaves beside the largest record the inode can have.
+ */
+uint32_t erofs_inline_room(const struct erofs_build_options *opts,
+			   const struct erofs_inode *inode);
+
+/* Reads [w->start, w->end) of the work's file into buf, opening w->fd first if needed. */
+int erofs_read_work(const struct erofs_work_ctx *ctx, struct erofs_work *w, uint8_t *buf,
+		    struct erofs_dir_cache *dirs);
+
+#endif

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The encoders of the EROFS compression algorithms behind one contract,
+ * one file each (lib/codec/codec_lz4.c, codec_lzma.c, codec_deflate.c,
+ * codec_zstd.c): fill at most cap bytes of output with one independent
+ * stream of as much of the input as fits, and tell how much input that
+ * was.  The result depends only on the input, the cap and the algorithm's
+ * settings, never on earlier calls, so images do not depend on which
+ * worker compressed what.
+ */
+#ifndef EROFS_CODEC_H
+#define EROFS_CODEC_H
+
+#include <stdint.h>
+
+#include "erofs/common/build.h"
+
+struct erofs_codec;
+
+/* One thread's encoder for alg (whose dict_size is resolved). */
+int erofs_codec_new(const struct erofs_algorithm *alg, struct erofs_codec **out);
+void erofs_codec_free(struct erofs_codec *c);
+
+/*
+ * Compresses a prefix of src[0, *src_len) into dst[0, cap); *src_len
+ * becomes the bytes consumed.  Returns the bytes written, 0 when nothing
+ * useful fits (the caller stores the input raw), -ENOMEM on failure.  The
+ * output never starts with a zero byte: readers find a pcluster's stream
+ * by skipping the zeros before it.
+ */
+int erofs_codec_fill(struct erofs_codec *c, const uint8_t *src, int *src_len, uint8_t *dst,
+		     int cap);
+
+/* The on-disk algorithm id (EROFS_COMPR_*) a kind writes. */
+unsigned int erofs_codec_format(enum erofs_compressor_kind kind);
+
+/* Fills in alg->dict_size when not given, from the largest pcluster, as erofs-utils does. */
+void erofs_codec_resolve(struct erofs_algorithm *alg, uint32_t pcluster_max);
+
+/* Names, level ranges and defaults, for -z parsing and messages. */
+struct erofs_codec_info {
+	const char *name;
+	enum erofs_compressor_kind kind;
+	int level_min, level_max, level_default;
+	bool has_dict;			/* takes dictsize= */
+	uint32_t dict_max;
+};
+const struct erofs_codec_info *erofs_codec_lookup(const char *name, size_t len);
+bool erofs_codec_level_ok(const struct erofs_codec_info *info, int64_t level);
+
+/* Internal: what each codec file provides. */
+struct erofs_codec_ops {
+	int (*init)(struct erofs_codec *c);
+	void (*exit)(struct erofs_codec *c);
+	/* as erofs_codec_fill(), may write a leading zero (checked after) */
+	int (*fill)(struct erofs_codec *c, const uint8_t *src, int *src_len, uint8_t *dst, int cap);
+};
+
+struct erofs_codec {
+	const struct erofs_codec_ops *ops;
+	struct erofs_algorithm alg;
+	void *state;			/* the library's context */
+	uint8_t *scratch;		/* codecs that try sizes: one try's output */
+	int scratch_cap;
+};
+
+extern const struct erofs_codec_ops erofs_codec_lz4_ops, erofs_codec_lz4hc_ops,
+	erofs_codec_lzma_ops, erofs_codec_deflate_ops, erofs_codec_zstd_ops;
+
+/*
+ * For codecs without a destination-size mode (DEFLATE, zstd): finds a long
+ * prefix whose output fits cap by compressing trial prefixes with
+ * try_prefix(), which returns the output size or 0 when it exceeds the
+ * buffer (cap + slack bytes).  The search only depends on its arguments.
+ */
+int erofs_codec_fit(struct erofs_codec *c, const uint8_t *src, int *src_len, uint8_t *dst,
+		    int cap, int (*try_prefix)(struct erofs_codec *c, const uint8_t *src, int len,
+					       uint8_t *out, int out_cap));
+
+#endif

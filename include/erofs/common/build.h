@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The build context of mkfs.erofs: what the user asked for (options), filled
+ * in by the front end and passed down, read-only, through scan, plan and write.
+ */
+#ifndef EROFS_BUILD_H
+#define EROFS_BUILD_H
+
+#include <regex.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "erofs/source/tar.h"
+
+enum erofs_time_policy {
+	EROFS_TIME_KEEP,	/* keep every mtime; epoch = the most common one */
+	EROFS_TIME_FIXED,	/* -T: every mtime and the epoch are fixed_time */
+	EROFS_TIME_CLAMP,	/* SOURCE_DATE_EPOCH: mtimes clamped to fixed_time */
+};
+
+enum erofs_inode_form {
+	EROFS_FORM_AUTO,	/* compact where the inode fits, extended otherwise */
+	EROFS_FORM_COMPACT,	/* -E force-inode-compact (mtimes then follow the epoch) */
+	EROFS_FORM_EXTENDED,	/* -E force-inode-extended */
+};
+
+enum erofs_compressor_kind {
+	EROFS_COMPRESS_NONE,
+	EROFS_COMPRESS_LZ4,
+	EROFS_COMPRESS_LZ4HC,
+	EROFS_COMPRESS_LZMA,
+	EROFS_COMPRESS_DEFLATE,
+	EROFS_COMPRESS_ZSTD,
+};
+
+/* one line of --compress-hints: files matching regex get this pcluster size */
+struct erofs_compress_hint {
+	regex_t regex;
+	uint32_t pcluster_size;		/* 0: store uncompressed */
+	unsigned int algorithm;		/* index into the -z list */
+};
+
+/* one algorithm of -z A[:B...] (lib/codec/codec.c) */
+#define EROFS_MAX_ALGORITHMS	4
+struct erofs_algorithm {
+	enum erofs_compressor_kind kind;
+	int level;			/* the codec's own scale, default filled in */
+	uint32_t dict_size;		/* lzma, deflate, zstd: bytes; 0 until resolved */
+};
+
+struct erofs_exclude {
+	char *path;		/* relative to the source root, or NULL */
+	regex_t regex;		/* used when path is NULL */
+};
+
+struct erofs_build_options {
+	const char *source;		/* directory to image */
+	const char *image;		/* output path */
+	unsigned int blkszbits;
+	int debug_level;
+	bool quiet;
+	bool show_progress;		/* a terminal, and not --quiet */
+
+	/* ownership and time */
+	bool all_root;
+	int64_t force_uid, force_gid;	/* -1: keep */
+	uint32_t uid_offset, gid_offset;
+	enum erofs_time_policy time_policy;
+	int64_t fixed_time;		/* -T / SOURCE_DATE_EPOCH */
+	bool mkfs_time_set;		/* --mkfs-time: epoch given explicitly */
+	int64_t mkfs_time;
+	bool ignore_mtime;		/* --ignore-mtime: mtimes follow the epoch */
+	enum erofs_inode_form inode_form;
+	bool hard_dereference;		/* --hard-dereference: no hard links */
+	/*
+	 * -E48bit (Linux 6.15): compact inodes keep their own mtime (seconds
+	 * from the epoch), the root nid may pass 16 bits, compressed files may
+	 * use encoded extents.  -m (6.17, implies 48bit): inode records live in
+	 * the data of a hidden metabox inode, compressed with metabox_alg
+	 * (an index into algorithms[], or -1: stored plain).
+	 */
+	bool layout_48bit;
+	bool dot_omitted;		/* -E dot-omitted (implies 48bit): no "." entries */
+	bool metabox;
+	int metabox_alg;
+	uint32_t metabox_pcluster_size;	/* bytes */
+
+	/* layout */
+	bool inline_data;		/* tails inline with the inode (default) */
+	bool xattr_name_filter;		/* per-inode xattr name filters (default) */
+	const char **xattr_prefixes;	/* --xattr-prefix: long name prefixes, in order */
+	uint32_t nr_xattr_prefixes;
+	int xattr_tolerance;		/* -x: share values seen on more inodes; <0: no xattrs */
+
+	/* compression (-z, -C, -E legacy-compress) */
+	enum erofs_compressor_kind compressor;	/* the first -z algorithm; NONE: no -z */
+	int compress_level;		/* its lz4hc level */
+	struct erofs_algorithm algorithms[EROFS_MAX_ALGORITHMS];	/* [0] is the above */
+	unsigned int nr_algorithms;
+	uint32_t pcluster_size;		/* bytes, a multiple of the block size */
+	bool legacy_index;		/* full 8-byte lcluster indexes */
+	bool compact_2b;		/* compact indexes may use 2-byte packs */
+	bool ztailpacking;		/* -E ztailpacking: inline compressed tails */
+	bool fragments;			/* -E fragments: tails into the packed inode */
+	bool all_fragments;		/* -E all-fragments: whole files into it */
+	uint32_t packed_pcluster_size;	/* the packed inode's pclusters; 0: -C */
+	bool dedupe;			/* -E dedupe: identical pclusters (with -z) or
+					 * blocks (without: --chunksize of one block)
+					 * stored once */
+	bool dedupe_declined;		/* -E ^dedupe: not even as -E fragments implies */
+	/*
+	 * Identical pclusters stored once: -E dedupe with -z, or implied by
+	 * -E fragments, which shares the pclusters of a file that begins as
+	 * an earlier one did, without dedupe's content-defined cut points.
+	 */
+	bool share_pclusters;
+	/*
+	 * Whole-file dedup: identical files share their data.  On, except
+	 * with --block-list-file and no explicit -E dedupe or --chunksize:
+	 * Android's block-map readers refuse a block listed under two files
+	 * unless the board asked for shared blocks.
+	 */
+	bool share_identical_files;
+	unsigned int chunkbits;		/* --chunksize: log2 of the chunk size; 0 = off */
+	const char *blobdev;		/* --blobdev: every chunk goes to this extra device */
+	unsigned int workers;		/* compression threads */
+	struct erofs_compress_hint *hints;	/* first match wins */
+	size_t nr_hints;
+
+	/* superblock identity */
+	uint8_t uuid[16];
+	char label[16];
+
+	struct erofs_exclude *excludes;
+	size_t nr_excludes;
+
+	/* the Android image step (lib/source/android.c, docs/android.md); NULL: not given */
+	const char *mount_point;	/* --mount-point, as given ("/", "vendor", "/product") */
+	const char *product_out;	/* --product-out: rule-based fs_config files */
+	const char *fs_config_file;	/* --fs-config-file: canned fs_config */
+	const char *file_contexts;	/* --file-contexts: SELinux labels */
+	const char *block_list_file;	/* --block-list-file: each file's blocks */
+
+	/* tar input (lib/source/tarsrc.c): --tar=f; source is the tar file, NULL: stdin */
+	bool tar;
+	enum erofs_tar_decoder tar_decoder;	/* --ungzip, --unxz, --unzstd */
+	bool aufs;			/* --aufs: .wh. files become overlayfs whiteouts */
+	bool ovlfs_strip;		/* --ovlfs-strip=1: no whiteouts, no opaque xattrs */
+	bool tar_sort_none;		/* --sort=none: data in the tar's order */
+	/* --tar=i (lib/build/tarindex.c): metadata only, file data left in the tar */
+	bool tar_index;
+	const char *tar_mapfile;	/* --tar=i,FILE: the tar mapped by FILE, else a device */
+};
+
+/* Whether the image has an extra device: the blob, or the tar of --tar=i. */
+static inline bool erofs_opts_extra_device(const struct erofs_build_options *opts)
+{
+	return opts->blobdev || (opts->tar_index && !opts->tar_mapfile);
+}
+
+#endif

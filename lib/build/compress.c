@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Fixed-output-size LZ4/LZ4HC compression of file segments, the workers'
+ * side (see include/erofs/build/compress.h).
+ *
+ * The rules every extent follows, so that a Linux 6.1 kernel can map it:
+ * - an lcluster (one block) holds at most one extent head, so every extent
+ *   but the last of a segment spans at least one block of input;
+ * - a raw (uncompressed) pcluster is one block holding at most one block of
+ *   input, its bytes from the start of the block; a file's last one may not
+ *   cross an lcluster boundary, since the kernel measures a raw extent it
+ *   cannot see the end of up to the end of that lcluster and refuses one
+ *   longer than its block;
+ * - compressed bytes are right-aligned in their pcluster behind zeros (the
+ *   0-padding feature lets the kernel find where they start);
+ * - a pcluster of more than one block needs a non-head lcluster after its
+ *   head, where the index records the block count;
+ * - an extent decodes to at most EXTENT_INPUT_MAX bytes (LZ4) or
+ *   EXTENT_INPUT_MAX_DENSE (the denser codecs, whose 1 MiB pcluster holds
+ *   some 6 MiB of text; newer kernels refuse extents over 12 MiB), and to
+ *   fewer than the 2047-lcluster reach of an index delta (which binds with
+ *   blocks smaller than 2 KiB).
+ *
+ * Files are cut into segments of erofs_segment_size() bytes (an extent never
+ * crosses one), each a piece of work; the cut points do not depend on the
+ * worker count, so neither does the image.
+ */
+#include <errno.h>
+#include <lz4.h>
+#include <lz4hc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "erofs/codec/codec.h"
+#include "erofs/build/compress.h"
+#include "erofs/build/dedup.h"
+#include "erofs/common/diag.h"
+#include "erofs/common/format.h"
+#include "erofs/common/io.h"
+#include "erofs/build/zindex.h"
+
+#define EXTENT_INPUT_MAX	(4u << 20)	/* input offered to one LZ4 pcluster */
+#define EXTENT_INPUT_MAX_DENSE	(8u << 20)	/* ... to one LZMA, DEFLATE or zstd pcluster */
+#define ESTIMATE_PIECE		(64u << 10)
+/* -E dedupe: content-defined cut points (see next_anchor()) */
+#define ANCHOR_MIN_GAP		(128u << 10)
+#define ANCHOR_MASK		((1ull << 18) - 1)
+
+/* Per-thread state of one compressor. */
+struct erofs_compressor {
+	const struct erofs_build_options *opts;
+	uint32_t blksz;
+	uint32_t extent_max;		/* input offered to one LZ4 pcluster */
+	uint32_t extent_max_dense;	/* ... to one of the other codecs */
+	struct erofs_codec *codecs[EROFS_MAX_ALGORITHMS];	/* one per -z algorithm */
+	uint8_t *input;			/* the segment being compressed */
+	uint8_t *pcluster;		/* output of one pcluster */
+	uint8_t *estimate;		/* scratch for estimate_compressed() */
+	uint64_t gear[256];		/* next_anchor()'s per-byte values */
+};
+
+/*
+ * -E dedupe finds repeated pclusters, so a repeated run must be cut into
+ * the same pclusters wherever it lies.  Extents are therefore also cut at
+ * content-defined anchors: positions where a rolling hash of the 64 bytes
+ * before them has its low bits clear ("gear" hashing: shift, add a random
+ * value per byte).  A run repeated at another offset, in this file or
+ * another, meets the same anchors and compresses into the same pclusters
+ * after its first one.  Anchors come at least ANCHOR_MIN_GAP apart, about
+ * every ANCHOR_MIN_GAP + ANCHOR_MASK bytes; each costs about half a block.
+ */
+static uint64_t gear_value(unsigned int byte)
+{
+	/* splitmix64 of the byte: fixed, so images are reproducible */
+	uint64_t z = (byte + 1) * 0x9e3779b97f4a7c15ull;
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* The first anchor at or after `from` in buf[0, len), or len for none. */
+static uint64_t next_anchor(const uint64_t *gear, const uint8_t *buf, uint64_t from,
+			    uint64_t len)
+{
+	uint64_t h = 0;
+
+	if (from >= len)
+		return len;
+	/* the hash at a position depends only on the 64 bytes before it */
+	for (uint64_t i = from > 64 ? from - 64 : 0; i < from; i++)
+		h = (h << 1) + gear[buf[i]];
+	for (uint64_t i = from; i < len; i++) {
+		if (!(h & ANCHOR_MASK))
+			return i;
+		h = (h << 1) + gear[buf[i]];
+	}
+	return len;
+}
+
+int erofs_compressor_new(const struct erofs_build_options *opts, struct erofs_compressor **out)
+{
+	struct erofs_compressor *c = calloc(1, sizeof(*c));
+
+	*out = c;
+	if (!c)
+		return -ENOMEM;
+	c->opts = opts;
+	c->blksz = 1u << opts->blkszbits;
+	/* an extent may start inside its first lcluster: one lcluster spare */
+	c->extent_max = EXTENT_INPUT_MAX < (EROFS_LI_DELTA_MAX - 1) << opts->blkszbits
+				? EXTENT_INPUT_MAX : (EROFS_LI_DELTA_MAX - 1) << opts->blkszbits;
+	c->extent_max_dense = EXTENT_INPUT_MAX_DENSE < (EROFS_LI_DELTA_MAX - 1) << opts->blkszbits
+				? EXTENT_INPUT_MAX_DENSE : (EROFS_LI_DELTA_MAX - 1) << opts->blkszbits;
+	c->input = malloc(erofs_segment_size(opts));
+	c->pcluster = malloc(EROFS_PCLUSTER_MAX_SIZE);
+	c->estimate = malloc(LZ4_COMPRESSBOUND(ESTIMATE_PIECE));
+	for (unsigned int b = 0; b < 256; b++)
+		c->gear[b] = gear_value(b);
+	if (!c->input || !c->pcluster || !c->estimate)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < opts->nr_algorithms; i++) {
+		int err = erofs_codec_new(&opts->algorithms[i], &c->codecs[i]);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+void erofs_compressor_free(struct erofs_compressor *c)
+{
+	if (!c)
+		return;
+	free(c->input);
+	free(c->pcluster);
+	free(c->estimate);
+	for (unsigned int i = 0; i < EROFS_MAX_ALGORITHMS; i++)
+		erofs_codec_free(c->codecs[i]);
+	free(c);
+}
+
+/* Fills one pcluster of cap bytes; returns the compressed length, 0 if nothing fits. */
+static int compress_pcluster(struct erofs_compressor *c, unsigned int alg_index,
+			     const uint8_t *src, int *src_len, int cap)
+{
+	return erofs_codec_fill(c->codecs[alg_index], src, src_len, c->pcluster, cap);
+}
+
+/*
+ * What bytes stored as a fragment will roughly cost once the packed inode
+ * is compressed: fast LZ4 over 64 KiB pieces, which the packed inode's own
+ * compression (with neighbours as context) usually beats.
+ */
+static uint32_t estimate_compressed(struct erofs_compressor *c, const uint8_t *src, uint32_t len)
+{
+	uint64_t total = 0;
+
+	for (uint32_t pos = 0; pos < len; pos += ESTIMATE_PIECE) {
+		int n = (int)(len - pos < ESTIMATE_PIECE ? len - pos : ESTIMATE_PIECE);
+		int out = LZ4_compress_default((const char *)src + pos, (char *)c->estimate, n,
+					       LZ4_COMPRESSBOUND(ESTIMATE_PIECE));
+
+		total += out > 0 && out < n ? (uint64_t)out : (uint64_t)n;
+	}
+	return (uint32_t)total;
+}
+
+/*
+ * Fast LZ4's size for the rest of a file (left bytes) if all of it fits in
+ * cap bytes, else 0: a cheap guess at what lz4hc will do with it.
+ */
+static int fast_rest_size(struct erofs_compressor *c, const uint8_t *src, uint64_t left, int cap)
+{
+	int src_len = (int)left, out;
+
+	if (left > c->extent_max)
+		return 0;
+	out = LZ4_compress_destSize((const char *)src, (char *)c->pcluster, &src_len, cap);
+	return out > 0 && (uint64_t)src_len == left ? out : 0;
+}
+
+static int add_extent(struct erofs_zinfo *zi, uint32_t *cap, uint64_t lofs, uint16_t nblks,
+		      bool raw, uint16_t clen)
+{
+	if (zi->nr_extents == *cap) {
+		uint32_t bigger_cap = *cap ? *cap * 2 : 16;
+		struct erofs_zextent *bigger = realloc(zi->extents, bigger_cap * sizeof(*bigger));
+
+		if (!bigger)
+			return -ENOMEM;
+		zi->extents = bigger;
+		*cap = bigger_cap;
+	}
+	zi->extents[zi->nr_extents++] = (struct erofs_zextent){
+		.lofs = lofs, .pblk = zi->nr_blocks, .nblks = nblks, .raw = raw, .clen = clen,
+	};
+	zi->nr_blocks += nblks;
+	return 0;
+}
+
+static uint64_t blocks_for(uint64_t bytes, uint32_t blksz)
+{
+	return (bytes + blksz - 1) / blksz;
+}
+
+int erofs_read_work(const struct erofs_work_ctx *ctx, struct erofs_work *w, uint8_t *buf,
+		    struct erofs_dir_cache *dirs)
+{
+	size_t len = (size_t)(w->end - w->start);
+	int err;
+
+	if (w->packed) {
+		err = erofs_pread_all(ctx->packed_fd, buf, len, w->start);
+		if (err)
+			erofs_err("temporary packed-inode file: read failed: %s", strerror(-err));
+		return err;
+	}
+	if (w->fd < 0 &&
+	    (w->fd = erofs_tree_open_or_report(ctx->opts, ctx->tree, w->inode, dirs)) < 0) {
+		err = w->fd;
+		w->fd = -1;
+		return err;
+	}
+	err = erofs_pread_all(w->fd, buf, len, erofs_tree_data_base(ctx->tree, w->inode) + w->start);
+	if (!err && w->last && !erofs_tree_size_unchanged(ctx->tree, w->inode, w->fd))
+		err = -EAGAIN;
+	if (err)
+		erofs_report_source_error(ctx->opts, w->inode, err);
+	return err;
+}
+
+uint32_t erofs_inline_room(const struct erofs_build_options *opts,
+			   const struct erofs_inode *inode)
+{
+	uint32_t blksz = 1u << opts->blkszbits;
+	uint32_t meta = EROFS_EXTENDED_INODE_SIZE + inode->ibody_bound;
+	/* with shared pclusters the file may need a full index */
+	static const struct erofs_zinfo full = { .full_index = true };
+	uint32_t record = meta + erofs_zindex_size(opts, meta, inode->size,
+						   opts->share_pclusters ? &full : NULL);
+
+	return record < blksz ? blksz - record : 0;
+}
+
+/* Keeps the segment's bytes from pos on as the file's fragment (or a piece of it). */
+static int take_fragment(struct erofs_compressor *c, struct erofs_work *item, uint64_t pos)
+{
+	uint32_t len = (uint32_t)(item->end - item->start - pos);
+
+	item->frag = malloc(len ? len : 1);
+	if (!item->frag)
+		return -ENOMEM;
+	memcpy(item->frag, c->input + pos, len);
+	item->frag_at = item->start + pos;
+	item->frag_len = len;
+	item->frag_est = estimate_compressed(c, item->frag, len);
+	return 0;
+}
+
+/*
+ * -E ztailpacking wants a file's last pcluster one block short of what
+ * the rest of the file takes, so that what is left goes inline; finding
+ * that out with lz4hc costs a second compression of the rest.  Fast LZ4
+ * guesses the block count instead, and lz4hc fills one block less at once;
+ * only when lz4hc saves a whole block more than guessed does the caller
+ * compress again.  Returns the output cap for the first try.
+ */
+static int ztail_first_cap(struct erofs_compressor *c, const uint8_t *src, uint64_t left, int cap)
+{
+	/* lz4hc's output is seldom above 92% of fast LZ4's (measured on
+	 * source and documentation trees: same image sizes, fewer retries) */
+	uint64_t guess = blocks_for((uint64_t)fast_rest_size(c, src, left, cap) * 92 / 100,
+				    c->blksz);
+
+	return guess < 2 ? cap : (int)((guess - 1) * c->blksz);
+}
+
+/* Compresses one segment into item->blocks and item->z. */
+static int compress_segment(struct erofs_compressor *c, struct erofs_work *item)
+{
+	const uint32_t blksz = c->blksz;
+	const uint64_t len = item->end - item->start;
+	struct erofs_zinfo *zi = &item->z;
+	/* the file's tail may go to the packed inode (never the packed
+	 * inode's own); with all-fragments, every byte of the file does */
+	const bool to_fragment = c->opts->fragments && !item->packed;
+	const bool fragment_tail = to_fragment && item->last;
+	const bool ztail = c->opts->ztailpacking && item->last && !to_fragment;
+	const unsigned int alg_index = item->packed ? 0 : item->inode->algorithm;
+	const struct erofs_algorithm *alg = &c->opts->algorithms[alg_index];
+	const uint32_t pcluster_size = item->packed && c->opts->packed_pcluster_size
+					       ? c->opts->packed_pcluster_size
+				       : item->packed ? c->opts->pcluster_size
+						      : item->inode->pcluster_size;
+	const bool anchored = c->opts->dedupe && !item->packed;
+	const uint32_t extent_max = alg->kind == EROFS_COMPRESS_LZ4 || alg->kind == EROFS_COMPRESS_LZ4HC
+					    ? c->extent_max : c->extent_max_dense;
+	uint32_t cap = 0;
+	uint64_t pos = 0, anchor = 0;
+	uint8_t *out;
+	int err;
+
+	if (to_fragment && c->opts->all_fragments)
+		return take_fragment(c, item, 0);
+	/* never more blocks than the raw input, plus a pcluster of rounding */
+	item->blocks = malloc(blocks_for(len, blksz) * blksz + pcluster_size);
+	if (!item->blocks)
+		return -ENOMEM;
+	out = item->blocks;
+	while (pos < len) {
+		uint64_t left = len - pos;
+		int src_len = (int)(left < extent_max ? left : extent_max), out_len;
+		uint64_t nblks, raw_blocks, lofs = item->start + pos;
+
+		/* an extent may end at an anchor only past its own lcluster
+		 * (one head per lcluster); nearer ones are skipped */
+		while (anchored && anchor < len &&
+		       (anchor <= pos || (item->start + anchor) / blksz <= lofs / blksz))
+			anchor = next_anchor(c->gear, c->input,
+					     anchor <= pos ? pos + ANCHOR_MIN_GAP : anchor + 1, len);
+		if (anchored && anchor - pos < (uint64_t)src_len)
+			src_len = (int)(anchor - pos);
+
+		/*
+		 * Fragments: what is left once it would fit in one pcluster
+		 * goes to the packed inode, so that no pcluster is left part
+		 * full.  Fast LZ4 answers first; lz4hc only when it may fit
+		 * where fast LZ4 does not.
+		 */
+		if (fragment_tail && (left <= pcluster_size ||
+				      (alg->kind == EROFS_COMPRESS_LZ4HC &&
+				       fast_rest_size(c, c->input + pos, left, (int)pcluster_size))))
+			return take_fragment(c, item, pos);
+		out_len = compress_pcluster(c, alg_index, c->input + pos, &src_len,
+					    ztail && alg->kind == EROFS_COMPRESS_LZ4HC &&
+					    (uint64_t)src_len == left
+						? ztail_first_cap(c, c->input + pos, left,
+								  (int)pcluster_size)
+						: (int)pcluster_size);
+		if (out_len < 0)
+			return out_len;
+		if (fragment_tail && (uint64_t)src_len == left)
+			return take_fragment(c, item, pos);
+		nblks = blocks_for((uint64_t)out_len, blksz);
+		if (ztail && (uint64_t)src_len == left && nblks > 1) {
+			/* the file ends in this pcluster: fill one block less, so
+			 * that what is left can become a short inline tail */
+			src_len = (int)left;
+			out_len = compress_pcluster(c, alg_index, c->input + pos, &src_len,
+						    (int)((nblks - 1) * blksz));
+			if (out_len < 0)
+				return out_len;
+			nblks = blocks_for((uint64_t)out_len, blksz);
+		}
+		/*
+		 * Keep it only if it saves a block and can be indexed.  A file's
+		 * last pcluster is kept at no gain too when it may go inline
+		 * (saving bytes), or when raw blocks would cost one more: a last
+		 * raw extent may not cross an lcluster boundary (see above).
+		 */
+		bool file_end = item->last && pos + (uint64_t)src_len == len;
+		bool raw_splits = (lofs & (blksz - 1)) + (uint64_t)src_len > blksz;
+		/* (a head in the last lcluster has no room for a big pcluster's
+		 * block count after it: only an inline tail may start there) */
+		bool goes_inline = ztail && (uint64_t)out_len <= erofs_inline_room(c->opts, item->inode);
+
+		if (out_len > 0 && (nblks < blocks_for((uint64_t)src_len, blksz) ||
+				    (file_end && nblks == 1 && out_len < src_len &&
+				     (goes_inline || raw_splits))) &&
+		    (nblks == 1 || (lofs + (uint64_t)src_len) / blksz >= lofs / blksz + 2)) {
+			memset(out, 0, nblks * blksz - (uint64_t)out_len);
+			memcpy(out + nblks * blksz - (uint64_t)out_len, c->pcluster, (size_t)out_len);
+			out += nblks * blksz;
+			if ((err = add_extent(zi, &cap, lofs, (uint16_t)nblks, false,
+					      (uint16_t)(out_len < 65535 ? out_len : 65535))))
+				return err;
+			pos += (uint64_t)src_len;
+			continue;
+		}
+		/* incompressible: raw blocks for what the compressor could not
+		 * shrink (with fragments, until the rest fits one pcluster) */
+		raw_blocks = out_len > 0 && (uint64_t)src_len >= blksz ? (uint64_t)src_len / blksz : 1;
+		for (; raw_blocks && pos < len; raw_blocks--) {
+			uint64_t n = len - pos < blksz ? len - pos : blksz;
+			uint64_t in_lcluster = (item->start + pos) & (blksz - 1);
+
+			if (fragment_tail && len - pos <= pcluster_size)
+				break;
+			if (anchored && pos < anchor && pos + n > anchor)
+				n = anchor - pos;	/* past the head's lcluster: see above */
+			if (item->last && pos + n == len && in_lcluster + n > blksz)
+				n = blksz - in_lcluster;	/* the rest follows, aligned */
+
+			memcpy(out, c->input + pos, n);
+			memset(out + n, 0, blksz - n);
+			out += blksz;
+			if ((err = add_extent(zi, &cap, item->start + pos, 1, true, (uint16_t)n)))
+				return err;
+			pos += n;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Whole-file dedup wants every file's hash; a whole file an earlier piece
+ * of work holds too is most likely a duplicate, so compressing it would be
+ * wasted: the committer decides.
+ */
+static bool hash_for_dedup(const struct erofs_work_ctx *ctx, struct erofs_work *w,
+			   const uint8_t *bytes)
+{
+	if (!ctx->dedup || w->packed || w->inode->size <= 1u << ctx->opts->blkszbits)
+		return false;
+	w->hash = XXH3_128bits(bytes, (size_t)(w->end - w->start));
+	w->hashed = true;
+	return w->first && w->last && erofs_dedup_hint(ctx->dedup, w->inode->size, w->hash, w->seq);
+}
+
+int erofs_compress_work(struct erofs_compressor *c, const struct erofs_work_ctx *ctx,
+			struct erofs_work *w, struct erofs_dir_cache *dirs)
+{
+	int err = erofs_read_work(ctx, w, c->input, dirs);
+
+	if (err)
+		return err;
+	if (hash_for_dedup(ctx, w, c->input)) {
+		w->dup_hint = true;
+		return 0;
+	}
+	err = compress_segment(c, w);
+	if (err == -ENOMEM)
+		erofs_err("out of memory while compressing");
+	else if (err)
+		erofs_err("compressing: the %s encoder failed (%s)",
+			  w->packed ? "packed inode's" : "file's", strerror(-err));
+	w->compressed = !err;
+	return err;
+}

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: MIT
+/* The packed inode's data: fragments, stored once each (see include/erofs/build/fragment.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "erofs/common/diag.h"
+#include "erofs/build/fragment.h"
+#include "erofs/common/io.h"
+
+struct erofs_fragment_slot {
+	XXH128_hash_t hash;
+	uint64_t off;
+	uint32_t len;		/* 0: empty slot */
+};
+
+int erofs_packed_open(struct erofs_packed *p, const char *image)
+{
+	memset(p, 0, sizeof(*p));
+	p->fd = erofs_scratch_open(image);
+	return p->fd < 0 ? p->fd : 0;
+}
+
+void erofs_packed_close(struct erofs_packed *p)
+{
+	if (p->fd >= 0)
+		close(p->fd);
+	free(p->slots);
+	memset(p, 0, sizeof(*p));
+	p->fd = -1;
+}
+
+static uint32_t slot_of(const struct erofs_packed *p, XXH128_hash_t hash)
+{
+	return (uint32_t)hash.low64 & (p->nr_slots - 1);
+}
+
+static int grow_index(struct erofs_packed *p)
+{
+	uint32_t old_n = p->nr_slots, n = old_n ? old_n * 2 : 4096;
+	struct erofs_fragment_slot *old = p->slots;
+
+	p->slots = calloc(n, sizeof(*p->slots));
+	if (!p->slots) {
+		p->slots = old;
+		return -ENOMEM;
+	}
+	p->nr_slots = n;
+	for (uint32_t i = 0; i < old_n; i++) {
+		uint32_t s;
+
+		if (!old[i].len)
+			continue;
+		for (s = slot_of(p, old[i].hash); p->slots[s].len; s = (s + 1) & (n - 1))
+			;
+		p->slots[s] = old[i];
+	}
+	free(old);
+	return 0;
+}
+
+/* Whether the stored bytes at off equal data: the hash alone is not trusted. */
+static int stored_equal(const struct erofs_packed *p, uint64_t off, const uint8_t *data,
+			uint32_t len, bool *equal)
+{
+	uint8_t buf[16384];
+
+	*equal = false;
+	for (uint32_t done = 0; done < len;) {
+		uint32_t n = len - done < sizeof(buf) ? len - done : (uint32_t)sizeof(buf);
+		int err = erofs_pread_all(p->fd, buf, n, off + done);
+
+		if (err)
+			return err;
+		if (memcmp(buf, data + done, n))
+			return 0;
+		done += n;
+	}
+	*equal = true;
+	return 0;
+}
+
+int erofs_packed_add(struct erofs_packed *p, const uint8_t *data, uint32_t len, bool dedupe,
+		     uint64_t *off)
+{
+	XXH128_hash_t hash;
+	uint32_t s = 0;
+	int err;
+
+	p->nr_fragments++;
+	if (dedupe) {
+		if (p->nr_used + 1 > p->nr_slots / 2 && (err = grow_index(p)))
+			return err;
+		hash = XXH3_128bits(data, len);
+		for (s = slot_of(p, hash); p->slots[s].len; s = (s + 1) & (p->nr_slots - 1)) {
+			bool equal;
+
+			if (p->slots[s].len != len || !XXH128_isEqual(p->slots[s].hash, hash))
+				continue;
+			if ((err = stored_equal(p, p->slots[s].off, data, len, &equal)))
+				goto read_failed;
+			if (equal) {
+				*off = p->slots[s].off;
+				p->nr_shared++;
+				p->shared_bytes += len;
+				return 0;
+			}
+		}
+	}
+	*off = p->size;
+	if ((err = erofs_pwrite_all(p->fd, data, len, p->size))) {
+		erofs_err("temporary packed-inode file: write failed: %s", strerror(-err));
+		return err;
+	}
+	p->size += len;
+	if (dedupe) {
+		p->slots[s] = (struct erofs_fragment_slot){ .hash = hash, .off = *off, .len = len };
+		p->nr_used++;
+	}
+	return 0;
+read_failed:
+	erofs_err("temporary packed-inode file: read failed: %s", strerror(-err));
+	return err;
+}
+
+void erofs_packed_truncate(struct erofs_packed *p, uint64_t size)
+{
+	if (size < p->size)
+		p->size = size;
+}

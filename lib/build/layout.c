@@ -1,0 +1,650 @@
+// SPDX-License-Identifier: MIT
+/* Planning the metadata (see include/erofs/build/layout.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "erofs/build/chunk.h"
+#include "erofs/codec/codec.h"
+#include "erofs/common/compalg.h"
+#include "erofs/common/diag.h"
+#include "erofs/build/dir.h"
+#include "erofs/common/format.h"
+#include "erofs/build/layout.h"
+#include "erofs/build/zextent.h"
+#include "erofs/build/zindex.h"
+
+struct mtime_key {
+	int64_t sec;
+	uint32_t nsec;
+};
+
+static int compare_mtimes(const void *a, const void *b)
+{
+	const struct mtime_key *x = a, *y = b;
+
+	if (x->sec != y->sec)
+		return x->sec < y->sec ? -1 : 1;
+	return x->nsec < y->nsec ? -1 : x->nsec > y->nsec;
+}
+
+/*
+ * Compact inodes carry no mtime: they read back as the superblock epoch.
+ * Unless the user fixed the epoch, use the most common mtime of the tree
+ * (the earliest on a tie), so that as many inodes as possible stay compact.
+ */
+static int choose_epoch(const struct erofs_build_options *opts,
+			const struct erofs_tree *tree, struct erofs_plan *plan)
+{
+	struct mtime_key *keys, best = { 0, 0 };
+	uint32_t n = tree->nr_inodes, best_run = 0;
+
+	if (opts->mkfs_time_set) {
+		plan->epoch = opts->mkfs_time;
+		plan->epoch_nsec = 0;
+		return 0;
+	}
+	if (opts->time_policy != EROFS_TIME_KEEP) {
+		plan->epoch = opts->fixed_time;
+		plan->epoch_nsec = 0;
+		return 0;
+	}
+	keys = malloc(n * sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++)
+		keys[i] = (struct mtime_key){ tree->inodes[i]->mtime, tree->inodes[i]->mtime_nsec };
+	qsort(keys, n, sizeof(*keys), compare_mtimes);
+	for (uint32_t start = 0, end; start < n; start = end) {
+		for (end = start + 1; end < n && !compare_mtimes(&keys[start], &keys[end]); end++)
+			;
+		if (end - start > best_run) {
+			best_run = end - start;
+			best = keys[start];
+		}
+	}
+	free(keys);
+	plan->epoch = best.sec;
+	plan->epoch_nsec = best.nsec;
+	return 0;
+}
+
+static int compare_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * 48-bit: the time chosen above is the mkfs time; the epoch goes as far
+ * back as the superblock's 32-bit delta allows (erofs-utils' rule), and
+ * compact inodes carry their own seconds from it.  Their nanoseconds are
+ * the superblock's: the most common of the tree (the smallest on a tie),
+ * so that as many inodes as possible stay compact without losing any.
+ */
+static int choose_epoch_48bit(const struct erofs_tree *tree, struct erofs_plan *plan)
+{
+	int64_t mkfs_time = plan->epoch;
+	uint32_t n = tree->nr_inodes, *nsecs, best = 0, best_run = 0;
+
+	plan->epoch = mkfs_time > (int64_t)UINT32_MAX ? mkfs_time - (int64_t)UINT32_MAX : 0;
+	plan->build_time_delta = mkfs_time > 0 ? (uint32_t)(mkfs_time - plan->epoch) : 0;
+	nsecs = malloc((n ? n : 1) * sizeof(*nsecs));
+	if (!nsecs)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++)
+		nsecs[i] = tree->inodes[i]->mtime_nsec;
+	qsort(nsecs, n, sizeof(*nsecs), compare_u32);
+	for (uint32_t start = 0, end; start < n; start = end) {
+		for (end = start + 1; end < n && nsecs[end] == nsecs[start]; end++)
+			;
+		if (end - start > best_run) {
+			best_run = end - start;
+			best = nsecs[start];
+		}
+	}
+	free(nsecs);
+	plan->epoch_nsec = best;
+	return 0;
+}
+
+bool erofs_plan_48bit_seconds_fit(const struct erofs_plan *plan, const struct erofs_inode *inode)
+{
+	return inode->mtime >= plan->epoch && (uint64_t)(inode->mtime - plan->epoch) <= UINT32_MAX;
+}
+
+static bool needs_extended(const struct erofs_build_options *opts,
+			   const struct erofs_plan *plan, const struct erofs_inode *inode)
+{
+	bool mtime_fits = opts->ignore_mtime || opts->inode_form == EROFS_FORM_COMPACT ||
+			  (opts->layout_48bit ? erofs_plan_48bit_seconds_fit(plan, inode) &&
+						inode->mtime_nsec == plan->epoch_nsec :
+			   inode->mtime == plan->epoch && inode->mtime_nsec == plan->epoch_nsec);
+
+	return opts->inode_form == EROFS_FORM_EXTENDED || !mtime_fits ||
+	       inode->size > UINT32_MAX || inode->uid > UINT16_MAX ||
+	       inode->gid > UINT16_MAX || inode->nlink > UINT16_MAX;
+}
+
+/*
+ * Metadata blocks are filled best-fit: an inode record (core, xattrs and
+ * inline tail) goes into the open block whose free end fits it most
+ * tightly, and a fresh block is opened only when none does.  Records stay
+ * inside one block, which is what an inline tail requires; a record larger
+ * than a block starts a fresh one.  Open blocks are bucketed by free space
+ * in 32-byte slots; each bucket is a stack, so the choice is deterministic.
+ */
+struct open_blocks {
+	uint64_t *cursors;	/* write position inside an open block */
+	uint32_t count, cap;
+};
+
+struct meta_allocator {
+	unsigned int blkszbits;
+	uint64_t fresh;		/* first byte of the next unused block */
+	struct open_blocks *by_free;	/* index: free slots at the block's end */
+};
+
+static int allocator_init(struct meta_allocator *a, unsigned int blkszbits)
+{
+	a->blkszbits = blkszbits;
+	a->fresh = 0;
+	a->by_free = calloc((1u << (blkszbits - EROFS_SLOT_BITS)) + 1, sizeof(*a->by_free));
+	return a->by_free ? 0 : -ENOMEM;
+}
+
+static void allocator_free(struct meta_allocator *a)
+{
+	for (uint32_t i = 0; a->by_free && i <= 1u << (a->blkszbits - EROFS_SLOT_BITS); i++)
+		free(a->by_free[i].cursors);
+	free(a->by_free);
+}
+
+/* Records the free end [cursor, end of its block) for later records. */
+static int allocator_keep(struct meta_allocator *a, uint64_t cursor)
+{
+	const uint64_t blksz = 1ull << a->blkszbits;
+	uint32_t slots = (uint32_t)((blksz - (cursor & (blksz - 1))) >> EROFS_SLOT_BITS);
+	struct open_blocks *b;
+
+	if (!(cursor & (blksz - 1)) || !slots)
+		return 0;	/* the block is full */
+	b = &a->by_free[slots];
+	if (b->count == b->cap) {
+		uint32_t cap = b->cap ? b->cap * 2 : 16;
+		uint64_t *bigger = realloc(b->cursors, cap * sizeof(*bigger));
+
+		if (!bigger)
+			return -ENOMEM;
+		b->cursors = bigger;
+		b->cap = cap;
+	}
+	b->cursors[b->count++] = cursor;
+	return 0;
+}
+
+/* Finds room for `bytes` (a multiple of 32); returns its position. */
+static int allocator_take(struct meta_allocator *a, uint32_t bytes, uint64_t *pos)
+{
+	const uint64_t blksz = 1ull << a->blkszbits;
+	const uint32_t max_slots = 1u << (a->blkszbits - EROFS_SLOT_BITS);
+
+	for (uint32_t slots = bytes >> EROFS_SLOT_BITS; bytes <= blksz && slots <= max_slots;
+	     slots++) {
+		struct open_blocks *b = &a->by_free[slots];
+
+		if (b->count) {
+			*pos = b->cursors[--b->count];
+			return allocator_keep(a, *pos + bytes);
+		}
+	}
+	*pos = a->fresh;
+	a->fresh += (bytes + blksz - 1) & ~(blksz - 1);
+	return allocator_keep(a, *pos + bytes);
+}
+
+uint32_t erofs_super_end(uint16_t cfg_algs, unsigned int extslots)
+{
+	uint32_t end = EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE + extslots * EROFS_SB_EXTSLOT_SIZE;
+
+	/* each record: u16 length and payload, starting 4-byte aligned */
+	for (unsigned int alg = 0; alg < EROFS_COMPR_MAX; alg++)
+		if (cfg_algs & (1u << alg))
+			end = ((end + 3) & ~3u) + 2 + erofs_compr_cfg_size(alg);
+	return end;
+}
+
+/*
+ * The inode's layout and the bytes its record takes after the core and
+ * xattrs.  Regular files were laid out as their data committed; a
+ * directory or symlink keeps its tail inline when the record then fits in
+ * one block.
+ */
+static void choose_layout(const struct erofs_build_options *opts, struct erofs_plan *plan,
+			  struct erofs_inode *inode)
+{
+	const uint32_t blksz = 1u << plan->blkszbits;
+	uint32_t meta = erofs_inode_core_size(inode->version) + inode->xattr_size;
+
+	inode->layout = EROFS_LAYOUT_FLAT_PLAIN;
+	inode->inline_size = 0;
+	inode->index_size = 0;
+	if (inode->chunks) {
+		inode->layout = EROFS_LAYOUT_CHUNK_BASED;
+		inode->index_size = erofs_chunk_table_size(opts, meta, inode->chunks->count);
+	} else if (inode->z) {
+		inode->layout = opts->legacy_index || inode->z->full_index ||
+				erofs_zextent_recsz(opts, meta, inode->size, inode->z)
+					? EROFS_LAYOUT_COMPRESSED_FULL : EROFS_LAYOUT_COMPRESSED_COMPACT;
+		inode->index_size = erofs_zindex_size(opts, meta, inode->size, inode->z);
+		inode->inline_size = inode->z->tail_size;	/* after the index */
+	} else if (S_ISREG(inode->mode) && !inode->tail_late) {
+		inode->inline_size = inode->tail_inline;
+	} else if (S_ISREG(inode->mode) || S_ISDIR(inode->mode) || S_ISLNK(inode->mode)) {
+		uint32_t tail = (uint32_t)(inode->size & (blksz - 1));
+
+		if (tail && opts->inline_data && meta + tail <= blksz)
+			inode->inline_size = tail;
+	}
+	if (inode->inline_size && !inode->z)
+		inode->layout = EROFS_LAYOUT_FLAT_INLINE;
+	plan->inline_bytes += inode->inline_size;
+}
+
+static uint32_t record_bytes(const struct erofs_inode *inode)
+{
+	return (erofs_inode_core_size(inode->version) + inode->xattr_size + inode->inline_size +
+		inode->index_size + EROFS_SLOT_SIZE - 1) & ~(EROFS_SLOT_SIZE - 1);
+}
+
+struct record_size {
+	uint32_t bytes;
+	uint32_t index;		/* for erofs_plan_area_record() */
+};
+
+static int by_size_descending(const void *a, const void *b)
+{
+	const struct record_size *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/*
+ * The order records are placed in: the root first, then the largest
+ * first.  Best-fit over records sorted by decreasing size wastes less of
+ * each block than best-fit in tree order (linux-6.1 -zlz4hc: 57 blocks
+ * fewer), at the price of siblings' inodes sharing fewer blocks; the
+ * metadata is about 1% of an image and read once, so size wins.
+ */
+static struct record_size *placement_order(const struct erofs_tree *tree,
+					   const struct erofs_plan *plan, uint32_t total)
+{
+	struct record_size *order = malloc((total ? total : 1) * sizeof(*order));
+
+	if (!order)
+		return NULL;
+	for (uint32_t i = 0; i < total; i++) {
+		order[i].index = i;
+		order[i].bytes = record_bytes(erofs_plan_area_record(tree, plan, i));
+	}
+	if (total > 2)
+		qsort(order + 1, total - 1, sizeof(*order), by_size_descending);
+	return order;
+}
+
+/*
+ * The records of the metadata area, in placement order: the tree's inodes
+ * (the root first) then the packed inode; with -m, the metabox inode then
+ * the packed inode, the tree's records being in the metabox.
+ */
+uint32_t erofs_plan_nr_area_records(const struct erofs_tree *tree, const struct erofs_plan *plan)
+{
+	return (plan->metabox ? 1 : tree->nr_inodes) + !!tree->packed;
+}
+
+struct erofs_inode *erofs_plan_area_record(const struct erofs_tree *tree,
+					   const struct erofs_plan *plan, uint32_t i)
+{
+	uint32_t before = plan->metabox ? 1 : tree->nr_inodes;
+
+	if (i >= before)
+		return tree->packed;
+	return plan->metabox ? plan->metabox : tree->inodes[i];
+}
+
+/*
+ * -m: the tree's records, best fit as in the area, fill the metabox
+ * inode's data from its first byte (the root there, at nid 0 | METABOX
+ * bit); the data is whole blocks, as erofs-utils writes it.
+ */
+static int place_in_metabox(struct erofs_tree *tree, struct erofs_plan *plan)
+{
+	struct meta_allocator alloc;
+	int err;
+
+	if ((err = allocator_init(&alloc, plan->blkszbits)))
+		return err;
+	for (uint32_t i = 0; i < tree->nr_inodes && !err; i++) {
+		struct erofs_inode *inode = tree->inodes[i];
+		uint64_t at;
+
+		if (!(err = allocator_take(&alloc, record_bytes(inode), &at)))
+			inode->nid = (at >> EROFS_SLOT_BITS) | EROFS_NID_METABOX_BIT;
+	}
+	plan->metabox_size = alloc.fresh;
+	allocator_free(&alloc);
+	return err;
+}
+
+/*
+ * The metabox inode: a compact regular file of the mkfs time, its data
+ * stored plain, or compressed with full indexes (their size known before
+ * the writer compresses it).
+ */
+static int make_metabox_inode(const struct erofs_build_options *opts, struct erofs_tree *tree,
+			      struct erofs_plan *plan)
+{
+	struct erofs_inode *mb = calloc(1, sizeof(*mb));
+	struct erofs_zinfo *zi = NULL;
+
+	if (!mb)
+		return -ENOMEM;
+	if (opts->metabox_alg >= 0) {
+		zi = calloc(1, sizeof(*zi));
+		if (!zi) {
+			free(mb);
+			return -ENOMEM;
+		}
+		zi->full_index = true;
+		zi->no_extents = true;
+		zi->pcluster_size = opts->metabox_pcluster_size;
+		zi->algorithm = (uint8_t)erofs_codec_format(opts->algorithms[opts->metabox_alg].kind);
+	}
+	*mb = (struct erofs_inode){
+		.parent = mb, .mode = S_IFREG | 0644, .nlink = 1,
+		.mtime = plan->epoch + plan->build_time_delta, .mtime_nsec = plan->epoch_nsec,
+		.size = plan->metabox_size, .z = zi, .ino = tree->nr_inodes + !!tree->packed + 1,
+		.version = EROFS_INODE_COMPACT, .blkaddr = EROFS_NULL_ADDR,
+	};
+	mb->layout = zi ? EROFS_LAYOUT_COMPRESSED_FULL : EROFS_LAYOUT_FLAT_PLAIN;
+	if (zi)
+		mb->index_size = erofs_zindex_size(opts, erofs_inode_core_size(mb->version),
+						   mb->size, zi);
+	plan->metabox = mb;
+	return 0;
+}
+
+/*
+ * Places the records, the root first so that its nid stays small: beside
+ * the superblock (whose block is used from sb_end on) when
+ * root_beside_super and it fits there, else at the start of the area.  The
+ * area starts at meta_start, after the shared xattrs.
+ */
+static int place_records(struct erofs_tree *tree, struct erofs_plan *plan, uint32_t sb_end,
+			 uint64_t meta_start, bool root_beside_super)
+{
+	const uint64_t blksz = 1ull << plan->blkszbits;
+	uint64_t base = (uint64_t)plan->meta_blkaddr << plan->blkszbits;
+	struct meta_allocator alloc;
+	struct record_size *order;
+	uint32_t total;
+	int err;
+
+	if ((err = allocator_init(&alloc, plan->blkszbits)))
+		return err;
+	alloc.fresh = (meta_start + blksz - 1) & ~(blksz - 1);
+	if (root_beside_super)	/* records start on a slot */
+		err = allocator_keep(&alloc, (sb_end + EROFS_SLOT_SIZE - 1) & ~(EROFS_SLOT_SIZE - 1));
+	total = erofs_plan_nr_area_records(tree, plan);
+	order = err ? NULL : placement_order(tree, plan, total);
+	if (!order && !err)
+		err = -ENOMEM;
+	for (uint32_t k = 0; k < total && !err; k++) {
+		struct erofs_inode *inode = erofs_plan_area_record(tree, plan, order[k].index);
+		uint64_t at;
+
+		/* the rest of the block the shared xattrs end in, once the root has its place */
+		if (k == 1 && !root_beside_super && (err = allocator_keep(&alloc, meta_start)))
+			break;
+		if ((err = allocator_take(&alloc, order[k].bytes, &at)))
+			break;
+		inode->nid = (at - base) >> EROFS_SLOT_BITS;
+		if (k == 0 && root_beside_super && (err = allocator_keep(&alloc, meta_start)))
+			break;
+	}
+	free(order);
+	plan->nr_blocks = (uint32_t)(alloc.fresh >> plan->blkszbits);
+	allocator_free(&alloc);
+	return err;
+}
+
+/* Whether the planner places the inode's data blocks (see place_late_blocks()). */
+bool erofs_placed_late(const struct erofs_inode *inode)
+{
+	return S_ISDIR(inode->mode) || S_ISLNK(inode->mode) ||
+	       (S_ISREG(inode->mode) && inode->tail_late);
+}
+
+/*
+ * Blocks for the data of directories, symlinks and files under a block
+ * that does not fit inline: after the file data, before the metadata.
+ */
+static int place_late_blocks(struct erofs_tree *tree, struct erofs_plan *plan, uint32_t *next)
+{
+	const unsigned int bits = plan->blkszbits;
+
+	for (uint32_t i = 0; i < tree->nr_inodes; i++) {
+		struct erofs_inode *inode = tree->inodes[i];
+		uint64_t bytes;
+
+		if (!erofs_placed_late(inode))
+			continue;
+		bytes = inode->size - inode->inline_size;
+		inode->nr_blocks = (uint32_t)((bytes + (1u << bits) - 1) >> bits);
+		inode->blkaddr = inode->nr_blocks ? *next : EROFS_NULL_ADDR;
+		if ((uint64_t)*next + inode->nr_blocks > UINT32_MAX) {
+			erofs_err("the image needs more than 2^32 blocks of %u bytes", 1u << bits);
+			return -EFBIG;
+		}
+		*next += inode->nr_blocks;
+	}
+	return 0;
+}
+
+/*
+ * Feature bits for compressed files: 0-padding (data right-aligned in its
+ * pcluster) always; big pclusters and algorithms other than LZ4 need the
+ * config records (one per algorithm the files use), whose LZ4 record tells
+ * the kernel the largest pcluster.
+ */
+static void plan_features(const struct erofs_build_options *opts, const struct erofs_tree *tree,
+			  struct erofs_plan *plan)
+{
+	uint32_t largest = 0, compressed = 0;
+	uint16_t used = 0;
+
+	for (uint32_t i = 0; i < tree->nr_inodes + !!tree->packed; i++) {
+		const struct erofs_inode *inode = i < tree->nr_inodes ? tree->inodes[i] : tree->packed;
+		const struct erofs_zinfo *zi = inode->z;
+
+		if (inode->chunks)
+			plan->feature_incompat |= EROFS_INCOMPAT_CHUNKED_FILE;
+		if (!zi)
+			continue;
+		compressed++;
+		used |= (uint16_t)(1u << zi->algorithm);
+		if (zi->tail_size)
+			plan->feature_incompat |= EROFS_INCOMPAT_ZTAILPACKING;
+		if (zi->pcluster_size > largest)
+			largest = zi->pcluster_size;
+	}
+	if (opts->metabox && opts->metabox_alg >= 0) {	/* -m: the metabox inode's data */
+		compressed++;
+		used |= (uint16_t)(1u << erofs_codec_format(opts->algorithms[opts->metabox_alg].kind));
+		if (opts->metabox_pcluster_size > largest)
+			largest = opts->metabox_pcluster_size;
+	}
+	if (!compressed)
+		return;
+	plan->feature_incompat |= EROFS_INCOMPAT_ZERO_PADDING;
+	/* the packed inode holds fragments; Linux 6.1 reads it (as "EXPERIMENTAL") */
+	if (tree->packed)
+		plan->feature_incompat |= EROFS_INCOMPAT_FRAGMENTS;
+	plan->max_pclusterblks = (uint16_t)(largest >> opts->blkszbits);
+	if (largest > 1u << opts->blkszbits || (used & ~(1u << EROFS_COMPR_LZ4))) {
+		plan->feature_incompat |= EROFS_INCOMPAT_COMPR_CFGS;
+		plan->sb_u1 = used;
+		plan->cfg_algs = used;
+	}
+	/* as erofs-utils: the largest dictionary of the -z entries writing each format */
+	for (unsigned int i = 0; i < opts->nr_algorithms; i++) {
+		unsigned int alg = erofs_codec_format(opts->algorithms[i].kind);
+
+		if (opts->algorithms[i].dict_size > plan->dict_size[alg])
+			plan->dict_size[alg] = opts->algorithms[i].dict_size;
+	}
+}
+
+int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *tree,
+		     uint32_t data_end, struct erofs_plan *plan)
+{
+	const unsigned int bits = opts->blkszbits;
+	struct erofs_inode *too_big = NULL;
+	uint32_t next = data_end, sb_end, sb_block_end;
+	uint64_t meta_start;
+	int err;
+
+	memset(plan, 0, sizeof(*plan));
+	plan->blkszbits = bits;
+	plan->data_end = data_end;
+	if ((err = erofs_tree_list(tree)) || (err = choose_epoch(opts, tree, plan)))
+		return err;
+	if (opts->layout_48bit && (err = choose_epoch_48bit(tree, plan)))
+		return err;
+	if (opts->layout_48bit)
+		plan->feature_incompat |= EROFS_INCOMPAT_48BIT;
+	if (opts->metabox)
+		plan->feature_incompat |= EROFS_INCOMPAT_METABOX;
+	plan_features(opts, tree, plan);
+	sb_end = erofs_super_end(plan->cfg_algs, opts->metabox);
+	if (erofs_opts_extra_device(opts)) {
+		/* the device table: one 128-byte slot, on a slot boundary */
+		plan->feature_incompat |= EROFS_INCOMPAT_DEVICE_TABLE;
+		plan->extra_devices = 1;
+		plan->devt_slotoff = (uint16_t)((sb_end + EROFS_DEVT_SLOT_BYTES - 1) /
+						EROFS_DEVT_SLOT_BYTES);
+		sb_end = (plan->devt_slotoff + 1u) * EROFS_DEVT_SLOT_BYTES;
+	}
+	sb_block_end = (sb_end + (1u << bits) - 1) & ~((1u << bits) - 1);
+
+	for (uint32_t i = 0; i < tree->nr_inodes; i++) {
+		struct erofs_inode *inode = tree->inodes[i];
+
+		inode->ino = i + 1;
+		if (erofs_inode_is_dir(inode))
+			inode->size = erofs_dir_data_size(inode, bits, opts->dot_omitted);
+		inode->version = needs_extended(opts, plan, inode) ? EROFS_INODE_EXTENDED
+								    : EROFS_INODE_COMPACT;
+		plan->nr_extended += inode->version == EROFS_INODE_EXTENDED;
+	}
+	if (tree->packed) {
+		struct erofs_inode *packed = tree->packed;
+
+		packed->ino = tree->nr_inodes + 1;
+		packed->mtime = plan->epoch + plan->build_time_delta;
+		packed->mtime_nsec = plan->epoch_nsec;
+		packed->version = needs_extended(opts, plan, packed) ? EROFS_INODE_EXTENDED
+								      : EROFS_INODE_COMPACT;
+	}
+
+	/*
+	 * A long xattr prefix table lies at the start of the packed inode's
+	 * data when there is one (where Linux 6.4 looks), else in the image:
+	 * beside the superblock when it fits, else first in the metadata area.
+	 * With -m, always in the image (COMPAT_PLAIN_XATTR_PFX): without that
+	 * bit a metabox image's readers look for it in the metabox data.
+	 */
+	plan->prefix_size = erofs_xattr_prefix_table_size(opts);
+	if (plan->prefix_size) {
+		plan->feature_incompat |= EROFS_INCOMPAT_XATTR_PREFIXES;
+		sb_end = (sb_end + 3) & ~3u;
+		if ((!tree->packed || opts->metabox) && sb_end + plan->prefix_size <= sb_block_end) {
+			plan->prefix_pos = sb_end;
+			sb_end += plan->prefix_size;
+		}
+	}
+
+	/*
+	 * The shared xattrs go beside the superblock when they fit there (ids
+	 * count from block 0), else they start the metadata area, after the
+	 * directories' blocks.  Their size does not depend on where they go.
+	 */
+	err = erofs_xattr_plan(opts, tree, 0, &plan->shared, &too_big);
+	if (!err && plan->shared.count && sb_end + plan->shared.size <= sb_block_end) {
+		erofs_xattr_table_free(&plan->shared);
+		err = erofs_xattr_plan(opts, tree, sb_end / 4, &plan->shared, &too_big);
+		plan->shared_pos = sb_end;
+		sb_end += plan->shared.size;
+	}
+	if (err == -E2BIG) {
+		const char *path = erofs_shown_path(too_big);
+
+		erofs_err("%s: xattrs need more bytes than an inode can hold", path[0] ? path : "/");
+		erofs_shown_path_free(path);
+	}
+	if (err)
+		return err;
+	for (uint32_t i = 0; i < tree->nr_inodes + !!tree->packed; i++)
+		choose_layout(opts, plan, i < tree->nr_inodes ? tree->inodes[i] : tree->packed);
+	if ((err = place_late_blocks(tree, plan, &next)))
+		return err;
+	meta_start = (uint64_t)next << bits;
+	if (plan->prefix_size && (!tree->packed || opts->metabox) && !plan->prefix_pos) {
+		plan->prefix_pos = meta_start;
+		meta_start += (plan->prefix_size + EROFS_SLOT_SIZE - 1) & ~(EROFS_SLOT_SIZE - 1);
+	}
+	if (plan->shared.count && !plan->shared_pos) {
+		plan->xattr_blkaddr = next;
+		plan->shared_pos = meta_start;
+		meta_start += (plan->shared.size + EROFS_SLOT_SIZE - 1) & ~(EROFS_SLOT_SIZE - 1);
+	}
+
+	if (opts->metabox && ((err = place_in_metabox(tree, plan)) ||
+			      (err = make_metabox_inode(opts, tree, plan))))
+		return err;
+	/* nid 0 at block 0, the rest of the superblock's block holding records... */
+	plan->meta_blkaddr = 0;
+	if ((err = place_records(tree, plan, sb_end, meta_start, true)))
+		return err;
+	/* ...unless the root ended up too far for the superblock's 16 bits:
+	 * then nid 0 is where the area starts (48-bit: rootnid_8b holds it) */
+	if (tree->root->nid > UINT16_MAX && !opts->layout_48bit) {
+		plan->meta_blkaddr = (uint32_t)(meta_start >> bits);
+		if ((err = place_records(tree, plan, sb_end, meta_start, false)))
+			return err;
+	}
+	if (plan->metabox && !plan->metabox->z) {	/* its data follows the area */
+		plan->metabox->blkaddr = plan->nr_blocks;
+		plan->metabox->nr_blocks = (uint32_t)(plan->metabox_size >> bits);
+		plan->nr_blocks += plan->metabox->nr_blocks;
+	}
+	if (tree->root->nid > UINT16_MAX && !opts->layout_48bit) {
+		erofs_err("internal error: root nid %llu does not fit the superblock",
+			  (unsigned long long)tree->root->nid);
+		return -EFBIG;
+	}
+	return 0;
+}
+
+void erofs_plan_free(struct erofs_plan *plan)
+{
+	if (plan->metabox)
+		free(plan->metabox->z);
+	free(plan->metabox);
+	plan->metabox = NULL;
+	erofs_xattr_table_free(&plan->shared);
+}

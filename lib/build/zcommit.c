@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: MIT
+/* Committing compressed segments (see include/erofs/build/zcommit.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "erofs/codec/codec.h"
+#include "erofs/build/compress.h"
+#include "erofs/build/dedup.h"
+#include "erofs/common/diag.h"
+#include "erofs/common/format.h"
+#include "erofs/build/fragment.h"
+#include "erofs/build/image.h"
+#include "erofs/build/plain.h"
+#include "erofs/build/tails.h"
+#include "erofs/build/zcommit.h"
+#include "erofs/build/zdedupe.h"
+#include "erofs/build/zindex.h"
+
+/*
+ * Whether a compressed layout beats the plain one (full blocks plus an
+ * inline tail); a fragment counts at its estimated compressed size.
+ */
+static bool worth_it(const struct erofs_build_options *opts, const struct erofs_inode *inode,
+		     const struct erofs_zinfo *zi, uint64_t frag_est)
+{
+	uint32_t meta = EROFS_EXTENDED_INODE_SIZE + inode->ibody_bound;
+
+	return (uint64_t)zi->nr_blocks * (1u << opts->blkszbits) + zi->tail_size + frag_est +
+	       erofs_zindex_size(opts, meta, inode->size, zi) < inode->size;
+}
+
+/*
+ * -E ztailpacking: takes the file's last pcluster out of the blocks when it
+ * is one block and its bytes fit inline beside the largest inode record
+ * this file can have; the planner then keeps the record inside one block.
+ */
+static int pack_tail(struct erofs_commit *cc, struct erofs_inode *inode, struct erofs_work *w)
+{
+	const unsigned int bits = cc->opts->blkszbits;
+	struct erofs_zextent *last = &w->z.extents[w->z.nr_extents - 1];
+	const uint8_t *block;
+	int err;
+
+	if (last->nblks != 1 || last->clen > erofs_inline_room(cc->opts, inode))
+		return 0;
+	block = w->blocks + ((uint64_t)last->pblk << bits);
+	/* compressed bytes sit at the end of their block, raw ones at its start */
+	err = erofs_tails_add(cc->tails, last->raw ? block : block + (1u << bits) - last->clen,
+			      last->clen, &inode->tail_pos);
+	if (err)
+		return err;
+	inode->z->tail_size = last->clen;
+	w->z.nr_blocks--;
+	last->nblks = 0;
+	return 0;
+}
+
+/* The file's fragment, or the next piece of it, into the packed inode. */
+static int commit_fragment(struct erofs_commit *cc, struct erofs_inode *inode,
+			   struct erofs_work *w)
+{
+	struct erofs_zinfo *zi = inode->z;
+	bool first_piece = !zi->fragment;
+	uint64_t off;
+	int err;
+
+	/* a file packed in pieces is stored as it comes; a whole fragment
+	 * may be one already stored */
+	err = erofs_packed_add(cc->packed, w->frag, w->frag_len, first_piece && w->last, &off);
+	if (err)
+		return err;
+	if (!first_piece)
+		return 0;
+	zi->fragment = true;
+	zi->frag_lofs = w->frag_at;
+	zi->frag_off = off;
+	/* compact indexes keep 32 bits of a tail's offset; a full index
+	 * keeps the high half in the tail's head */
+	if (zi->frag_lofs && off > UINT32_MAX)
+		zi->full_index = true;
+	/* the index marks where the fragment starts with an extent of no blocks
+	 * (commit_extents() left room for it) */
+	zi->extents[zi->nr_extents++] = (struct erofs_zextent){
+		.lofs = w->frag_at, .pblk = zi->nr_blocks,
+	};
+	return 0;
+}
+
+/*
+ * Whether an extent of dlen bytes at lofs may use a stored pcluster of the
+ * key's shape: the rules of compress.c hold for the extent's own position,
+ * which differs from the stored one's.
+ */
+static bool reference_fits(const struct erofs_build_options *opts,
+			   const struct erofs_zdedupe_key *key, uint64_t lofs, bool file_last)
+{
+	const uint32_t blksz = 1u << opts->blkszbits;
+
+	if (key->nblks > 1 && (lofs + key->decoded) / blksz < lofs / blksz + 2)
+		return false;
+	return !(key->raw && file_last && (lofs & (blksz - 1)) + key->decoded > blksz);
+}
+
+/* The pclusters of the segment being committed that wait in memory. */
+struct pending {
+	const uint8_t *blocks;		/* the segment's kept blocks, back to back */
+	uint32_t first_blk, nr_blocks;	/* where they go */
+};
+
+/* A stored pcluster with these bytes, or NULL; the hash is confirmed byte for byte. */
+static const struct erofs_zdedupe_entry *find_stored(struct erofs_commit *cc,
+						     const struct erofs_zdedupe_key *key,
+						     const uint8_t *bytes,
+						     const struct pending *pending)
+{
+	const struct erofs_zdedupe_entry *e;
+	const unsigned int bits = cc->opts->blkszbits;
+	const size_t len = (size_t)key->nblks << bits;
+	uint32_t cursor = 0;
+
+	while ((e = erofs_zdedupe_next(cc->zdedupe, key, &cursor))) {
+		uint32_t blk = e->owner->blkaddr + e->pblk;
+		const uint8_t *stored = cc->scratch;
+
+		/*
+		 * A file stored plain after all keeps only its whole aligned
+		 * blocks, which read exactly like raw pclusters of one block:
+		 * those are still there to share (incompressible duplicates).
+		 */
+		if (!e->owner->z && !(e->key.raw && e->key.decoded == 1u << bits &&
+				      e->lofs == (uint64_t)e->pblk << bits))
+			continue;
+		if (blk >= pending->first_blk && blk < pending->first_blk + pending->nr_blocks)
+			stored = pending->blocks + ((size_t)(blk - pending->first_blk) << bits);
+		else if (erofs_image_pread(cc->img, cc->scratch, len, (uint64_t)blk << bits))
+			return NULL;
+		if (!memcmp(stored, bytes, len))
+			return e;
+	}
+	return NULL;
+}
+
+/*
+ * Appends the segment's extents to its file and writes its pclusters after
+ * the file's earlier ones.  With -E dedupe (not for the packed inode), a
+ * pcluster already stored (in this file or an earlier one) is pointed at
+ * instead of stored again.
+ */
+static int commit_extents(struct erofs_commit *cc, struct erofs_inode *inode,
+			  struct erofs_work *w)
+{
+	const struct erofs_build_options *opts = cc->opts;
+	const unsigned int bits = opts->blkszbits;
+	const bool dedupe = cc->zdedupe && !w->packed;
+	struct erofs_zinfo *zi = inode->z;
+	const uint32_t n = w->z.nr_extents;
+	struct pending pending = { .blocks = w->blocks, .first_blk = cc->img->next_blk };
+	struct erofs_zextent *bigger;
+	uint32_t blk;
+	int err;
+
+	/* (one more for a fragment's extent) */
+	bigger = realloc(zi->extents, (zi->nr_extents + n + 1) * sizeof(*bigger));
+	if (!bigger)
+		return -ENOMEM;
+	zi->extents = bigger;
+	for (uint32_t i = 0; i < n; i++) {
+		struct erofs_zextent e = w->z.extents[i];
+		const uint8_t *bytes = w->blocks + ((uint64_t)e.pblk << bits);
+		uint64_t end = i + 1 < n ? w->z.extents[i + 1].lofs : w->frag ? w->frag_at : w->end;
+		struct erofs_zdedupe_key key = {
+			.decoded = (uint32_t)(end - e.lofs), .nblks = e.nblks, .raw = e.raw,
+			/* a compressed pcluster is only shared by files of its algorithm */
+			.algorithm = e.raw ? 0 : zi->algorithm,
+		};
+		const struct erofs_zdedupe_entry *stored = NULL;
+
+		if (dedupe && e.nblks) {
+			key.hash = XXH3_128bits(bytes, (size_t)e.nblks << bits);
+			if (reference_fits(opts, &key, e.lofs, w->last && i + 1 == n && !w->frag))
+				stored = find_stored(cc, &key, bytes, &pending);
+		}
+		if (stored) {
+			e.owner = stored->owner == inode ? NULL : stored->owner;
+			e.pblk = stored->pblk;
+			zi->full_index = true;
+			zi->shared_blocks += e.nblks;
+		} else {
+			e.pblk = zi->nr_blocks;
+			if (e.nblks) {
+				struct erofs_zdedupe_entry entry = {
+					.key = key, .owner = inode, .pblk = e.pblk, .lofs = e.lofs,
+				};
+				uint8_t *to = w->blocks + ((size_t)pending.nr_blocks << bits);
+
+				/* the kept pclusters close up in the buffer */
+				if (to != bytes)
+					memmove(to, bytes, (size_t)e.nblks << bits);
+				pending.nr_blocks += e.nblks;
+				zi->nr_blocks += e.nblks;
+				if (dedupe && (err = erofs_zdedupe_add(cc->zdedupe, &entry)))
+					return err;
+			}
+		}
+		zi->extents[zi->nr_extents++] = e;
+	}
+	if (!pending.nr_blocks)
+		return 0;
+	if ((err = erofs_image_alloc(cc->img, pending.nr_blocks, &blk)))
+		return err;
+	cc->stats->bytes_written += (uint64_t)pending.nr_blocks << bits;
+	return erofs_image_pwrite(cc->img, w->blocks, (size_t)pending.nr_blocks << bits,
+				  (uint64_t)blk << bits);
+}
+
+static int begin_file(struct erofs_commit *cc, struct erofs_inode *inode,
+		      const struct erofs_work *w)
+{
+	inode->z = calloc(1, sizeof(*inode->z));
+	if (!inode->z)
+		return -ENOMEM;
+	inode->z->pcluster_size = w->packed ? (cc->opts->packed_pcluster_size
+						       ? cc->opts->packed_pcluster_size
+						       : cc->opts->pcluster_size)
+					    : inode->pcluster_size;
+	inode->z->algorithm = (uint8_t)erofs_codec_format(
+		cc->opts->algorithms[w->packed ? 0 : inode->algorithm].kind);
+	return 0;
+}
+
+static void drop_zinfo(struct erofs_inode *inode)
+{
+	free(inode->z->extents);
+	free(inode->z);
+	inode->z = NULL;
+}
+
+/* A whole file an earlier one holds: shares its data, if its record can. */
+static int try_share(struct erofs_commit *cc, struct erofs_inode *inode, struct erofs_work *w,
+		     bool *shared)
+{
+	XXH128_hash_t hash;
+	struct erofs_inode *orig;
+	struct erofs_zinfo *own = inode->z;
+	int err;
+
+	*shared = false;
+	if (!erofs_dedup_hash_end(cc, &hash))
+		return 0;
+	if ((err = erofs_dedup_find(cc, inode, hash, w->fd, &orig)) || !orig)
+		return err;
+	inode->z = NULL;
+	if (erofs_share_data(cc, inode, orig)) {
+		free(own->extents);
+		free(own);
+		*shared = true;
+		return 0;
+	}
+	inode->z = own;
+	return 0;
+}
+
+int erofs_zcommit(struct erofs_commit *cc, struct erofs_work *w)
+{
+	const struct erofs_build_options *opts = cc->opts;
+	struct erofs_inode *inode = w->inode;
+	bool shared;
+	int err;
+
+	if (w->first && (err = begin_file(cc, inode, w)))
+		return err;
+	if (!w->packed)
+		erofs_dedup_hash_segment(cc, w);
+	if (w->last && !w->packed && cc->dedup && inode->size > 1u << opts->blkszbits) {
+		if ((err = try_share(cc, inode, w, &shared)) || shared)
+			return err;
+	}
+	if (w->dup_hint) {
+		/* the earlier file was not the same after all: compress it now */
+		struct erofs_work_ctx ctx = *cc->wctx;
+
+		ctx.dedup = NULL;
+		if (!cc->compressor && (err = erofs_compressor_new(opts, &cc->compressor)))
+			return err;
+		w->dup_hint = false;
+		if ((err = erofs_compress_work(cc->compressor, &ctx, w, NULL)))
+			return err;
+	}
+	if (w->last && !w->frag && opts->ztailpacking && w->z.nr_extents &&
+	    (err = pack_tail(cc, inode, w)))
+		return err;
+	if ((err = commit_extents(cc, inode, w)))
+		return err;
+	inode->nr_blocks = inode->z->nr_blocks;
+	if (w->packed)
+		return 0;
+	if (w->last) {
+		XXH128_hash_t hash = { 0, 0 };
+		bool hashed = erofs_dedup_hash_end(cc, &hash);
+
+		/* the packed inode itself is always kept compressed: its
+		 * readers expect it so, and it seldom fails to gain */
+		if (!worth_it(opts, inode, inode->z, w->frag ? w->frag_est : 0)) {
+			/* stored plain: the pieces of its fragment packed so far go */
+			drop_zinfo(inode);
+			if (cc->packed)
+				erofs_packed_truncate(cc->packed, cc->packed_mark);
+			err = erofs_plain_store(cc, inode, w->fd);
+		} else {
+			if (w->frag && (err = commit_fragment(cc, inode, w)))
+				return err;
+			cc->stats->nr_compressed++;
+			cc->stats->compressed_input += inode->size;
+			cc->stats->zdedupe_blocks += inode->z->shared_blocks;
+			if (!inode->nr_blocks)
+				inode->blkaddr = EROFS_NULL_ADDR;
+		}
+		if (!err && cc->dedup && inode->size > 1u << opts->blkszbits)
+			err = erofs_dedup_record(cc, inode, hashed, hash);
+		return err;
+	}
+	if (w->frag)
+		return commit_fragment(cc, inode, w);
+	return 0;
+}

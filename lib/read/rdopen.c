@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: MIT
+/* The image file and extra devices a reading tool is given (include/erofs/read/rdopen.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "erofs/common/io.h"
+#include "erofs/read/rdopen.h"
+
+static int src_fail(struct erofs_rd_source *src, bool image_fault, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int src_fail(struct erofs_rd_source *src, bool image_fault, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(src->err, sizeof(src->err), fmt, ap);
+	va_end(ap);
+	src->image_fault = image_fault;
+	return err;
+}
+
+void erofs_rd_source_init(struct erofs_rd_source *src, const char *image)
+{
+	memset(src, 0, sizeof(*src));
+	src->image = image;
+	src->fd = -1;
+}
+
+int erofs_rd_source_add_device(struct erofs_rd_source *src, const char *path)
+{
+	const char **v;
+
+	if (!*path)
+		return src_fail(src, false, -EINVAL, "--device= needs a path");
+	v = realloc(src->devices, (src->nr_devices + 1) * sizeof(*v));
+	if (!v)
+		return src_fail(src, false, -ENOMEM, "out of memory");
+	v[src->nr_devices++] = path;
+	src->devices = v;
+	return 0;
+}
+
+/* A regular file or block device, read-only; its size in *size. */
+static int open_one(struct erofs_rd_source *src, const char *path, uint64_t *size)
+{
+	int fd = erofs_image_open_ro(path, size);
+
+	if (fd == -EINVAL)
+		return src_fail(src, false, fd, "%s is neither a regular file nor a block device",
+				path);
+	if (fd < 0)
+		return src_fail(src, false, fd, "cannot open %s: %s", path, strerror(-fd));
+	return fd;
+}
+
+int erofs_rd_source_open_file(struct erofs_rd_source *src)
+{
+	int fd = open_one(src, src->image, &src->file_bytes);
+
+	if (fd < 0)
+		return fd;
+	src->fd = fd;
+	if (src->offset && src->offset >= src->file_bytes)
+		return src_fail(src, false, -EINVAL,
+			"%s: --offset %" PRIu64 " is not inside the file (%" PRIu64 " bytes)",
+			src->image, src->offset, src->file_bytes);
+	src->image_bytes = src->file_bytes - src->offset;
+	return 0;
+}
+
+/* One --device per slot of the device table, as Linux wants -o device=. */
+static int open_devices(struct erofs_rd_source *src, struct erofs_reader *r)
+{
+	unsigned int n = r->nr_devs;
+
+	if (src->nr_devices != n && (src->nr_devices || (src->flags & EROFS_RD_ALL_DEVICES))) {
+		if (!n)
+			return src_fail(src, false, -EINVAL,
+				"%s: --device given, but the image has no extra devices", src->image);
+		return src_fail(src, false, -EINVAL,
+			"%s: the image has %u extra device%s: give %s with --device=PATH (%u given)",
+			src->image, n, n == 1 ? "" : "s", n == 1 ? "it" : "each, in order",
+			src->nr_devices);
+	}
+	if (!src->nr_devices)
+		return 0;
+	src->dev_fds = malloc(src->nr_devices * sizeof(*src->dev_fds));
+	if (!src->dev_fds)
+		return src_fail(src, false, -ENOMEM, "out of memory");
+	for (unsigned int i = 0; i < src->nr_devices; i++)
+		src->dev_fds[i] = -1;
+	for (unsigned int i = 0; i < src->nr_devices; i++) {
+		uint64_t size;
+		int fd = open_one(src, src->devices[i], &size);
+
+		if (fd < 0)
+			return fd;
+		src->dev_fds[i] = fd;
+		if (erofs_reader_set_device(r, i + 1, fd, size))
+			return src_fail(src, true, -EUCLEAN, "%s: %s: %s", src->image,
+					src->devices[i], erofs_reader_error(r));
+	}
+	return 0;
+}
+
+int erofs_rd_source_open_reader(struct erofs_rd_source *src, struct erofs_reader *r)
+{
+	int err = erofs_reader_open_fd_at(r, src->fd, src->offset, src->image_bytes);
+
+	if (err)
+		return src_fail(src, true, err, "%s: %s", src->image, erofs_reader_error(r));
+	err = open_devices(src, r);
+	if (err)
+		erofs_reader_close(r);
+	return err;
+}
+
+int erofs_rd_source_open(struct erofs_rd_source *src, struct erofs_reader *r)
+{
+	int err = erofs_rd_source_open_file(src);
+
+	return err ? err : erofs_rd_source_open_reader(src, r);
+}
+
+void erofs_rd_source_close(struct erofs_rd_source *src)
+{
+	for (unsigned int i = 0; src->dev_fds && i < src->nr_devices; i++)
+		if (src->dev_fds[i] >= 0)
+			close(src->dev_fds[i]);
+	free(src->dev_fds);
+	src->dev_fds = NULL;
+	if (src->fd >= 0)
+		close(src->fd);
+	src->fd = -1;
+	free(src->devices);
+	src->devices = NULL;
+	src->nr_devices = 0;
+}
