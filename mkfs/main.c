@@ -19,6 +19,7 @@
 #include "erofs/codec/codec.h"
 #include "erofs/common/diag.h"
 #include "erofs/common/format.h"
+#include "erofs/build/kneeds.h"
 #include "erofs/common/kernel.h"
 #include "erofs/build/mkfs.h"
 #include "erofs/source/xattr.h"

@@ -60,20 +60,6 @@ static bool dir_next(struct dir_cursor *c, struct dir_entry *e)
 	return true;
 }
 
-uint8_t erofs_mode_to_ftype(uint16_t mode)
-{
-	switch (mode & S_IFMT) {
-	case S_IFREG: return EROFS_FT_REG_FILE;
-	case S_IFDIR: return EROFS_FT_DIR;
-	case S_IFCHR: return EROFS_FT_CHRDEV;
-	case S_IFBLK: return EROFS_FT_BLKDEV;
-	case S_IFIFO: return EROFS_FT_FIFO;
-	case S_IFSOCK: return EROFS_FT_SOCK;
-	case S_IFLNK: return EROFS_FT_SYMLINK;
-	default: return EROFS_FT_UNKNOWN;
-	}
-}
-
 /*
  * Greedy packing shared by sizing and encoding: calls back once per block
  * with the entries [first, first + count) of the sorted sequence.

@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "erofs/check/checkwalk.h"
-#include "erofs/build/dir.h"
 #include "erofs/common/ondisk.h"
 
 /* ------------------------------------------------------------------ */

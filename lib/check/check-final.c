@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "erofs/check/checkwalk.h"
-#include "erofs/build/dir.h"
 #include "erofs/common/ondisk.h"
 
 const struct place ck_packed_place = { 0, NULL, 0, true, false };

@@ -44,7 +44,6 @@
 #include <unistd.h>
 
 #include "erofs/check/checkwalk.h"
-#include "erofs/build/dir.h"
 #include "erofs/common/ondisk.h"
 
 /* ------------------------------------------------------------------ */

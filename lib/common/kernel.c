@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "erofs/codec/codec.h"
 #include "erofs/common/diag.h"
 #include "erofs/common/kernel.h"
 
@@ -107,7 +106,7 @@ static void need(struct erofs_kneeds *needs, enum erofs_kfeature f, const char *
 	snprintf(needs->source[f], sizeof(needs->source[f]), "%s", source ? source : "");
 }
 
-static void need_algorithm(struct erofs_kneeds *needs, unsigned int alg, const char *source)
+void erofs_kneeds_add_algorithm(struct erofs_kneeds *needs, unsigned int alg, const char *source)
 {
 	static const enum erofs_kfeature by_id[] = {
 		[ALG_LZ4] = EROFS_KF_LZ4, [ALG_LZMA] = EROFS_KF_LZMA,
@@ -123,8 +122,8 @@ static void need_algorithm(struct erofs_kneeds *needs, unsigned int alg, const c
 }
 
 /* The block-size features: sub-page (with compression: more), or too big. */
-static void need_block_size(struct erofs_kneeds *needs, unsigned int blkszbits, bool compressed,
-			    const char *source, const char *zsource)
+void erofs_kneeds_add_block_size(struct erofs_kneeds *needs, unsigned int blkszbits, bool compressed,
+				 const char *source, const char *zsource)
 {
 	needs->blksz = 1u << blkszbits;
 	if (blkszbits > EROFS_PAGE_BITS)
@@ -134,62 +133,6 @@ static void need_block_size(struct erofs_kneeds *needs, unsigned int blkszbits, 
 		if (compressed)
 			need(needs, EROFS_KF_SUBPAGE_COMPRESSED, zsource);
 	}
-}
-
-void erofs_kneeds_from_options(const struct erofs_build_options *opts,
-			       struct erofs_kneeds *needs)
-{
-	const uint32_t blksz = 1u << opts->blkszbits;
-	const bool compressed = opts->compressor != EROFS_COMPRESS_NONE;
-	char b[40], zb[40];
-
-	memset(needs, 0, sizeof(*needs));
-	snprintf(b, sizeof(b), opts->tar_index && !opts->tar_mapfile ? "--tar=i (%u-byte blocks)"
-								     : "-b %u", blksz);
-	snprintf(zb, sizeof(zb), "-z with -b %u", blksz);
-	need_block_size(needs, opts->blkszbits, compressed, b, zb);
-	if (compressed) {
-		/* each -z entry writes its own format (lib/codec/codec.c) */
-		for (unsigned int i = 0; i < opts->nr_algorithms; i++)
-			need_algorithm(needs, erofs_codec_format(opts->algorithms[i].kind), "-z");
-		if (opts->pcluster_size > blksz)
-			need(needs, EROFS_KF_BIG_PCLUSTER, "-C");
-		if (opts->packed_pcluster_size > blksz)
-			need(needs, EROFS_KF_BIG_PCLUSTER, "-E fragments=BYTES");
-		for (size_t i = 0; i < opts->nr_hints; i++)
-			if (opts->hints[i].pcluster_size > blksz)
-				need(needs, EROFS_KF_BIG_PCLUSTER, "--compress-hints");
-		if (opts->ztailpacking)
-			need(needs, EROFS_KF_ZTAILPACKING, "-E ztailpacking");
-		if (opts->fragments)
-			need(needs, EROFS_KF_FRAGMENTS,
-			     opts->all_fragments ? "-E all-fragments" : "-E fragments");
-		/* whole pclusters only: this mkfs writes no partial references */
-		if (opts->share_pclusters)
-			need(needs, EROFS_KF_SHARED_PCLUSTERS,
-			     opts->dedupe ? "-E dedupe" : "-E fragments");
-	}
-	if (opts->nr_xattr_prefixes)
-		need(needs, EROFS_KF_XATTR_PREFIXES, "--xattr-prefix");
-	if (opts->metabox)
-		need(needs, EROFS_KF_METABOX, "-m");
-	if (opts->layout_48bit)
-		need(needs, EROFS_KF_48BIT, opts->metabox ? "-m" :
-		     opts->dot_omitted ? "-E dot-omitted" : "-E48bit");
-	if (opts->metabox && opts->metabox_alg >= 0 && opts->compressor == EROFS_COMPRESS_NONE)
-		need_algorithm(needs, erofs_codec_format(opts->algorithms[opts->metabox_alg].kind),
-			       "-m");
-	/* without -z, -E dedupe shares blocks through one-block chunks */
-	if (opts->chunkbits)
-		need(needs, EROFS_KF_CHUNKS,
-		     opts->dedupe && !compressed ? "-E dedupe" : "--chunksize");
-	/* the blob, the tar of --tar=i: extra devices named by chunk indexes */
-	if (opts->blobdev)
-		need(needs, EROFS_KF_DEVICES, "--blobdev");
-	if (opts->tar_index)
-		need(needs, EROFS_KF_CHUNKS, "--tar=i");
-	if (opts->tar_index && !opts->tar_mapfile)
-		need(needs, EROFS_KF_DEVICES, "--tar=i");
 }
 
 void erofs_kneeds_from_super(const struct erofs_super *sb, uint16_t compr_algs,
@@ -204,7 +147,7 @@ void erofs_kneeds_from_super(const struct erofs_super *sb, uint16_t compr_algs,
 		need(needs, EROFS_KF_BIG_PCLUSTER, NULL);
 		for (unsigned int alg = 0; alg < 16; alg++)
 			if (compr_algs & (1u << alg))
-				need_algorithm(needs, alg, NULL);
+				erofs_kneeds_add_algorithm(needs, alg, NULL);
 	} else if (incompat & EROFS_INCOMPAT_ZERO_PADDING) {
 		need(needs, EROFS_KF_LZ4, NULL);
 	}
@@ -227,7 +170,7 @@ void erofs_kneeds_from_super(const struct erofs_super *sb, uint16_t compr_algs,
 		need(needs, EROFS_KF_UNKNOWN, NULL);
 		needs->unknown_incompat = incompat & ~INCOMPAT_KNOWN;
 	}
-	need_block_size(needs, sb->blkszbits, compressed, NULL, NULL);
+	erofs_kneeds_add_block_size(needs, sb->blkszbits, compressed, NULL, NULL);
 }
 
 void erofs_kneeds_add(struct erofs_kneeds *needs, enum erofs_kfeature f, const char *source)

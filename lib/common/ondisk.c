@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Field-by-field codecs for the on-disk records (see include/erofs/common/format.h). */
 #include <string.h>
+#include <sys/stat.h>
 
 #include <xxhash.h>
 
@@ -201,4 +202,18 @@ uint32_t erofs_sb_checksum(const uint8_t *from_1024, size_t span)
 	crc = erofs_crc32c(crc, zero, sizeof(zero));
 	return erofs_crc32c(crc, from_1024 + EROFS_SB_CHECKSUM_OFFSET + 4,
 			    span - EROFS_SB_CHECKSUM_OFFSET - 4);
+}
+
+uint8_t erofs_mode_to_ftype(uint16_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG: return EROFS_FT_REG_FILE;
+	case S_IFDIR: return EROFS_FT_DIR;
+	case S_IFCHR: return EROFS_FT_CHRDEV;
+	case S_IFBLK: return EROFS_FT_BLKDEV;
+	case S_IFIFO: return EROFS_FT_FIFO;
+	case S_IFSOCK: return EROFS_FT_SOCK;
+	case S_IFLNK: return EROFS_FT_SYMLINK;
+	default: return EROFS_FT_UNKNOWN;
+	}
 }

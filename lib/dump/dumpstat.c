@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "erofs/build/dir.h"
+#include "erofs/common/ondisk.h"
 #include "erofs/dump/dump.h"
 
 #define SIZE_BINS	17u	/* [0, 1 KiB), [1, 2), ... [32768 KiB, ...) */

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
-#include "erofs/build/dir.h"
+#include "erofs/common/ondisk.h"
 #include "erofs/fsops/fsops.h"
 #include "erofs/read/zread.h"	/* erofs_reader_fail() */
 

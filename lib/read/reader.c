@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include "erofs/common/diag.h"
-#include "erofs/build/dir.h"
 #include "erofs/common/ondisk.h"
 #include "erofs/read/rdevice.h"
 #include "erofs/read/reader.h"

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "erofs/build/kneeds.h"
 #include "erofs/common/kernel.h"
 
 static int failures;

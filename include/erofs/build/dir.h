@@ -22,7 +22,4 @@ uint64_t erofs_dir_data_size(const struct erofs_inode *dir, unsigned int blkszbi
 void erofs_dir_encode(const struct erofs_inode *dir, unsigned int blkszbits, bool dot_omitted,
 		      uint8_t *out);
 
-/* The directory-entry file type for an inode mode. */
-uint8_t erofs_mode_to_ftype(uint16_t mode);
-
 #endif

@@ -11,7 +11,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "erofs/source/tar.h"
+/* How a tar stream is decoded (--ungzip, --unxz, --unzstd). */
+enum erofs_tar_decoder {
+	EROFS_TAR_PLAIN,	/* refuses a compressed stream, naming its format */
+	EROFS_TAR_GZIP,		/* --ungzip (zlib) */
+	EROFS_TAR_XZ,		/* --unxz (liblzma: xz and lzma) */
+	EROFS_TAR_ZSTD,		/* --unzstd (libzstd) */
+};
 
 enum erofs_time_policy {
 	EROFS_TIME_KEEP,	/* keep every mtime; epoch = the most common one */

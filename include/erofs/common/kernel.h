@@ -12,7 +12,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "erofs/common/build.h"
 #include "erofs/common/format.h"
 
 /* What an image uses that not every kernel reads, oldest first. */
@@ -57,9 +56,6 @@ const char *erofs_kfeature_name(enum erofs_kfeature f);
 /* The first release that reads the feature (0.0: none). */
 struct erofs_kversion erofs_kfeature_version(enum erofs_kfeature f);
 
-/* The features the mkfs options ask for; needs->source names the options. */
-void erofs_kneeds_from_options(const struct erofs_build_options *opts,
-			       struct erofs_kneeds *needs);
 /*
  * The features of an image, from its decoded superblock and, when the
  * superblock has COMPR_CFGS, its algorithm bitmap (available_compr_algs).
@@ -67,8 +63,16 @@ void erofs_kneeds_from_options(const struct erofs_build_options *opts,
 void erofs_kneeds_from_super(const struct erofs_super *sb, uint16_t compr_algs,
 			     struct erofs_kneeds *needs);
 
-/* Adds a feature the superblock cannot show (mkfs knows what it wrote). */
+/*
+ * Add feature f, or an algorithm's feature by on-disk id, or the block
+ * size's features, naming the option (source) that asked for it; the first
+ * source of each feature is kept.  mkfs also adds what the superblock cannot
+ * show (lib/build/kneeds.c: erofs_kneeds_from_options()).
+ */
 void erofs_kneeds_add(struct erofs_kneeds *needs, enum erofs_kfeature f, const char *source);
+void erofs_kneeds_add_algorithm(struct erofs_kneeds *needs, unsigned int alg, const char *source);
+void erofs_kneeds_add_block_size(struct erofs_kneeds *needs, unsigned int blkszbits, bool compressed,
+				 const char *source, const char *zsource);
 
 /* The oldest release that reads every feature; 0.0 when none does. */
 struct erofs_kversion erofs_kneeds_version(const struct erofs_kneeds *needs);

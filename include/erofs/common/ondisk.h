@@ -74,4 +74,7 @@ void erofs_xattr_entry_decode(const uint8_t in[4], struct erofs_xattr_entry *e);
  */
 unsigned int erofs_xattr_filter_bit(unsigned int base_index, const void *name, size_t len);
 
+/* The directory-entry file type for an inode mode. */
+uint8_t erofs_mode_to_ftype(uint16_t mode);
+
 #endif

@@ -21,13 +21,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct erofs_fsconfig;
+#include "erofs/source/fsconfig_tables.h"
 
-struct erofs_fsconfig_result {
-	uint32_t uid, gid;
-	uint16_t mode;			/* permission bits (07777), no file type */
-	uint64_t capabilities;		/* the permitted (and effective) mask */
-};
+struct erofs_fsconfig;
 
 /* Reads a canned fs_config file; errors name the file and line. */
 int erofs_fsconfig_load_canned(const char *file, struct erofs_fsconfig **out);

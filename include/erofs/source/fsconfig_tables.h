@@ -12,7 +12,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "erofs/source/fsconfig.h"
+#include <stdint.h>
+
+/* What a rule gives a path: owner, permission bits, capabilities. */
+struct erofs_fsconfig_result {
+	uint32_t uid, gid;
+	uint16_t mode;			/* permission bits (07777), no file type */
+	uint64_t capabilities;		/* the permitted (and effective) mask */
+};
 
 struct erofs_fsconfig_builtin {
 	/*

@@ -26,24 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum erofs_tar_decoder {
-	EROFS_TAR_PLAIN,	/* refuses a compressed stream, naming its format */
-	EROFS_TAR_GZIP,		/* --ungzip (zlib) */
-	EROFS_TAR_XZ,		/* --unxz (liblzma: xz and lzma) */
-	EROFS_TAR_ZSTD,		/* --unzstd (libzstd) */
-};
-
-struct erofs_tar_xattr {
-	char *name;		/* full name, "security.selinux" */
-	uint8_t *value;
-	size_t value_len;
-};
-
-/* A sparse file's data segment: its bytes are stored in the stream back to
- * back with the other segments'; the rest of the file reads as zeros. */
-struct erofs_tar_sparse {
-	uint64_t offset, len;
-};
+#include "erofs/common/build.h"
+#include "erofs/source/tarpax.h"
 
 struct erofs_tar_entry {
 	char *path;		/* as archived ("./" and "/" kept); never empty */

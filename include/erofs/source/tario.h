@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "erofs/source/tar.h"
+#include "erofs/common/build.h"
 
 struct erofs_tar_stream {
 	int fd;

@@ -11,7 +11,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "erofs/source/tar.h"
+/* An xattr of an entry (PAX SCHILY.xattr.* / LIBARCHIVE.xattr.*). */
+struct erofs_tar_xattr {
+	char *name;		/* full name, "security.selinux" */
+	uint8_t *value;
+	size_t value_len;
+};
+
+/* A sparse file's data segment: its bytes are stored in the stream back to
+ * back with the other segments'; the rest of the file reads as zeros. */
+struct erofs_tar_sparse {
+	uint64_t offset, len;
+};
 
 #define EROFS_TAR_SPARSE_MAX	(1u << 20)	/* segments: 16 MiB of map at most */
 
