@@ -108,7 +108,8 @@ objs = sorted(glob.glob(os.path.join(build, 'lib', '*', '*.o')))
 defs, undef = {}, collections.defaultdict(set)
 for o in objs:
     unit = re.sub(r'^lib_liberofs[a-z_]*-', '', os.path.basename(o)[:-2])
-    if unit not in layer_of:
+    layer = os.path.basename(os.path.dirname(o))
+    if not os.path.exists(os.path.join(top, 'lib', layer, unit + '.c')):
         continue        # a stale object of a file moved away
     out = subprocess.run(['nm', o], capture_output=True, text=True, check=True).stdout
     for line in out.splitlines():

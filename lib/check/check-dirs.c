@@ -130,3 +130,45 @@ int ck_link_dir_fd(struct checker *f, uint64_t dir, const struct place *at, uint
 	return fd;
 }
 
+/* ---- the extractor's directories from the nid table ---- */
+
+int erofs_nidtab_open_dir(const struct erofs_nidtab *t, struct erofs_extractor *x, uint64_t dir,
+			  int from, uint64_t from_nid)
+{
+	const struct erofs_check_node *d = erofs_nidtab_find(t, dir);
+	const struct erofs_check_node **chain;
+	size_t n = 0, i;
+	int fd, err = 0;
+
+	if (from < 0)
+		from_nid = UINT64_MAX;
+	chain = malloc((t->count + 1) * sizeof(*chain));
+	if (!chain)
+		return -ENOMEM;
+	/* the directories below from (or below the root), deepest first */
+	while (d && d->nid != from_nid && d->parent != d->nid && n <= t->count) {
+		chain[n++] = d;
+		d = erofs_nidtab_find(t, d->parent);
+	}
+	if (!d || n > t->count || (from >= 0 && d->nid != from_nid)) {
+		free(chain);
+		return -ENOENT;	/* not below from: cannot happen for a walked tree */
+	}
+	fd = from >= 0 ? dup(from) : erofs_extract_root(x);
+	if (fd < 0)
+		err = from >= 0 ? -errno : fd;
+	for (i = n; i-- > 0 && !err;) {
+		char name[EROFS_NAME_LEN + 1];
+		int next;
+
+		memcpy(name, t->names + chain[i]->name, chain[i]->namelen);
+		name[chain[i]->namelen] = '\0';
+		next = erofs_extract_reopen_dir(x, fd, name);
+		close(fd);
+		fd = next;
+		if (fd < 0)
+			err = fd;
+	}
+	free(chain);
+	return err ? err : fd;
+}

@@ -14,7 +14,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "erofs/check/check.h"
+#include "erofs/read/nidtab.h"
+#include "erofs/read/reader.h"
 #include "erofs/dump/dump.h"
 
 int erofs_dump_fail(struct erofs_dump *d, int err, const char *fmt, ...)

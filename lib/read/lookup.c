@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "erofs/check/check.h"
+#include "erofs/read/lookup.h"
 
 struct lookup {
 	const char *name;

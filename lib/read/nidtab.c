@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * The walk's table of nids (include/erofs/check/check.h): what fsck.erofs knows
- * of each inode it reached, with the name it was reached by and the
- * directory holding that name.  Paths are never stored: one is put
+ * The walk's table of nids (include/erofs/read/nidtab.h): what fsck.erofs
+ * and dump.erofs know of each inode reached, with the name it was reached
+ * by and the directory holding that name.  Paths are never stored: one is put
  * together from those names, leaf to root, only when a message needs it,
  * so memory is O(inodes) whatever the depth of the tree, and the walk does
  * no work per path byte.
@@ -10,9 +10,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "erofs/check/check.h"
+#include "erofs/read/nidtab.h"
+#include "erofs/read/reader.h"
 #include "erofs/common/format.h"
 
 #define PACKED_NAME	"(packed inode)"
@@ -193,64 +193,4 @@ const char *erofs_nidtab_node_path(const struct erofs_nidtab *t, const struct er
 	if (n->parent == n->nid)
 		return erofs_nidtab_path(t, n->nid, NULL, 0, out, outlen);
 	return erofs_nidtab_path(t, n->parent, t->names + n->name, n->namelen, out, outlen);
-}
-
-static void xpath_show(const struct erofs_xpath *self, char *buf, size_t len)
-{
-	const struct erofs_check_xpath *p = (const struct erofs_check_xpath *)self;
-
-	erofs_nidtab_path(p->t, p->dir, p->name, p->len, buf, len);
-}
-
-const struct erofs_xpath *erofs_check_xpath(struct erofs_check_xpath *p,
-					    const struct erofs_nidtab *t, uint64_t dir,
-					    const char *name, size_t len)
-{
-	p->base.show = xpath_show;
-	p->t = t;
-	p->dir = dir;
-	p->name = name;
-	p->len = len;
-	return &p->base;
-}
-
-int erofs_nidtab_open_dir(const struct erofs_nidtab *t, struct erofs_extractor *x, uint64_t dir,
-			  int from, uint64_t from_nid)
-{
-	const struct erofs_check_node *d = erofs_nidtab_find(t, dir);
-	const struct erofs_check_node **chain;
-	size_t n = 0, i;
-	int fd, err = 0;
-
-	if (from < 0)
-		from_nid = UINT64_MAX;
-	chain = malloc((t->count + 1) * sizeof(*chain));
-	if (!chain)
-		return -ENOMEM;
-	/* the directories below from (or below the root), deepest first */
-	while (d && d->nid != from_nid && d->parent != d->nid && n <= t->count) {
-		chain[n++] = d;
-		d = erofs_nidtab_find(t, d->parent);
-	}
-	if (!d || n > t->count || (from >= 0 && d->nid != from_nid)) {
-		free(chain);
-		return -ENOENT;	/* not below from: cannot happen for a walked tree */
-	}
-	fd = from >= 0 ? dup(from) : erofs_extract_root(x);
-	if (fd < 0)
-		err = from >= 0 ? -errno : fd;
-	for (i = n; i-- > 0 && !err;) {
-		char name[EROFS_NAME_LEN + 1];
-		int next;
-
-		memcpy(name, t->names + chain[i]->name, chain[i]->namelen);
-		name[chain[i]->namelen] = '\0';
-		next = erofs_extract_reopen_dir(x, fd, name);
-		close(fd);
-		fd = next;
-		if (fd < 0)
-			err = fd;
-	}
-	free(chain);
-	return err ? err : fd;
 }

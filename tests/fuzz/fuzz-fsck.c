@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer harness: fsck.erofs itself.  fsck/main.c is compiled into this
- * file with its main() renamed (lib/check/check.c, the check it runs, is linked),
+ * file with its main() renamed (lib/check/check-image.c, the check it runs, is linked),
  * and each input is checked by running
  *     fsck.erofs -d 9 /proc/self/fd/N
  * on a memfd that holds the image (the superblock checksum resealed as in
@@ -12,7 +12,7 @@
  *
  * Byte 0 of the image (unused, before the superblock) also picks options:
  *   bit 2  --workers=3 (else --workers=1): the job queue and its threads,
- *          each with a reader clone and scanner (lib/check/fsckq.c, lib/check/check.c)
+ *          each with a reader clone and scanner (lib/check/fsckq.c, lib/check/check-image.c)
  *   bit 3  --nid=N, N = bytes 1..2: a walk from any inode, ".." unknown
  *   bit 4  --path=P, P = bytes 16..63 (up to the first NUL): the lookup
  */

@@ -9,7 +9,7 @@
  *   - every inode reachable from the root, each nid loaded once, each
  *     directory entered once (a second reference is a loop or a directory
  *     hard link and is not followed), entries collected and then visited
- *     depth-first over an explicit stack, as lib/check/check.c does (its nid
+ *     depth-first over an explicit stack, as lib/check/check-image.c does (its nid
  *     table, names and paths are the ones used here: every node's path is
  *     put together at a few buffer sizes);
  *   - xattrs (shared and inline) of every inode, ACL values parsed;
@@ -195,7 +195,7 @@ static void fz_escape(struct fz *f, const void *s, size_t len)
 	}
 }
 
-/* ---- nid table and paths: fsck's own (lib/check/check.c) ---- */
+/* ---- nid table and paths: fsck's own (lib/check/check-image.c) ---- */
 
 static struct erofs_check_node *fz_find(struct fz *f, uint64_t nid)
 {
@@ -292,7 +292,7 @@ static void fz_check_map(struct fz *f, const struct erofs_rd_inode *vi, uint64_t
 	}
 }
 
-/* lib/check/check.c's scan_data(): every extent mapped; compressed extents decoded and
+/* lib/check/check-image.c's scan_data(): every extent mapped; compressed extents decoded and
  * mapped ones read while the budget lasts. */
 static int fz_scan(struct fz *f, const struct erofs_rd_inode *vi)
 {
@@ -653,7 +653,7 @@ static void fz_visit(struct fz *f, const struct fz_dent *d)
 		ni->extracted = true;
 }
 
-/* The packed inode, as lib/check/check.c's check_packed(): not a file of the tree. */
+/* The packed inode, as lib/check/check-image.c's check_packed(): not a file of the tree. */
 static void fz_packed(struct fz *f)
 {
 	const struct erofs_rd_inode *pk = NULL;
@@ -723,7 +723,7 @@ static void fz_walk(struct fz *f, struct erofs_extractor *x)
 		}
 		fz_pop_dir(f);
 	}
-	/* link counts, as lib/check/check.c's final checks */
+	/* link counts, as lib/check/check-image.c's final checks */
 	for (i = 0; i < f->nids.cap; i++) {
 		struct erofs_check_node *n = &f->nids.tab[i];
 

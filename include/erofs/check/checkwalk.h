@@ -142,7 +142,7 @@ struct checker {
 	struct erofs_check_stats st;
 };
 
-/* ---- messages and bookkeeping (lib/check/check.c) ---- */
+/* ---- messages and bookkeeping (lib/check/checkwalk.c) ---- */
 void ck_report(struct checker *f, const struct place *at, uint64_t nid, const char *fmt, ...)
 	EROFS_PRINTF(4, 5);
 void ck_warn(struct checker *f, const struct place *at, uint64_t nid, const char *fmt, ...)
@@ -181,10 +181,21 @@ void ck_scan_data(struct checker *f, const struct place *at, const struct erofs_
 /* ---- directories (lib/check/check-dirs.c) ---- */
 int ck_collect_dent(void *arg, const struct erofs_rd_dentry *de);
 void ck_close_far_dirs(struct checker *f);
-/* lib/check/check.c: closes a stack directory once the jobs borrowing it are retired */
-void ck_close_dir_later(struct checker *f, int fd);
 void ck_reopen_parent(struct checker *f);
 int ck_link_dir_fd(struct checker *f, uint64_t dir, const struct place *at, uint64_t nid);
+
+/* ---- data jobs on the workers, retired in walk order (lib/check/check-jobs.c) ---- */
+enum ck_job_kind { CK_JOB_SCAN, CK_JOB_EXTRACT, CK_JOB_DIR_END, CK_JOB_CLOSE };
+/* Workers (at least one context, even without threads) and the queue. */
+int ck_start_workers(struct checker *f);
+void ck_stop_workers(struct checker *f);
+/* A regular file's data: checked (CK_JOB_SCAN) or extracted below pfd. */
+void ck_submit_file(struct checker *f, int kind, const struct place *at,
+		    const struct erofs_rd_inode *vi, int pfd);
+/* A directory's metadata (mtime last) once every job inside it is done. */
+void ck_submit_dir_end(struct checker *f, struct frame *fr);
+/* Closes a stack directory once the jobs borrowing it are retired. */
+void ck_close_dir_later(struct checker *f, int fd);
 
 /* ---- the rest (lib/check/check-final.c) ---- */
 void ck_check_xattrs(struct checker *f, const struct place *at, const struct erofs_rd_inode *vi);

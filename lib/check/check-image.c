@@ -33,414 +33,14 @@
  * through its child's "..", checked to be the directory made.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "erofs/check/checkwalk.h"
 #include "erofs/common/ondisk.h"
-
-/* ------------------------------------------------------------------ */
-/* messages and bookkeeping                                            */
-
-/* The path of a place, built now (MSGPATH bytes). */
-const char *ck_show(const struct checker *f, const struct place *at, char *buf)
-{
-	if (at->packed)
-		return strcpy(buf, "(packed inode)");
-	if (at->mbox)
-		return strcpy(buf, "(metabox inode)");
-	return erofs_nidtab_path(&f->nids, at->dir, at->name, at->len, buf, MSGPATH);
-}
-
-const char *ck_show_node(const struct checker *f, const struct erofs_check_node *ni,
-			     char *buf)
-{
-	return erofs_nidtab_node_path(&f->nids, ni, buf, MSGPATH);
-}
-
-/* Where a node was reached (the table's names must not grow meanwhile). */
-struct place ck_node_place(const struct checker *f, const struct erofs_check_node *ni)
-{
-	struct place at = { ni->parent, NULL, ni->namelen, ni->packed, ni->mbox };
-
-	if (ni->parent != ni->nid)	/* else the root: the directory itself */
-		at.name = f->nids.names + ni->name;
-	return at;
-}
-
-void ck_report(struct checker *f, const struct place *at, uint64_t nid, const char *fmt, ...)
-{
-	char msg[512], p[MSGPATH];
-	va_list ap;
-
-	erofs_fq_drain(f->q);	/* after what the jobs before it print */
-	f->errors++;
-	if (f->errors > MAX_PRINTED_ERRORS) {
-		if (f->errors == MAX_PRINTED_ERRORS + 1)
-			erofs_err("too many errors; further errors are counted but not shown");
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	erofs_err("%s (nid %" PRIu64 "): %s", ck_show(f, at, p), nid, msg);
-}
-
-/* An error about the image as a whole, its message complete. */
-void ck_report_image(struct checker *f, const char *msg)
-{
-	erofs_fq_drain(f->q);
-	f->errors++;
-	if (f->errors > MAX_PRINTED_ERRORS) {
-		if (f->errors == MAX_PRINTED_ERRORS + 1)
-			erofs_err("too many errors; further errors are counted but not shown");
-		return;
-	}
-	erofs_err("%s", msg);
-}
-
-
-void ck_warn(struct checker *f, const struct place *at, uint64_t nid, const char *fmt, ...)
-{
-	char msg[512], p[MSGPATH];
-	va_list ap;
-
-	f->warnings++;
-	if (f->o.debug < 1)
-		return;
-	erofs_fq_drain(f->q);
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	erofs_warn("%s (nid %" PRIu64 "): %s", ck_show(f, at, p), nid, msg);
-}
-
-void ck_note(struct checker *f, const char *fmt, ...)
-{
-	char msg[MSGPATH + 64];
-	va_list ap;
-
-	erofs_fq_drain(f->q);
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	erofs_note("%s", msg);
-}
-
-void ck_rfail(struct checker *f, const struct place *at, uint64_t nid)
-{
-	ck_report(f, at, nid, "%s", erofs_reader_error(f->r));
-}
-
-void *ck_xrealloc(void *p, size_t n)
-{
-	void *q = realloc(p, n ? n : 1);
-
-	if (!q) {
-		erofs_err("out of memory");
-		exit(EXIT_NOMEM);
-	}
-	return q;
-}
-
-void ck_nomem(void)
-{
-	erofs_err("out of memory");
-	exit(EXIT_NOMEM);
-}
-
-/* ------------------------------------------------------------------ */
-/* nid table                                                           */
-
-struct erofs_check_node *ck_nid_find(struct checker *f, uint64_t nid)
-{
-	return erofs_nidtab_find(&f->nids, nid);
-}
-
-struct erofs_check_node *ck_nid_add(struct checker *f, uint64_t nid)
-{
-	struct erofs_check_node *ni = erofs_nidtab_add(&f->nids, nid);
-
-	if (!ni)
-		ck_nomem();
-	return ni;
-}
-
-/* Records where ni is named: entry name (len bytes) of directory dir. */
-void ck_nid_name(struct checker *f, struct erofs_check_node *ni, uint64_t dir,
-		     const char *name, size_t len)
-{
-	if (!erofs_nidtab_name(&f->nids, ni, dir, name, len))
-		ck_nomem();
-}
-
-/* ------------------------------------------------------------------ */
-/* data jobs: run on the workers, retired in walk order                */
-
-enum { JOB_SCAN, JOB_EXTRACT, JOB_DIR_END, JOB_CLOSE };
-
-struct ck_job {
-	struct erofs_fjob j;
-	int kind;
-	struct erofs_rd_inode vi;
-	uint64_t dir;			/* the directory naming it */
-	uint8_t len;
-	char name[EROFS_NAME_LEN + 1];
-	int fd;				/* its parent (extract, borrowed) or itself */
-	int err;
-	struct ck_scan scan;		/* JOB_SCAN */
-	struct erofs_xlog log;		/* JOB_EXTRACT */
-};
-
-/*
- * Jobs in flight (about 1 KiB each).  Wide enough that while one big file
- * is written at the head, the walk's thread finds other jobs to run rather
- * than waiting for it, and the worker that wrote it finds more queued
- * behind: each wait put a thread to sleep and cost a wake-up.
- */
-#define JOB_WINDOW	4096
-
-/*
- * A job in flight holds up to two descriptors (the file it writes, or a
- * directory awaiting its metadata or its close; counted twice to spare): the
- * window leaves room under RLIMIT_NOFILE for the stack's OPEN_DIRS and a few more.
- */
-static size_t job_window(void)
-{
-	struct rlimit rl;
-	size_t spare;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY)
-		return JOB_WINDOW;
-	if (rl.rlim_cur < OPEN_DIRS + 32 + 2)
-		return 1;
-	spare = (size_t)(rl.rlim_cur - OPEN_DIRS - 32) / 2;
-	return spare < JOB_WINDOW ? spare : JOB_WINDOW;
-}
-
-static void job_run(struct erofs_fjob *j, void *ctx)
-{
-	struct ck_job *job = (struct ck_job *)j;
-	struct ck_worker *w = ctx;
-
-	if (job->kind == JOB_SCAN)
-		ck_scan_extents(&w->scan, &job->vi, true, &job->scan);
-	else
-		job->err = erofs_extract_file_logged(w->f->o.x, &w->xw, job->fd, job->name,
-						     &job->vi, &job->log);
-}
-
-static void job_retire(struct erofs_fjob *j, void *owner)
-{
-	struct ck_job *job = (struct ck_job *)j;
-	struct checker *f = owner;
-	const struct place at = { job->dir, job->name, job->len, false, false };
-	struct erofs_check_xpath xp;
-	struct erofs_check_node *ni;
-
-	switch (job->kind) {
-	case JOB_SCAN:
-		ck_scan_apply(f, &at, &job->vi, &job->scan, true);
-		break;
-	case JOB_EXTRACT:
-		erofs_xlog_flush(f->o.x, &job->log,
-				 erofs_check_xpath(&xp, &f->nids, job->dir, job->name, job->len));
-		ni = ck_nid_find(f, job->vi.nid);
-		if (ni) {
-			ni->pending = false;
-			if (!job->err)
-				ni->extracted = true;
-		}
-		break;
-	case JOB_CLOSE:
-		close(job->fd);
-		break;
-	case JOB_DIR_END:
-		erofs_extract_dir_end(f->o.x, job->fd,
-				      erofs_check_xpath(&xp, &f->nids, job->dir, NULL, 0), &job->vi);
-		break;
-	}
-	free(job);
-}
-
-static struct ck_job *new_job(int kind, const struct erofs_rd_inode *vi)
-{
-	struct ck_job *job = calloc(1, sizeof(*job));
-
-	if (!job)
-		ck_nomem();
-	job->kind = kind;
-	job->vi = *vi;
-	job->j.retire = job_retire;
-	job->j.run = kind == JOB_SCAN || kind == JOB_EXTRACT ? job_run : NULL;
-	job->fd = -1;
-	return job;
-}
-
-/* A regular file's data: checked (JOB_SCAN) or extracted below pfd. */
-static void submit_file(struct checker *f, int kind, const struct place *at,
-			const struct erofs_rd_inode *vi, int pfd)
-{
-	struct ck_job *job = new_job(kind, vi);
-
-	job->dir = at->dir;
-	job->len = (uint8_t)at->len;
-	if (at->len)	/* the start of --nid has no name */
-		memcpy(job->name, at->name, at->len);
-	job->name[at->len] = '\0';
-	if (kind == JOB_EXTRACT) {
-		/* pfd is closed through the queue (JOB_CLOSE, JOB_DIR_END): after this job */
-		job->fd = pfd;
-		ck_nid_find(f, vi->nid)->pending = true;
-	}
-	erofs_fq_submit(f->q, &job->j);
-}
-
-/*
- * Closes a directory descriptor of the stack once every job submitted
- * before is retired: those jobs borrow it (no dup and close per file).
- */
-void ck_close_dir_later(struct checker *f, int fd)
-{
-	struct ck_job *job = calloc(1, sizeof(*job));
-
-	if (!job)
-		ck_nomem();
-	job->kind = JOB_CLOSE;
-	job->fd = fd;
-	job->j.retire = job_retire;
-	erofs_fq_submit(f->q, &job->j);
-}
-
-/* A directory's metadata (mtime last) once every job inside it is done. */
-static void submit_dir_end(struct checker *f, struct frame *fr)
-{
-	struct ck_job *job = new_job(JOB_DIR_END, &fr->vi);
-
-	job->dir = fr->vi.nid;
-	job->fd = fr->dirfd;
-	fr->dirfd = -1;
-	erofs_fq_submit(f->q, &job->j);
-}
-
-static void drain_before_print(void *arg)
-{
-	erofs_fq_drain(((struct checker *)arg)->q);
-}
-
-static void stop_workers(struct checker *f)
-{
-	unsigned int i;
-
-	erofs_fq_destroy(f->q);
-	f->q = NULL;
-	for (i = 0; f->workers && i < f->nworkers; i++) {
-		struct ck_worker *w = &f->workers[i];
-
-		erofs_xworker_fini(&w->xw);
-		ck_scanner_fini(&w->scan);
-		erofs_reader_close(&w->r);
-		if (w->own_fd >= 0)
-			close(w->own_fd);
-	}
-	free(f->workers);
-	f->workers = NULL;
-}
-
-/*
- * A worker thread reads the image through its own open file: on a shared
- * one, every pread of both threads bounces the file's reference count
- * between the CPUs.  Shared when the image cannot be opened again.
- */
-static void own_image_fd(struct ck_worker *w)
-{
-	struct stat a, b;
-	char proc[64];
-	int fd;
-
-	w->own_fd = -1;
-	if (w->r.fd < 0 || fstat(w->r.fd, &a) || !S_ISREG(a.st_mode))
-		return;
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", w->r.fd);
-	fd = open(proc, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	if (fstat(fd, &b) || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
-		close(fd);
-		return;
-	}
-	w->r.fd = w->own_fd = fd;
-}
-
-/*
- * Grows the descriptor table, while the process has one thread, to what
- * the stack and a full window of directory jobs may hold: once threads
- * share it, each doubling waits for an RCU grace period (synchronize_rcu()
- * in expand_files(), milliseconds to tens of milliseconds under load).
- */
-static void grow_fd_table(int anyfd, size_t window)
-{
-	struct rlimit rl;
-	size_t want = OPEN_DIRS + 32 + window;
-	int fd;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl))
-		return;
-	if (rl.rlim_cur != RLIM_INFINITY && want >= rl.rlim_cur)
-		want = rl.rlim_cur - 1;
-	if (want > 1023)
-		want = 1023;	/* 1024 slots: what runs keep open stays well below */
-	fd = fcntl(anyfd, F_DUPFD_CLOEXEC, (int)want);
-	if (fd >= 0)
-		close(fd);
-}
-
-/* Workers (at least one context, even without threads) and the queue. */
-static int start_workers(struct checker *f)
-{
-	unsigned int i, n = f->o.workers > 1 ? f->o.workers : 1;
-	void **ctx = calloc(n, sizeof(*ctx));
-
-	f->workers = calloc(n, sizeof(*f->workers));
-	if (!ctx || !f->workers) {
-		free(ctx);
-		return -ENOMEM;
-	}
-	f->nworkers = n;
-	for (i = 0; i < n; i++) {
-		struct ck_worker *w = &f->workers[i];
-
-		w->f = f;
-		erofs_reader_clone(&w->r, f->r);
-		w->own_fd = -1;
-		if (i && f->o.workers > 1)	/* ctx[0] runs on the walk's thread */
-			own_image_fd(w);
-		ctx[i] = w;
-		if (ck_scanner_init(&w->scan, &w->r) ||
-		    (f->o.x && erofs_xworker_init(&w->xw, &w->r))) {
-			free(ctx);
-			return -ENOMEM;
-		}
-	}
-	if (f->o.x && n > 1)
-		grow_fd_table(f->o.x->rootfd, job_window());
-	f->q = erofs_fq_create(n, ctx, job_window(), f);
-	free(ctx);		/* the queue has copied what it needs */
-	if (!f->q)
-		return -ENOMEM;
-	if (f->o.x) {
-		f->o.x->before_print = drain_before_print;
-		f->o.x->before_print_arg = f;
-	}
-	return 0;
-}
 
 /* ---- the stack ---- */
 
@@ -499,7 +99,7 @@ static void pop_dir(struct checker *f)
 		       fr->vi.di.nlink, want, fr->subdirs);
 	ck_reopen_parent(f);
 	if (fr->dirfd >= 0) {
-		submit_dir_end(f, fr);
+		ck_submit_dir_end(f, fr);
 		if (f->depth > 1)
 			f->open_dirs--;
 	}
@@ -644,12 +244,12 @@ static void visit(struct checker *f, struct frame *parent, const struct dent *d)
 			}
 		}
 		if (pfd < 0) {
-			submit_file(f, JOB_SCAN, &at, &vi, -1);
+			ck_submit_file(f, CK_JOB_SCAN, &at, &vi, -1);
 			return;
 		}
 		/* when extracting, the extractor reads and reports */
 		ck_scan_data(f, &at, &vi, false, false);
-		submit_file(f, JOB_EXTRACT, &at, &vi, pfd);
+		ck_submit_file(f, CK_JOB_EXTRACT, &at, &vi, pfd);
 		return;
 	} else if (S_ISLNK(vi.di.mode)) {
 		char target[EROFS_SYMLINK_MAXLEN + 1];
@@ -769,9 +369,9 @@ int erofs_check_image(struct erofs_reader *r, const struct erofs_check_opts *o,
 	c.metamap_pages = (size_t)((((r->mbox ? r->mbox_vbase + r->mbox->size : r->size) >>
 				     EROFS_SLOT_BITS) >> MM_PAGE_BITS) + 1);
 	c.metamap = calloc(c.metamap_pages, sizeof(*c.metamap));
-	if (c.metamap && !ck_scanner_init(&c.scan, r) && !start_workers(f)) {
+	if (c.metamap && !ck_scanner_init(&c.scan, r) && !ck_start_workers(f)) {
 		walk(f);
-		stop_workers(f);	/* every job retired */
+		ck_stop_workers(f);	/* every job retired */
 		res->errors = c.errors;
 		res->warnings = c.warnings;
 		res->st = c.st;
@@ -779,7 +379,7 @@ int erofs_check_image(struct erofs_reader *r, const struct erofs_check_opts *o,
 		ret = -ENOMEM;
 	}
 
-	stop_workers(f);
+	ck_stop_workers(f);
 	if (o->x) {
 		o->x->before_print = NULL;
 		o->x->before_print_arg = NULL;
@@ -795,3 +395,4 @@ int erofs_check_image(struct erofs_reader *r, const struct erofs_check_opts *o,
 	free(c.dext);
 	return ret;
 }
+
