@@ -34,10 +34,13 @@ ALLOWED = {
 layer_of = {}          # unit -> layer
 where = collections.defaultdict(list)
 problems = []
-for kind, pattern in (('c', 'lib/*/*.c'), ('h', 'include/erofs/*/*.h')):
+# include/erofs-forge/: liberofs-forge's installed header, the read layer's public face
+for kind, pattern in (('c', 'lib/*/*.c'), ('h', 'include/erofs/*/*.h'), ('h', 'include/erofs-forge/*.h')):
     for path in sorted(glob.glob(os.path.join(top, pattern))):
         rel = os.path.relpath(path, top)
         layer = os.path.basename(os.path.dirname(path))
+        if layer == 'erofs-forge':
+            layer = 'read'
         unit = os.path.splitext(os.path.basename(path))[0]
         if layer not in ALLOWED:
             problems.append(f'{rel}: folder "{layer}" is no layer (add it to tests/layering.sh and README)')
@@ -89,14 +92,16 @@ nincludes = 0
 for unit, files in where.items():
     for rel in files:
         for line in open(os.path.join(top, rel), encoding='utf-8', errors='replace'):
-            m = re.match(r'\s*#\s*include\s+"erofs/([a-z]+)/([A-Za-z0-9_-]+)\.h"', line)
+            m = re.match(r'\s*#\s*include\s+"erofs/([a-z]+)/([A-Za-z0-9_-]+)\.h"', line) or \
+                re.match(r'\s*#\s*include\s+"(erofs-forge)/([A-Za-z0-9_-]+)\.h"', line)
             if not m:
                 if re.match(r'\s*#\s*include\s+"', line) and 'config.h' not in line:
                     problems.append(f'{rel}: include not of the form "erofs/LAYER/NAME.h": {line.strip()}')
                 continue
             nincludes += 1
             target = m.group(2)
-            if target not in layer_of or layer_of[target] != m.group(1):
+            named = 'read' if m.group(1) == 'erofs-forge' else m.group(1)
+            if target not in layer_of or layer_of[target] != named:
                 problems.append(f'{rel}: includes "erofs/{m.group(1)}/{target}.h", which does not exist')
                 continue
             if target != unit:

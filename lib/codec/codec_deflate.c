@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <libdeflate.h>
 
-#include "erofs/codec/codec.h"
+#include "erofs/codec/codec_fit.h"
 
 static int deflate_init(struct erofs_codec *c)
 {

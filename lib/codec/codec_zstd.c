@@ -8,7 +8,7 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
-#include "erofs/codec/codec.h"
+#include "erofs/codec/codec_fit.h"
 
 static int zstd_init(struct erofs_codec *c)
 {

@@ -7,13 +7,11 @@
  * so memory is O(inodes) whatever the depth of the tree, and the walk does
  * no work per path byte.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "erofs/read/nidtab.h"
-#include "erofs/read/reader.h"
-#include "erofs/common/format.h"
+#include "erofs/read/zread.h"
 
 #define PACKED_NAME	"(packed inode)"
 #define MBOX_NAME	"(metabox inode)"

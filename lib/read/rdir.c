@@ -9,15 +9,13 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "erofs/common/diag.h"
 #include "erofs/common/ondisk.h"
-#include "erofs/read/reader.h"
+#include "erofs/read/zread.h"
 
 #define EFSCORRUPTED	EUCLEAN
 #define fail	erofs_reader_fail

@@ -12,10 +12,14 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "erofs/read/reader.h"
+#include "erofs/read/rmcache.h"
+
+#define EFSCORRUPTED	EUCLEAN
+#define fail		erofs_reader_fail
 
 /* Blocks kept: an inode's block, the block its index runs into, a
  * directory's block and a shared-xattr block, with room to spare. */
@@ -156,6 +160,33 @@ int erofs_meta_at(struct erofs_reader *r, bool in_mbox, uint64_t pos, size_t len
 	} else {
 		err = erofs_dev_read(r, mc->tmp, len, pos);
 		*out = mc->tmp;
+	}
+	return err;
+}
+
+int erofs_meta_read(struct erofs_reader *r, bool in_mbox, void *buf, size_t len, uint64_t pos)
+{
+	char msg[EROFS_ERRMSG_LEN];
+	int err;
+
+	if (!in_mbox)
+		return erofs_mcache_read(r, buf, len, pos);
+	if (!r->mbox)
+		return fail(r, -EFSCORRUPTED, "metadata in the metabox, but the image has none loaded");
+	if (pos > r->mbox->size || len > r->mbox->size - pos)
+		return fail(r, -EFSCORRUPTED,
+			    "read of %zu bytes at %" PRIu64 " beyond the end of the metabox (%" PRIu64 " bytes)",
+			    len, pos, r->mbox->size);
+	if (r->mbox_depth)
+		return fail(r, -EFSCORRUPTED,
+			    "metabox (nid %" PRIu64 "): reading its data needs the metabox itself",
+			    r->mbox->nid);
+	r->mbox_depth++;
+	err = r->read_inode_data(r, r->mbox, buf, len, pos);
+	r->mbox_depth--;
+	if (err) {
+		snprintf(msg, sizeof(msg), "metabox (nid %" PRIu64 "): %.200s", r->mbox->nid, r->err);
+		memcpy(r->err, msg, sizeof(r->err));
 	}
 	return err;
 }

@@ -9,6 +9,9 @@
  * pcluster) is read from the same data.  With COMPAT_SHARED_EA_IN_METABOX
  * the shared xattrs live there too, from byte xattr_blkaddr * blksz.
  *
+ * Its data is read through erofs_meta_read() (lib/read/rmcache.c), which
+ * reaches erofs_read_data() through the reader's read_inode_data hook.
+ *
  * Written for erofs-forge from fs/erofs of Linux 6.17 (erofs_fs.h,
  * super.c, inode.c: read to learn the format, no code taken).  The data is
  * read through the reader's normal path (lib/read/zread.c keeps the metabox's
@@ -21,10 +24,10 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/stat.h>
 
-#include "erofs/read/reader.h"
+#include "erofs/read/rmetabox.h"
+#include "erofs/read/zread.h"
 
 #define EFSCORRUPTED	EUCLEAN
 #define fail		erofs_reader_fail
@@ -69,31 +72,4 @@ void erofs_mbox_free(struct erofs_reader *r)
 	if (!r->devs_borrowed)	/* a clone shares its source's */
 		free(r->mbox);
 	r->mbox = NULL;
-}
-
-int erofs_meta_read(struct erofs_reader *r, bool in_mbox, void *buf, size_t len, uint64_t pos)
-{
-	char msg[EROFS_ERRMSG_LEN];
-	int err;
-
-	if (!in_mbox)
-		return erofs_mcache_read(r, buf, len, pos);
-	if (!r->mbox)
-		return fail(r, -EFSCORRUPTED, "metadata in the metabox, but the image has none loaded");
-	if (pos > r->mbox->size || len > r->mbox->size - pos)
-		return fail(r, -EFSCORRUPTED,
-			    "read of %zu bytes at %" PRIu64 " beyond the end of the metabox (%" PRIu64 " bytes)",
-			    len, pos, r->mbox->size);
-	if (r->mbox_depth)
-		return fail(r, -EFSCORRUPTED,
-			    "metabox (nid %" PRIu64 "): reading its data needs the metabox itself",
-			    r->mbox->nid);
-	r->mbox_depth++;
-	err = erofs_read_data(r, r->mbox, buf, len, pos);
-	r->mbox_depth--;
-	if (err) {
-		snprintf(msg, sizeof(msg), "metabox (nid %" PRIu64 "): %.200s", r->mbox->nid, r->err);
-		memcpy(r->err, msg, sizeof(r->err));
-	}
-	return err;
 }

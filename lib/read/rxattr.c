@@ -9,9 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "erofs/common/format.h"
 #include "erofs/common/ondisk.h"
-#include "erofs/read/reader.h"
+#include "erofs/read/rmcache.h"
 
 #define EFSCORRUPTED	EUCLEAN
 #define fail		erofs_reader_fail

@@ -5,14 +5,13 @@
  * them at mount (see include/erofs/read/zread.h).  Moved out of lib/read/zread.c.
  */
 #include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
 #include <string.h>
 
+#include "erofs/codec/zdecode.h"
 #include "erofs/common/compalg.h"
 #include "erofs/common/ondisk.h"
-#include "erofs/codec/zdecode.h"
-#include "erofs/read/zread.h"
+#include "erofs/read/rbase.h"
+#include "erofs/read/zconfig.h"
 
 #define EFSCORRUPTED	EUCLEAN
 #define fail		erofs_reader_fail

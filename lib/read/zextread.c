@@ -35,7 +35,9 @@
 #include <string.h>
 
 #include "erofs/common/ondisk.h"
-#include "erofs/read/zread.h"
+#include "erofs/read/rmcache.h"
+#include "erofs/read/zextread.h"
+#include "erofs/read/zpacked.h"
 
 #define EFSCORRUPTED	EUCLEAN
 

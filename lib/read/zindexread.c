@@ -14,7 +14,8 @@
 #include <string.h>
 
 #include "erofs/common/ondisk.h"
-#include "erofs/read/zread.h"
+#include "erofs/read/rmcache.h"
+#include "erofs/read/zindexread.h"
 
 #define EFSCORRUPTED	EUCLEAN
 #define fail		erofs_reader_fail

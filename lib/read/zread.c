@@ -34,11 +34,13 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
 
-#include "erofs/common/ondisk.h"
 #include "erofs/codec/zdecode.h"
+#include "erofs/common/ondisk.h"
+#include "erofs/read/rmcache.h"
+#include "erofs/read/zextread.h"
+#include "erofs/read/zindexread.h"
+#include "erofs/read/zpacked.h"
 #include "erofs/read/zread.h"
 
 #define EFSCORRUPTED	EUCLEAN
@@ -63,8 +65,6 @@ struct zslot {
 	uint64_t run_nid, run_idx, run_pa;
 };
 
-enum { PACKED_UNKNOWN, PACKED_LOADING, PACKED_OK, PACKED_BAD };
-
 struct erofs_zcache {
 	/* inline tail pclusters of inodes in the metabox */
 	uint8_t ibuf[1u << EROFS_MAX_BLKSZBITS];
@@ -76,12 +76,6 @@ struct erofs_zcache {
 	uint8_t *pbuf;			/* compressed input */
 	size_t pbuf_cap;
 	struct erofs_zdecoder *decoder;	/* lzma, deflate, zstd contexts */
-
-	/* the packed inode, loaded once (erofs_packed_inode()) */
-	int packed_state;
-	int packed_errno;
-	struct erofs_rd_inode packed;
-	char packed_msg[EROFS_ERRMSG_LEN];
 };
 
 static struct erofs_zcache *zcache(struct erofs_reader *r)
@@ -113,95 +107,7 @@ static struct zslot *zslot_of(const struct erofs_reader *r, struct erofs_zcache 
 {
 	if (r->mbox && vi->nid == r->mbox->nid)
 		return &zc->slot[2];
-	return &zc->slot[zc->packed_state == PACKED_OK && vi->nid == zc->packed.nid];
-}
-
-/* ------------------------------------------------------------------ */
-/* the packed inode                                                    */
-
-int erofs_packed_inode(struct erofs_reader *r, const struct erofs_rd_inode **out)
-{
-	const uint64_t nid = r->sb.packed_nid;
-	struct erofs_zcache *zc;
-	int err;
-
-	*out = NULL;
-	if (!(r->sb.feature_incompat & EROFS_INCOMPAT_FRAGMENTS) || !nid)
-		return 0;	/* 6.1 looks for it only then */
-	zc = zcache(r);
-	if (!zc)
-		return -ENOMEM;
-	switch (zc->packed_state) {
-	case PACKED_OK:
-		*out = &zc->packed;
-		return 1;
-	case PACKED_BAD:
-		return fail(r, zc->packed_errno, "%s", zc->packed_msg);
-	case PACKED_LOADING:	/* cannot happen: a fragment of it is refused first */
-		return fail(r, -EFSCORRUPTED,
-			    "packed inode (nid %" PRIu64 "): needs itself to be read", nid);
-	}
-	zc->packed_state = PACKED_LOADING;
-	err = erofs_read_inode(r, nid, &zc->packed);
-	if (!err && !S_ISREG(zc->packed.di.mode))
-		err = fail(r, -EFSCORRUPTED, "not a regular file (mode 0%o)",
-			   zc->packed.di.mode);
-	if (err) {
-		zc->packed_state = PACKED_BAD;
-		zc->packed_errno = err;
-		snprintf(zc->packed_msg, sizeof(zc->packed_msg), "packed inode (nid %" PRIu64 "): %.200s",
-			 nid, r->err);
-		return fail(r, err, "%s", zc->packed_msg);
-	}
-	zc->packed_state = PACKED_OK;
-	*out = &zc->packed;
-	return 1;
-}
-
-int erofs_read_packed(struct erofs_reader *r, void *buf, size_t len, uint64_t off)
-{
-	const struct erofs_rd_inode *pk;
-	char msg[EROFS_ERRMSG_LEN];
-	int err = erofs_packed_inode(r, &pk);
-
-	if (err < 0)
-		return err;
-	if (!err)
-		return fail(r, -EFSCORRUPTED, "fragment data, but the image has no packed inode");
-	if (off > pk->size || len > pk->size - off)
-		return fail(r, -EFSCORRUPTED,
-			    "read of %zu bytes at %" PRIu64 " beyond the end of the packed inode (%" PRIu64 " bytes)",
-			    len, off, pk->size);
-	err = erofs_read_data(r, pk, buf, len, off);
-	if (err) {
-		snprintf(msg, sizeof(msg), "packed inode (nid %" PRIu64 "): %.200s", pk->nid, r->err);
-		memcpy(r->err, msg, sizeof(r->err));
-	}
-	return err;
-}
-
-/* The fragment must lie inside the packed inode, whatever the i_size. */
-int erofs_z_check_fragment(struct erofs_reader *r, const struct erofs_rd_inode *vi)
-{
-	const uint64_t len = vi->size - vi->z_frag_la;
-	const struct erofs_rd_inode *pk;
-	int ret = erofs_packed_inode(r, &pk);
-
-	if (ret < 0) {
-		char msg[EROFS_ERRMSG_LEN];
-
-		memcpy(msg, r->err, sizeof(msg));
-		return fail(r, ret, "its fragment is in an unusable %.220s", msg);
-	}
-	if (!ret)
-		return fail(r, -EFSCORRUPTED,
-			    "fragment of %" PRIu64 " bytes, but the superblock names no packed inode (packed_nid 0)",
-			    len);
-	if (vi->z_fragoff > pk->size || len > pk->size - vi->z_fragoff)
-		return fail(r, -EFSCORRUPTED,
-			    "fragment of %" PRIu64 " bytes at offset %" PRIu64 " beyond the end of the packed inode (nid %" PRIu64 ", %" PRIu64 " bytes)",
-			    len, vi->z_fragoff, pk->nid, pk->size);
-	return 0;
+	return &zc->slot[erofs_is_packed_inode(r, vi)];
 }
 
 /* A fragment needs the superblock feature, and the packed inode cannot be one. */

@@ -70,7 +70,6 @@
 /* each harness uses a part of this file */
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "erofs/check/check.h"
-#include "erofs/build/dir.h"
 #include "erofs/check/extract.h"
 #include "erofs/common/ondisk.h"
 #include "erofs/read/reader.h"

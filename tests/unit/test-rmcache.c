@@ -14,6 +14,7 @@
 
 #include "erofs/common/ondisk.h"
 #include "erofs/read/reader.h"
+#include "erofs/read/rmcache.h"
 
 #include "unit.h"
 

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "erofs/common/ondisk.h"
-#include "erofs/read/zread.h"
+#include "erofs/read/zextread.h"
 
 #include "unit.h"
 

@@ -24,7 +24,7 @@
 #include "erofs/build/zindex.h"
 #include "erofs/common/ondisk.h"
 #include "erofs/read/reader.h"
-#include "erofs/read/zread.h"
+#include "erofs/read/zindexread.h"
 
 #include "unit.h"
 

@@ -67,14 +67,4 @@ struct erofs_codec {
 extern const struct erofs_codec_ops erofs_codec_lz4_ops, erofs_codec_lz4hc_ops,
 	erofs_codec_lzma_ops, erofs_codec_deflate_ops, erofs_codec_zstd_ops;
 
-/*
- * For codecs without a destination-size mode (DEFLATE, zstd): finds a long
- * prefix whose output fits cap by compressing trial prefixes with
- * try_prefix(), which returns the output size or 0 when it exceeds the
- * buffer (cap + slack bytes).  The search only depends on its arguments.
- */
-int erofs_codec_fit(struct erofs_codec *c, const uint8_t *src, int *src_len, uint8_t *dst,
-		    int cap, int (*try_prefix)(struct erofs_codec *c, const uint8_t *src, int len,
-					       uint8_t *out, int out_cap));
-
 #endif

@@ -29,5 +29,8 @@ bool erofs_rd_extent_ok(const struct erofs_reader *r, unsigned int dev, uint64_t
 /* Moves an unencoded extent of the image that lies in a mapped range onto
  * its device; one straddling a range's edge is -EUCLEAN. */
 int erofs_rd_remap(struct erofs_reader *r, struct erofs_map *map);
+/* The same on extra device dev (0: the image); past its blocks is -EUCLEAN. */
+int erofs_devn_read(struct erofs_reader *r, unsigned int dev, void *buf, size_t len,
+		    uint64_t off);
 
 #endif

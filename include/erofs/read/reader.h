@@ -64,6 +64,7 @@
 
 struct erofs_zcache;
 struct erofs_mcache;
+struct erofs_rd_packed;
 struct erofs_rd_inode;
 
 /* An extra device of a multi-device image (lib/read/rdevice.c). */
@@ -99,6 +100,7 @@ struct erofs_reader {
 	unsigned int deflate_windowbits;
 	unsigned int zstd_window_log;	/* log2 of zstd's largest window */
 	struct erofs_zcache *zc;	/* decode buffers and caches, made on demand */
+	struct erofs_rd_packed *pk;	/* the packed inode (lib/read/zpacked.c), on demand */
 	struct erofs_mcache *mc;	/* metadata blocks (lib/read/rmcache.c), made on demand */
 	unsigned int flags;		/* EROFS_READER_* given to erofs_reader_open_*_flags() */
 
@@ -117,6 +119,17 @@ struct erofs_reader {
 	struct erofs_rd_inode *mbox;	/* NULL: no metabox; owned unless a clone's */
 	uint64_t mbox_vbase;		/* fsck's metadata map: metabox byte 0 sits here */
 	unsigned int mbox_depth;	/* metabox reads in progress (no reentry) */
+
+	/*
+	 * The packed inode's and the metabox's data are themselves an inode's
+	 * data: the files that find they need them (the metadata cache, the
+	 * compressed map) sit below the inode and data readers, and reach them
+	 * through these, which the opener (lib/read/ropen.c) sets to
+	 * erofs_read_inode() and erofs_read_data().
+	 */
+	int (*load_inode)(struct erofs_reader *r, uint64_t nid, struct erofs_rd_inode *vi);
+	int (*read_inode_data)(struct erofs_reader *r, const struct erofs_rd_inode *vi,
+			       void *buf, size_t len, uint64_t off);
 
 	char err[EROFS_ERRMSG_LEN];	/* last error, see erofs_reader_error() */
 };
@@ -156,38 +169,13 @@ const char *erofs_reader_error(const struct erofs_reader *r);
  * never reach a terminal raw. */
 const char *erofs_escape(char *out, size_t outlen, const void *s, size_t len);
 
-/* Internal: records the reader's error message and returns err; shared by
- * the reader's files (reader.c, rxattr.c, zread.c). */
+/* Records the reader's error message and returns err: every file of the
+ * read layer, and the layers above when they find an image wrong. */
 int erofs_reader_fail(struct erofs_reader *r, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* Read len bytes at off; anything past the image end is -EUCLEAN. */
 int erofs_dev_read(struct erofs_reader *r, void *buf, size_t len, uint64_t off);
-/* The same on extra device dev (0: the image); past its blocks is -EUCLEAN. */
-int erofs_devn_read(struct erofs_reader *r, unsigned int dev, void *buf, size_t len,
-		    uint64_t off);
-
-/* Internal, lib/read/rmetabox.c: the metabox inode, loaded and checked when the
- * reader opens (erofs_mbox_free() on close); reads of metadata at pos of
- * the image, or of the metabox data when in_mbox. */
-int erofs_mbox_load(struct erofs_reader *r);
-void erofs_mbox_free(struct erofs_reader *r);
-int erofs_meta_read(struct erofs_reader *r, bool in_mbox, void *buf, size_t len, uint64_t pos);
-
-/* Internal, lib/read/rmcache.c: image metadata through a few cached blocks.
- * erofs_mcache_read() is erofs_dev_read() (reads longer than a block go
- * straight to the image); erofs_mcache_at() points *out at len bytes at
- * pos, which must not cross a block, valid until the next cached read.
- * erofs_meta_at() points *out at len (<= EROFS_META_AT_MAX) bytes of
- * metadata at pos of the image (across blocks too) or of the metabox
- * data, valid until the reader's next metadata read. */
-#define EROFS_META_AT_MAX	32u
-int erofs_mcache_read(struct erofs_reader *r, void *buf, size_t len, uint64_t pos);
-int erofs_mcache_at(struct erofs_reader *r, uint64_t pos, size_t len, const uint8_t **out);
-int erofs_meta_at(struct erofs_reader *r, bool in_mbox, uint64_t pos, size_t len,
-		  const uint8_t **out);
-void erofs_mcache_free(struct erofs_reader *r);
-
 /* ---- inodes ---- */
 
 struct erofs_rd_inode {
