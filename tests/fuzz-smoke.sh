@@ -31,7 +31,7 @@ nseeds=$(find "$out/seeds" -name '*.img' | wc -l)
 [ "$nseeds" -ge 20 ] || fail "only $nseeds seed images (run.sh makes about 27)"
 grep 'dropped' "$WORK/seeds.log" && fail "seeds were dropped: mkfs or fsck changed"
 
-for h in reader fsck dump fsops extract; do
+for h in reader fsck dump fsops extract api; do
 	corpus=$WORK/corpus-$h
 	mkdir -p "$corpus"
 	if (cd "$WORK" && "$out/bin/fuzz-$h" -runs=300 -seed=1 -timeout=20 -rss_limit_mb=2048 \

@@ -1,5 +1,6 @@
 #!/bin/bash
-# Builds the libFuzzer harnesses (fuzz-reader, fuzz-extract, fuzz-fsck, fuzz-dump, fuzz-fsops) with clang,
+# Builds the libFuzzer harnesses (fuzz-reader, fuzz-extract, fuzz-fsck, fuzz-dump, fuzz-fsops,
+# fuzz-api: liberofs-forge's public calls) with clang,
 # AddressSanitizer and UndefinedBehaviorSanitizer, compiling the library
 # sources they need directly (no configure, nothing written in the tree).
 #
@@ -61,7 +62,7 @@ libs=(-llz4 -lxxhash -lpthread -llzma -lz -ldeflate -lzstd)
 # dump.erofs's library half, for fuzz-dump
 dump_sources=(lib/dump/dumpsb.c lib/dump/dumpwalk.c lib/dump/dumpstat.c lib/dump/dumpinode.c)
 
-for h in fuzz-reader fuzz-extract fuzz-fsck fuzz-dump fuzz-fsops; do
+for h in fuzz-reader fuzz-extract fuzz-fsck fuzz-dump fuzz-fsops fuzz-api; do
 	srcs=("$here/$h.c")
 	for s in "${lib_sources[@]}"; do srcs+=("$top/$s"); done
 	if [ "$h" = fuzz-dump ] || [ "$h" = fuzz-fsck ]; then	# fsck -p names features as dump -s

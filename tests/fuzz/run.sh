@@ -8,7 +8,8 @@
 #
 #   -n RUNS     executions (default 1000000)
 #   -t TARGET   reader (default), extract, fsck (fsck/main.c itself), dump
-#               (dump/main.c itself) or fsops (erofsfuse's operations, lib/fsops/fsops.c)
+#               (dump/main.c itself), fsops (erofsfuse's operations, lib/fsops/fsops.c)
+#               or api (liberofs-forge's public calls, lib/read/erofs-forge.c)
 #   -o OUTDIR   work folder (default $FUZZ_OUT or /tmp/erofs-fuzz): bin/,
 #               seeds/, corpus-TARGET/ (kept between runs; the fsck and
 #               extract runs also read corpus-reader/), artifacts/, TARGET.log
@@ -44,7 +45,7 @@ while getopts "n:t:o:m:sg:" opt; do
 	*) sed -n '2,25p' "$0" >&2; exit 2 ;;
 	esac
 done
-case $target in reader|extract|fsck|dump|fsops) ;; *) echo "run.sh: unknown target '$target'" >&2; exit 2 ;; esac
+case $target in reader|extract|fsck|dump|fsops|api) ;; *) echo "run.sh: unknown target '$target'" >&2; exit 2 ;; esac
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 bin=$out/bin/fuzz-$target
