@@ -62,6 +62,15 @@ for f in eforge_open eforge_close eforge_lookup eforge_readdir eforge_stat eforg
 	grep -qx "$f" "$WORK/exports" || fail "$f is not exported"
 done
 
+# every exported call is documented in man/erofs-forge.3
+sed -n '/^\.SH NAME/,/^\.SH SYNOPSIS/p' "$top_srcdir/man/erofs-forge.3" |
+	grep -o 'eforge_[a-z_]*' | sort -u >"$WORK/documented"
+if cmp -s "$WORK/exports" "$WORK/documented"; then
+	pass "man/erofs-forge.3 names every exported call"
+else
+	fail "exports and man/erofs-forge.3 differ: $(diff "$WORK/exports" "$WORK/documented" | grep '^[<>]' | tr '\n' ' ')"
+fi
+
 TREE=$WORK/tree
 bash "$GEN_TREE" "$TREE" >"$WORK/gen-tree.log" 2>&1 || { fail "gen-tree.sh failed"; finish; }
 rm -f "$TREE/sizes/sparse-100m"
