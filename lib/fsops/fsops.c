@@ -4,7 +4,7 @@
  * its tests (see include/erofs/fsops/fsops.h): inode numbers, attributes,
  * lookup, readdir with resumable cookies, readlink, reads through a
  * bounded cache of decoded extents, xattrs and statfs.  Everything the
- * image says is checked by the reader (lib/read/reader.c, lib/read/zread.c); this
+ * image says is checked by the reader (lib/read/); this
  * file turns its verdicts into the errno a filesystem returns.
  */
 #include <errno.h>

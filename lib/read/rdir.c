@@ -4,7 +4,7 @@
  * (names, sorting, "." and ".."), and whole directories iterated.
  *
  * Written for erofs-forge from Documentation/filesystems/erofs.rst; see
- * reader.h for the error convention.  Moved out of reader.c unchanged but
+ * reader.h for the error convention.  Moved out of the old reader.c unchanged but
  * for DOT_OMITTED directories (48-bit), whose "." is not stored.
  */
 #include <errno.h>

@@ -2,7 +2,7 @@
 /*
  * The image walk shared by the libFuzzer harnesses (fuzz-reader.c,
  * fuzz-extract.c): what fsck.erofs does to an image, through the same
- * library calls (lib/read/reader.c, lib/read/zread.c, lib/check/extract.c), on an image
+ * library calls (lib/read/, lib/check/extract.c), on an image
  * held in memory.
  *
  *   - the superblock (erofs_reader_open_mem, or _fd on a memfd);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests for lib/read/reader.c: images and directory blocks are crafted in
+ * Unit tests for the read layer (lib/read/): images and directory blocks are crafted in
  * memory with the on-disk codecs, then fed to the reader.  Every rejection
  * is checked for its return code and for the words of its message.
  */
