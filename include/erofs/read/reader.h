@@ -36,7 +36,7 @@
  *
  * 48-bit images (Linux 6.15) and the metabox (6.17) are read too: the
  * root nid and block count come from r->root_nid and r->blocks, compressed
- * files may use encoded extent records (lib/build/zextent.c), and an inode whose
+ * files may use encoded extent records (lib/read/zextread.c), and an inode whose
  * nid has EROFS_NID_METABOX_BIT keeps all its metadata in the decoded data
  * of the metabox inode (lib/read/rmetabox.c): vi->in_mbox, iloc and meta_end in
  * that data, inline tails mapped with EROFS_MAP_MBOX.
