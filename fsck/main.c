@@ -142,7 +142,7 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o)
 	while ((c = getopt_long(argc, argv, ":Vhd:paAyn", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'V':
-			printf("fsck.erofs (erofs-forge) %s\n", PACKAGE_VERSION);
+			erofs_print_version("fsck.erofs", "available decompressors");
 			exit(EXIT_CLEAN);
 		case 'h':
 			usage(stdout);

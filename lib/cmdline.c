@@ -4,9 +4,11 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "erofs/cmdline.h"
+#include "erofs/codec.h"
 #include "erofs/diag.h"
 
 bool erofs_parse_u64(const char *what, const char *s, uint64_t max, uint64_t *out)
@@ -36,4 +38,18 @@ void erofs_getopt_error(int ret, char *const argv[])
 		erofs_err("unknown option '-%c'", optopt);
 	else
 		erofs_err("unknown option '%s'", argv[optind - 1]);
+}
+
+void erofs_print_version(const char *prog, const char *codecs_label)
+{
+	const struct erofs_codec_info *info;
+
+	printf("%s (erofs-forge %s, compatible with erofs-utils) %s\n", prog, PACKAGE_VERSION,
+	       EROFS_UTILS_COMPAT_RELEASE);
+	if (!codecs_label)
+		return;
+	printf("%s:", codecs_label);
+	for (size_t i = 0; (info = erofs_codec_at(i)); i++)
+		printf("%s %s", i ? "," : "", info->name);
+	putchar('\n');
 }

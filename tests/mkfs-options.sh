@@ -3,6 +3,7 @@
 # from the tree our fsck.erofs extracts.
 . "$(dirname "$0")/lib.sh"
 require_root
+DUMP=${DUMP:-$top_builddir/dump/dump.erofs}
 
 src=$WORK/src
 mkdir -p "$src/keep" "$src/skip/deeper" "$src/logs"
@@ -82,6 +83,35 @@ build_and_extract mkfstime --mkfs-time=1234
 check "--mkfs-time sets the build time" [ "$(sb_field "$WORK/mkfstime.img" 0x18 8)" = "$(le_hex 1234 8)" ]
 check "--mkfs-time keeps mtimes" manifest_has "$WORK/mkfstime" '^keep/file .*mtime=1893456000\.500000000'
 
+# erofs-utils' spelling (containerd's recommended -T0 --mkfs-time): the bare
+# --mkfs-time, before or after -T, makes -T the build time only; a later
+# --all-time gives it to every file again; SOURCE_DATE_EPOCH no longer clamps
+for order in "-T 1234 --mkfs-time" "--mkfs-time -T1234" "-T1234 --all-time --mkfs-time"; do
+	SOURCE_DATE_EPOCH=1000000000 build_and_extract bare $order
+	check "$order: build time 1234" [ "$(sb_field "$WORK/bare.img" 0x18 8)" = "$(le_hex 1234 8)" ]
+	check "$order: mtimes kept, not clamped" manifest_has "$WORK/bare" '^keep/file .*mtime=1893456000\.500000000'
+done
+build_and_extract alltime -T 1234 --mkfs-time --all-time
+check "-T --mkfs-time --all-time: every mtime is -T's" manifest_has "$WORK/alltime" '^keep/file .*mtime=1234\.000000000'
+build_and_extract onlybare --mkfs-time
+check "bare --mkfs-time without -T: mtimes kept" manifest_has "$WORK/onlybare" '^keep/file .*mtime=1893456000\.500000000'
+build_and_extract ignored --ignore-mtime
+build_and_extract preserved --ignore-mtime --preserve-mtime
+check "--ignore-mtime drops mtimes" manifest_lacks "$WORK/ignored" '^keep/file .*mtime=1893456000\.500000000'
+check "--preserve-mtime undoes --ignore-mtime" manifest_has "$WORK/preserved" '^keep/file .*mtime=1893456000\.500000000'
+# a bare --tar is erofs-utils' --tar=f: the same image
+if command -v tar >/dev/null; then
+	tar -C "$src" -cf "$WORK/src.tar" .
+	"$MKFS" --quiet -U clear -T0 --tar "$WORK/tarbare.img" <"$WORK/src.tar" &&
+		"$MKFS" --quiet -U clear -T0 --tar=f "$WORK/tarf.img" "$WORK/src.tar"
+	check "bare --tar reads the tar as --tar=f does" cmp -s "$WORK/tarbare.img" "$WORK/tarf.img"
+fi
+# --workers=0 is one per CPU (erofs-utils' spelling): the same image as 1
+"$MKFS" --quiet -U clear -T0 -zlz4hc --workers=0 "$WORK/w0.img" "$src" &&
+	"$MKFS" --quiet -U clear -T0 -zlz4hc --workers=1 "$WORK/w1.img" "$src"
+check "--workers=0 accepted, same image as --workers=1" cmp -s "$WORK/w0.img" "$WORK/w1.img"
+check "--async-queue-limit=16 accepted, same image" bash -c "'$MKFS' --quiet -U clear -T0 -zlz4hc --async-queue-limit=16 '$WORK/aq.img' '$src' && cmp -s '$WORK/aq.img' '$WORK/w1.img'"
+
 # without -T, the epoch is the most common mtime: here 2000-01-01 wins
 touch -d '2000-01-01' "$src/keep" "$src/logs" "$src/skip" "$src/skip/deeper"
 "$MKFS" --quiet "$WORK/epoch.img" "$src"
@@ -104,7 +134,23 @@ check "a symlinked image path keeps its link" [ -L "$WORK/link.img" ]
 check "the symlink's target holds the image" [ "$(od -An -tx1 -j 1024 -N 4 "$WORK/images/target.img" | tr -d ' ')" = e2e1f5e0 ]
 
 # --help and --version; every option of --help is documented in the man page
-check "--version" bash -c "'$MKFS' --version | grep -q 'mkfs.erofs (erofs-forge)'"
+# --version as scripts probing erofs-utils read it: the release after
+# "erofs-utils) ", and the algorithms built in
+for prog in "$MKFS" "$FSCK" "$DUMP"; do
+	name=$(basename "$prog")
+	check "$name --version: ours, then what sed reads as erofs-utils 1.9.4" bash -c \
+		"'$prog' --version | head -1 | grep -qE '^$name \\(erofs-forge [0-9.]+, compatible with erofs-utils\\) 1\\.9\\.4\$' &&
+		 [ \"\$('$prog' --version | head -1 | sed 's/.*erofs-utils) *//')\" = 1.9.4 ]"
+done
+check "mkfs.erofs --version lists the compressors" bash -c \
+	"'$MKFS' --version | grep -qx 'available compressors: lz4, lz4hc, lzma, deflate, zstd'"
+check "fsck.erofs --version lists the decompressors" bash -c \
+	"'$FSCK' --version | grep -qx 'available decompressors: lz4, lz4hc, lzma, deflate, zstd'"
+# the spellings build scripts grep --help for (containerd: --tar=)
+for spelling in '-b#' '-zX[,level=Y]' '-z X[,Y][:...]' '--tar=X' '-EX[,...]' '-h, --help'; do
+	check "--help spells $spelling" bash -c "'$MKFS' --help | grep -qF -- '$spelling'"
+done
+check "-h prints the help" bash -c "'$MKFS' -h | grep -q '^Usage: mkfs.erofs'"
 "$MKFS" --help >"$WORK/help.txt"
 undocumented=0
 for opt in $(grep -oE -- '(^| )--?[a-zA-Z][a-zA-Z-]*' "$WORK/help.txt" | sort -u); do

@@ -21,4 +21,17 @@ bool erofs_parse_u64(const char *what, const char *s, uint64_t max, uint64_t *ou
  */
 void erofs_getopt_error(int ret, char *const argv[]);
 
+/* The erofs-utils release whose command lines our programs take. */
+#define EROFS_UTILS_COMPAT_RELEASE "1.9.4"
+
+/*
+ * --version: "PROG (erofs-forge VERSION, compatible with erofs-utils) 1.9.4".
+ * Build scripts probe erofs-utils by deleting everything up to
+ * "erofs-utils) " with sed and comparing what is left with the release they
+ * need, so the line ends as erofs-utils' own does.  Then, unless codecs_label is NULL, "LABEL: lz4, lz4hc, ..." with
+ * the algorithms built in, which scripts grep for (erofs-utils prints
+ * "available compressors:" from mkfs, "available decompressors:" from fsck).
+ */
+void erofs_print_version(const char *prog, const char *codecs_label);
+
 #endif
