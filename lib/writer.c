@@ -306,7 +306,8 @@ static int put_superblock(struct write_ctx *w, int fd)
 	size_t span = erofs_sb_checksum_span(plan->blkszbits);
 	struct erofs_super sb = {
 		.magic = EROFS_MAGIC,
-		.feature_compat = EROFS_COMPAT_SB_CHKSUM | EROFS_COMPAT_MTIME,
+		.feature_compat = (w->opts->sb_checksum ? EROFS_COMPAT_SB_CHKSUM : 0) |
+				  EROFS_COMPAT_MTIME,
 		.blkszbits = (uint8_t)plan->blkszbits,
 		.root_nid = (uint16_t)w->tree->root->nid,
 		.inos = w->tree->nr_inodes + !!w->tree->packed + !!plan->metabox,
@@ -395,6 +396,8 @@ static int put_superblock(struct write_ctx *w, int fd)
 			return err;
 	}
 
+	if (!w->opts->sb_checksum)	/* -E nosbcrc: the field stays zero */
+		return 0;
 	/* the checksum covers the rest of the superblock's block as written */
 	block = calloc(1, span);
 	if (!block)

@@ -356,6 +356,12 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 		erofs_err("--tar=f: the Android options and --exclude-* apply to directories only");
 		return -EINVAL;
 	}
+	if (opts->chunk_form == EROFS_CHUNKS_BLOCKMAP && erofs_opts_extra_device(opts)) {
+		/* a block map names no device: erofs-utils refuses this too */
+		erofs_err("-E force-inode-blockmap: %s puts chunks on an extra device, which "
+			  "only 8-byte chunk indexes can name", opts->blobdev ? "--blobdev" : "--tar=i");
+		return -EINVAL;
+	}
 	if (opts->tar_index && check_tar_index(opts, argc - optind))
 		return -EINVAL;
 	if (opts->tar && argc - optind == 1) {	/* the tar from standard input */
@@ -426,6 +432,8 @@ static void print_kernel_needs(const struct erofs_build_options *opts,
 	/* no superblock bit says that -E dedupe shared pclusters */
 	if (res->stats.zdedupe_blocks)
 		erofs_kneeds_add(&needs, EROFS_KF_SHARED_PCLUSTERS, "-E dedupe");
+	if (plan->prefix_pos && tree->packed)
+		erofs_kneeds_add(&needs, EROFS_KF_PLAIN_XATTR_PREFIXES, "-E plain-xattr-prefixes");
 	erofs_kneeds_describe(&needs, text, sizeof(text));
 	printf("%s: %s\n", opts->image, text);
 }
@@ -556,6 +564,7 @@ int main(int argc, char **argv)
 		.force_gid = -1,
 		.inline_data = true,
 		.xattr_name_filter = true,
+		.sb_checksum = true,
 		.xattr_tolerance = 2,
 		.compact_2b = true,
 		.share_identical_files = true,

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stddef.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,52 +55,94 @@ int mkfs_parse_block_size(const char *arg, struct erofs_build_options *opts)
 	return -EINVAL;
 }
 
+/* -E words that set one flag of the options, as erofs-utils spells them */
+static const struct {
+	const char *word;
+	size_t flag;		/* offsetof a bool in struct erofs_build_options */
+	bool value;
+} flag_words[] = {
+#define FLAG(word, field, value) { word, offsetof(struct erofs_build_options, field), value }
+	FLAG("inline_data", inline_data, true),
+	FLAG("noinline_data", inline_data, false),
+	FLAG("^inline_data", inline_data, false),
+	FLAG("xattr-name-filter", xattr_name_filter, true),
+	FLAG("^xattr-name-filter", xattr_name_filter, false),
+	FLAG("ztailpacking", ztailpacking, true),
+	FLAG("48bit", layout_48bit, true),
+	FLAG("legacy-compress", legacy_index, true),	/* full 8-byte indexes */
+	FLAG("nosbcrc", sb_checksum, false),
+	FLAG("plain-xattr-prefixes", plain_xattr_prefixes, true),
+#undef FLAG
+};
+
+/* fragments[=BYTES] or all-fragments[=BYTES]; false if opt is neither */
+static bool parse_fragments(const char *opt, struct erofs_build_options *opts, int *err)
+{
+	const char *size = strchr(opt, '=');
+	size_t len = size ? (size_t)(size - opt) : strlen(opt);
+	int64_t v;
+
+	bool all = len == strlen("all-fragments") && !strncmp(opt, "all-fragments", len);
+
+	if (!all && !(len == strlen("fragments") && !strncmp(opt, "fragments", len)))
+		return false;
+	opts->fragments = true;
+	opts->all_fragments |= all;
+	*err = 0;
+	if (size && mkfs_parse_int64(size + 1, "packed inode pcluster size", 1,
+				     EROFS_PCLUSTER_MAX_SIZE, &v))
+		*err = -EINVAL;
+	else if (size)
+		opts->packed_pcluster_size = (uint32_t)v;
+	return true;
+}
+
+/* One -E word that is not a plain flag; false if unknown. */
+static bool parse_extended_word(const char *opt, struct erofs_build_options *opts, int *err)
+{
+	*err = 0;
+	if (!strcmp(opt, "force-inode-compact"))
+		opts->inode_form = EROFS_FORM_COMPACT;
+	else if (!strcmp(opt, "force-inode-extended"))
+		opts->inode_form = EROFS_FORM_EXTENDED;
+	else if (!strcmp(opt, "dedupe") || !strcmp(opt, "^dedupe"))
+		opts->dedupe = opt[0] != '^', opts->dedupe_declined = opt[0] == '^';
+	else if (!strcmp(opt, "dot-omitted"))
+		opts->layout_48bit = opts->dot_omitted = true;
+	else if (!strcmp(opt, "force-inode-blockmap"))
+		opts->chunk_form = EROFS_CHUNKS_BLOCKMAP;
+	else if (!strcmp(opt, "force-chunk-indexes"))
+		opts->chunk_form = EROFS_CHUNKS_INDEXES;
+	else if (!strcmp(opt, "fragdedupe") || !strcmp(opt, "fragdedupe=full"))
+		opts->fragdedupe = EROFS_FRAGDEDUPE_FULL;
+	else if (!strcmp(opt, "fragdedupe=inode"))
+		opts->fragdedupe = EROFS_FRAGDEDUPE_INODE;
+	else if (!strcmp(opt, "^fragdedupe"))
+		opts->fragdedupe = EROFS_FRAGDEDUPE_OFF;
+	else
+		return parse_fragments(opt, opts, err);
+	return true;
+}
+
 int mkfs_parse_extended(char *list, struct erofs_build_options *opts)
 {
 	for (char *save = NULL, *opt = strtok_r(list, ",", &save); opt;
 	     opt = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(opt, "force-inode-compact"))
-			opts->inode_form = EROFS_FORM_COMPACT;
-		else if (!strcmp(opt, "force-inode-extended"))
-			opts->inode_form = EROFS_FORM_EXTENDED;
-		else if (!strcmp(opt, "noinline_data") || !strcmp(opt, "^inline_data"))
-			opts->inline_data = false;
-		else if (!strcmp(opt, "inline_data"))
-			opts->inline_data = true;
-		else if (!strcmp(opt, "xattr-name-filter"))
-			opts->xattr_name_filter = true;
-		else if (!strcmp(opt, "^xattr-name-filter"))
-			opts->xattr_name_filter = false;
-		else if (!strcmp(opt, "dedupe"))
-			opts->dedupe = true, opts->dedupe_declined = false;
-		else if (!strcmp(opt, "^dedupe"))
-			opts->dedupe = false, opts->dedupe_declined = true;
-		else if (!strcmp(opt, "ztailpacking"))
-			opts->ztailpacking = true;
-		else if (!strcmp(opt, "fragments") || !strncmp(opt, "fragments=", 10) ||
-			 !strcmp(opt, "all-fragments") || !strncmp(opt, "all-fragments=", 14)) {
-			const char *size = strchr(opt, '=');
-			int64_t v;
+		size_t i = 0;
+		int err;
 
-			opts->fragments = true;
-			if (opt[0] == 'a')
-				opts->all_fragments = true;
-			if (size) {
-				if (mkfs_parse_int64(size + 1, "packed inode pcluster size", 1,
-						EROFS_PCLUSTER_MAX_SIZE, &v))
-					return -EINVAL;
-				opts->packed_pcluster_size = (uint32_t)v;
-			}
-		} else if (!strcmp(opt, "48bit"))
-			opts->layout_48bit = true;
-		else if (!strcmp(opt, "dot-omitted"))
-			opts->layout_48bit = opts->dot_omitted = true;
-		else if (!strcmp(opt, "legacy-compress"))
-			opts->legacy_index = true;	/* full 8-byte indexes */
-		else {
+		while (i < sizeof(flag_words) / sizeof(flag_words[0]) && strcmp(flag_words[i].word, opt))
+			i++;
+		if (i < sizeof(flag_words) / sizeof(flag_words[0])) {
+			*(bool *)((char *)opts + flag_words[i].flag) = flag_words[i].value;
+			continue;
+		}
+		if (!parse_extended_word(opt, opts, &err)) {
 			erofs_err("unknown extended option '%s'", opt);
 			return -EINVAL;
 		}
+		if (err)
+			return err;
 	}
 	return 0;
 }

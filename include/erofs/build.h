@@ -49,6 +49,20 @@ struct erofs_algorithm {
 	uint32_t dict_size;		/* lzma, deflate, zstd: bytes; 0 until resolved */
 };
 
+/* -E force-inode-blockmap / force-chunk-indexes (the later one wins) */
+enum erofs_chunk_form {
+	EROFS_CHUNKS_AUTO,	/* 4-byte block maps, 8-byte indexes with an extra device */
+	EROFS_CHUNKS_BLOCKMAP,	/* block maps: refused with an extra device */
+	EROFS_CHUNKS_INDEXES,	/* 8-byte indexes (device id, block) everywhere */
+};
+
+/* -E fragdedupe[=inode|full], ^fragdedupe: which fragments are stored once */
+enum erofs_fragdedupe {
+	EROFS_FRAGDEDUPE_FULL,	/* the default: a fragment that ends a stored one points there */
+	EROFS_FRAGDEDUPE_INODE,	/* only a whole file's fragment equal to a stored one */
+	EROFS_FRAGDEDUPE_OFF,	/* every fragment stored */
+};
+
 struct erofs_exclude {
 	char *path;		/* relative to the source root, or NULL */
 	regex_t regex;		/* used when path is NULL */
@@ -89,6 +103,9 @@ struct erofs_build_options {
 	/* layout */
 	bool inline_data;		/* tails inline with the inode (default) */
 	bool xattr_name_filter;		/* per-inode xattr name filters (default) */
+	bool sb_checksum;		/* COMPAT_SB_CHKSUM and its CRC (default; -E nosbcrc) */
+	bool plain_xattr_prefixes;	/* -E plain-xattr-prefixes: the long prefix table
+					 * in the image even with a packed inode */
 	const char **xattr_prefixes;	/* --xattr-prefix: long name prefixes, in order */
 	uint32_t nr_xattr_prefixes;
 	int xattr_tolerance;		/* -x: share values seen on more inodes; <0: no xattrs */
@@ -105,6 +122,7 @@ struct erofs_build_options {
 	bool fragments;			/* -E fragments: tails into the packed inode */
 	bool all_fragments;		/* -E all-fragments: whole files into it */
 	uint32_t packed_pcluster_size;	/* the packed inode's pclusters; 0: -C */
+	enum erofs_fragdedupe fragdedupe;
 	bool dedupe;			/* -E dedupe: identical pclusters (with -z) or
 					 * blocks (without: --chunksize of one block)
 					 * stored once */
@@ -123,6 +141,7 @@ struct erofs_build_options {
 	 */
 	bool share_identical_files;
 	unsigned int chunkbits;		/* --chunksize: log2 of the chunk size; 0 = off */
+	enum erofs_chunk_form chunk_form;
 	const char *blobdev;		/* --blobdev: every chunk goes to this extra device */
 	unsigned int workers;		/* compression threads */
 	struct erofs_compress_hint *hints;	/* first match wins */
@@ -157,6 +176,12 @@ struct erofs_build_options {
 static inline bool erofs_opts_extra_device(const struct erofs_build_options *opts)
 {
 	return opts->blobdev || (opts->tar_index && !opts->tar_mapfile);
+}
+
+/* Whether chunk-based files get 8-byte indexes rather than 4-byte block maps. */
+static inline bool erofs_opts_chunk_indexes(const struct erofs_build_options *opts)
+{
+	return erofs_opts_extra_device(opts) || opts->chunk_form == EROFS_CHUNKS_INDEXES;
 }
 
 #endif
