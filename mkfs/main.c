@@ -40,13 +40,14 @@ enum {
 	OPT_TAR, OPT_AUFS, OPT_OVLFS_STRIP, OPT_SORT, OPT_UNGZIP, OPT_UNXZ, OPT_UNZSTD,
 	OPT_MAX_KERNEL,
 	/* erofs-utils 1.9.4 spellings */
-	OPT_ALL_TIME, OPT_PRESERVE_MTIME, OPT_ASYNC_QUEUE_LIMIT,
+	OPT_ALL_TIME, OPT_PRESERVE_MTIME, OPT_ASYNC_QUEUE_LIMIT, OPT_NETWORK_SOURCE,
 };
 
 /* What the command line says beyond the build options themselves. */
 struct mkfs_cmdline {
 	const char *max_kernel;		/* --max-kernel=X.Y */
 	bool build_time_only;		/* bare --mkfs-time: -T is the build time only */
+	const char *compress_hints;	/* read once -b and -C are known */
 };
 
 static const struct option long_options[] = {
@@ -63,6 +64,8 @@ static const struct option long_options[] = {
 	{ "all-time", no_argument, NULL, OPT_ALL_TIME },
 	{ "preserve-mtime", no_argument, NULL, OPT_PRESERVE_MTIME },
 	{ "async-queue-limit", required_argument, NULL, OPT_ASYNC_QUEUE_LIMIT },
+	{ "s3", optional_argument, NULL, OPT_NETWORK_SOURCE },
+	{ "oci", optional_argument, NULL, OPT_NETWORK_SOURCE },
 	{ "workers", required_argument, NULL, OPT_WORKERS },
 	{ "compress-hints", required_argument, NULL, OPT_COMPRESS_HINTS },
 	{ "chunksize", required_argument, NULL, OPT_CHUNKSIZE },
@@ -178,7 +181,7 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 			err = mkfs_parse_int64(optarg, "pcluster size", 1, EROFS_PCLUSTER_MAX_SIZE, &v);
 			opts->pcluster_size = (uint32_t)v;
 			break;
-		case OPT_COMPRESS_HINTS: err = mkfs_read_compress_hints(optarg, opts); break;
+		case OPT_COMPRESS_HINTS: cl->compress_hints = optarg; break;
 		case OPT_CHUNKSIZE:
 			err = mkfs_parse_int64(optarg, "chunk size", 512, (int64_t)1 << 40, &v);
 			if (!err && (v & (v - 1))) {
@@ -283,8 +286,13 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 			}
 			break;
 		case OPT_MAX_KERNEL: cl->max_kernel = optarg; break;
-		default:
-			mkfs_usage(stderr);
+		case OPT_NETWORK_SOURCE:
+			/* as an erofs-utils build without libcurl/S3 or OCI support */
+			erofs_err("%s: sources fetched over the network are not supported: "
+				  "fetch them first and give a directory or a tar", argv[optind - 1]);
+			return -EOPNOTSUPP;
+		default:	/* getopt named the option */
+			fputs("Try 'mkfs.erofs --help' for the options.\n", stderr);
 			return -EINVAL;
 		}
 		if (err)
@@ -307,12 +315,8 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 			  opts->all_fragments ? "all-fragments" : "fragments");
 		return -EINVAL;
 	}
-	for (size_t i = 0; i < opts->nr_hints; i++)
-		if (opts->hints[i].pcluster_size % (1u << opts->blkszbits)) {
-			erofs_err("--compress-hints: pcluster size %u is not a multiple of the "
-				  "block size %u", opts->hints[i].pcluster_size, 1u << opts->blkszbits);
-			return -EINVAL;
-		}
+	if (cl->compress_hints && mkfs_read_compress_hints(cl->compress_hints, opts))
+		return -EINVAL;
 	if (opts->chunkbits && (opts->chunkbits < opts->blkszbits ||
 				opts->chunkbits > opts->blkszbits + 31)) {
 		erofs_err("--chunksize: %llu is not between the block size and 2^31 blocks",
@@ -572,7 +576,7 @@ int main(int argc, char **argv)
 	struct erofs_tree tree = { .source_dirfd = -1 };
 	struct erofs_build_result result;
 	struct timespec start;
-	struct mkfs_cmdline cl = { NULL, false };
+	struct mkfs_cmdline cl = { NULL, false, NULL };
 	int err;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);

@@ -284,7 +284,11 @@ int mkfs_parse_compressor(const char *arg, struct erofs_build_options *opts)
 	return 0;
 }
 
-/* Reads --compress-hints FILE; sizes are checked once -b is known. */
+/*
+ * Reads --compress-hints FILE once -b and -C are known.  A size that is
+ * not a multiple of the block size gets -C's instead, with a warning
+ * naming the line, as erofs-utils does: the line still matches its files.
+ */
 int mkfs_read_compress_hints(const char *file, struct erofs_build_options *opts)
 {
 	FILE *f = fopen(file, "r");
@@ -319,6 +323,12 @@ int mkfs_read_compress_hints(const char *file, struct erofs_build_options *opts)
 			erofs_err("%s:%u: bad hint", file, lineno);
 			err = -EINVAL;
 			break;
+		}
+		if (size % (1u << opts->blkszbits)) {
+			erofs_warn("%s:%u: pcluster size %" PRId64 " is not a multiple of the block "
+				   "size %u: the line uses -C's %u bytes", file, lineno, size,
+				   1u << opts->blkszbits, opts->pcluster_size);
+			size = opts->pcluster_size;
 		}
 		bigger = realloc(opts->hints, (opts->nr_hints + 1) * sizeof(*bigger));
 		if (!bigger) {

@@ -23,7 +23,7 @@ int mkfs_parse_extended(char *list, struct erofs_build_options *opts);
 int mkfs_parse_algorithm(const char *arg, size_t len, struct erofs_algorithm *alg);
 /* -z: entries separated by ':', the first for HEAD1, the next for HEAD2. */
 int mkfs_parse_compressor(const char *arg, struct erofs_build_options *opts);
-/* --compress-hints=FILE: lines of BYTES [ALGORITHM-INDEX] REGEX. */
+/* --compress-hints=FILE: lines of BYTES [ALGORITHM-INDEX] REGEX, read after -b and -C. */
 int mkfs_read_compress_hints(const char *file, struct erofs_build_options *opts);
 /* -U: a UUID, "clear" or "random". */
 int mkfs_parse_uuid(const char *arg, struct erofs_build_options *opts);

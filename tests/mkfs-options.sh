@@ -134,6 +134,32 @@ check "a symlinked image path keeps its link" [ -L "$WORK/link.img" ]
 check "the symlink's target holds the image" [ "$(od -An -tx1 -j 1024 -N 4 "$WORK/images/target.img" | tr -d ' ')" = e2e1f5e0 ]
 
 # --help and --version; every option of --help is documented in the man page
+# a --compress-hints size that is not a multiple of the block size: warned
+# about by file and line, and the line uses -C's size (erofs-utils' leniency)
+printf '4096 \\.txt$\n6000 \\.log$\n' >"$WORK/odd-hints"
+printf '4096 \\.txt$\n65536 \\.log$\n' >"$WORK/c-hints"
+"$MKFS" --quiet -U clear -T0 -zlz4hc -C65536 --compress-hints="$WORK/odd-hints" "$WORK/odd.img" "$src" \
+	2>"$WORK/odd.err" && "$MKFS" --quiet -U clear -T0 -zlz4hc -C65536 \
+	--compress-hints="$WORK/c-hints" "$WORK/c.img" "$src"
+check "--compress-hints: an odd size is warned about by file and line" \
+	grep -q "odd-hints:2: pcluster size 6000 is not a multiple of the block size 4096" "$WORK/odd.err"
+check "--compress-hints: the odd line uses -C's size" cmp -s "$WORK/odd.img" "$WORK/c.img"
+
+# an option or -E word we lack fails the build, naming it, and writes nothing
+for argv in "--bogus-option" "-E bogus-word" "-E fragments,bogus-word -zlz4" "--s3=bucket" "--oci"; do
+	word=${argv#* }; word=${word#-E }; word=${word%% *}; word=${word#--}; word=${word%%=*}
+	word=${word#fragments,}
+	rm -f "$WORK/never.img"
+	rc=0
+	"$MKFS" $argv "$WORK/never.img" "$src" 2>"$WORK/never.err" || rc=$?
+	check "$argv: exit 1, naming $word" bash -c "[ $rc = 1 ] && grep -q -- '$word' '$WORK/never.err'"
+	check "$argv: no image left" [ ! -e "$WORK/never.img" ]
+done
+rc=0
+"$MKFS" "$WORK/never.img" "$src" --bogus-option 2>"$WORK/never.err" || rc=$?
+check "an unknown option after the positionals: exit 1, no image" \
+	bash -c "[ $rc = 1 ] && [ ! -e '$WORK/never.img' ] && grep -q bogus-option '$WORK/never.err'"
+
 # --version as scripts probing erofs-utils read it: the release after
 # "erofs-utils) ", and the algorithms built in
 for prog in "$MKFS" "$FSCK" "$DUMP"; do
