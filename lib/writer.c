@@ -475,6 +475,19 @@ int erofs_write_metadata(const struct erofs_build_options *opts, const struct er
 				(size_t)(plan->nr_blocks - plan->metabox->blkaddr) << plan->blkszbits);
 	if (!err)
 		err = erofs_seq_flush(&w.out);
+	/* --fsalignblks: zero blocks at the end, counted in the superblock
+	 * (and before a blob or tar mapped after the image) */
+	if (!err && opts->fsalign_blocks && plan->nr_blocks % opts->fsalign_blocks) {
+		uint64_t aligned = (uint64_t)plan->nr_blocks + opts->fsalign_blocks -
+				   plan->nr_blocks % opts->fsalign_blocks;
+
+		if (aligned > UINT32_MAX) {
+			erofs_err("--fsalignblks=%u: the image would pass 2^32 blocks",
+				  opts->fsalign_blocks);
+			err = -EFBIG;
+		}
+		plan->nr_blocks = (uint32_t)aligned;
+	}
 	if (!err)
 		err = erofs_image_resize(img, (uint64_t)plan->nr_blocks << plan->blkszbits);
 	/* the superblock lies inside the first metadata block: written last */

@@ -41,6 +41,7 @@ enum {
 	OPT_MAX_KERNEL,
 	/* erofs-utils 1.9.4 spellings */
 	OPT_ALL_TIME, OPT_PRESERVE_MTIME, OPT_ASYNC_QUEUE_LIMIT, OPT_NETWORK_SOURCE,
+	OPT_FSALIGNBLKS,
 };
 
 /* What the command line says beyond the build options themselves. */
@@ -64,6 +65,7 @@ static const struct option long_options[] = {
 	{ "all-time", no_argument, NULL, OPT_ALL_TIME },
 	{ "preserve-mtime", no_argument, NULL, OPT_PRESERVE_MTIME },
 	{ "async-queue-limit", required_argument, NULL, OPT_ASYNC_QUEUE_LIMIT },
+	{ "fsalignblks", required_argument, NULL, OPT_FSALIGNBLKS },
 	{ "s3", optional_argument, NULL, OPT_NETWORK_SOURCE },
 	{ "oci", optional_argument, NULL, OPT_NETWORK_SOURCE },
 	{ "workers", required_argument, NULL, OPT_WORKERS },
@@ -125,9 +127,11 @@ static int check_tar_index(struct erofs_build_options *opts, int nr_args)
 		return -EINVAL;
 	}
 	if (opts->compressor != EROFS_COMPRESS_NONE || opts->chunkbits || opts->blobdev ||
-	    opts->fragments || opts->dedupe || opts->block_list_file || opts->tar_decoder) {
+	    opts->fragments || opts->dedupe || opts->block_list_file ||
+	    (opts->tar_decoder && !opts->tar_dump_file)) {
 		erofs_err("--tar=i keeps file data in the tar as it is: no -z, --chunksize, "
-			  "--blobdev, -E fragments or dedupe, --block-list-file or --un*");
+			  "--blobdev, -E fragments or dedupe, --block-list-file, or --un* "
+			  "without =FILE for the decoded tar");
 		return -EINVAL;
 	}
 	if (!opts->tar_mapfile && opts->blkszbits != EROFS_MAX_BLKSZBITS &&
@@ -278,14 +282,15 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 		case OPT_UNGZIP: case OPT_UNXZ: case OPT_UNZSTD:
 			opts->tar_decoder = c == OPT_UNGZIP ? EROFS_TAR_GZIP :
 					    c == OPT_UNXZ ? EROFS_TAR_XZ : EROFS_TAR_ZSTD;
-			if (optarg) {
-				erofs_err("--%s=%s: dumping the decoded stream is not supported",
-					  c == OPT_UNGZIP ? "ungzip" : c == OPT_UNXZ ? "unxz" : "unzstd",
-					  optarg);
-				err = -EINVAL;
-			}
+			/* =FILE: the decoded tar kept there too (with --tar=i, the
+			 * extra device the index points into) */
+			opts->tar_dump_file = optarg;
 			break;
 		case OPT_MAX_KERNEL: cl->max_kernel = optarg; break;
+		case OPT_FSALIGNBLKS:
+			err = mkfs_parse_int64(optarg, "--fsalignblks block count", 1, INT32_MAX, &v);
+			opts->fsalign_blocks = (uint32_t)v;
+			break;
 		case OPT_NETWORK_SOURCE:
 			/* as an erofs-utils build without libcurl/S3 or OCI support */
 			erofs_err("%s: sources fetched over the network are not supported: "

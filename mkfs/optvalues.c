@@ -190,6 +190,28 @@ static int check_dict_size(const struct erofs_codec_info *info, const char *text
 }
 
 /*
+ * -z lzma,lc=N,lp=N,pb=N (erofs-utils' "LZMA advanced options"), with the
+ * bounds of liblzma and of Linux's MicroLZMA decoder: each 0-4, lc + lp 4
+ * at most (checked once the entry is read).
+ */
+static int parse_lzma_bits(const char *name, const char *value, struct erofs_algorithm *alg)
+{
+	int64_t v;
+	uint8_t bit = name[1] == 'c' ? EROFS_LZMA_LC : name[1] == 'p' ? EROFS_LZMA_LP : EROFS_LZMA_PB;
+
+	if (mkfs_parse_int64(value, name, 0, 4, &v))
+		return -EINVAL;
+	alg->lzma_bits_given |= bit;
+	if (bit == EROFS_LZMA_LC)
+		alg->lzma_lc = (uint8_t)v;
+	else if (bit == EROFS_LZMA_LP)
+		alg->lzma_lp = (uint8_t)v;
+	else
+		alg->lzma_pb = (uint8_t)v;
+	return 0;
+}
+
+/*
  * One -z entry, as erofs-utils spells it: NAME[,level=N][,dictsize=BYTES],
  * and NAME,N for the level too (-zlz4hc,12).
  */
@@ -205,7 +227,7 @@ int mkfs_parse_algorithm(const char *arg, size_t len, struct erofs_algorithm *al
 			  (int)len, arg);
 		return -EOPNOTSUPP;
 	}
-	*alg = (struct erofs_algorithm){ info->kind, info->level_default, 0 };
+	*alg = (struct erofs_algorithm){ .kind = info->kind, .level = info->level_default };
 	while (comma) {
 		const char *from = comma + 1;
 		size_t n;
@@ -232,8 +254,15 @@ int mkfs_parse_algorithm(const char *arg, size_t len, struct erofs_algorithm *al
 			alg->dict_size = (uint32_t)bytes;
 			continue;
 		}
+		if (value && info->kind == EROFS_COMPRESS_LZMA &&
+		    (!strcmp(opt, "lc") || !strcmp(opt, "lp") || !strcmp(opt, "pb"))) {
+			if (parse_lzma_bits(opt, value, alg))
+				return -EINVAL;
+			continue;
+		}
 		if (value && strcmp(opt, "level")) {
-			erofs_err("-z %s: unknown option '%s' (level= or dictsize=)", info->name, opt);
+			erofs_err("-z %s: unknown option '%s' (level=, dictsize=%s)", info->name, opt,
+				  info->kind == EROFS_COMPRESS_LZMA ? ", lc=, lp=, pb=" : "");
 			return -EINVAL;
 		}
 		if (info->level_max == 0) {
@@ -250,6 +279,12 @@ int mkfs_parse_algorithm(const char *arg, size_t len, struct erofs_algorithm *al
 		}
 		/* lz4hc level 0 is liblz4's default, 9 */
 		alg->level = info->kind == EROFS_COMPRESS_LZ4HC && !level ? 9 : (int)level;
+	}
+	/* an unset lc or lp is the preset's: 3 and 0 at every level */
+	if ((alg->lzma_bits_given & EROFS_LZMA_LC ? alg->lzma_lc : 3) +
+	    (alg->lzma_bits_given & EROFS_LZMA_LP ? alg->lzma_lp : 0) > 4) {
+		erofs_err("-z %.*s: lc + lp must not exceed 4", (int)len, arg);
+		return -EINVAL;
 	}
 	return 0;
 }

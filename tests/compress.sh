@@ -236,7 +236,7 @@ expect_failure "lzma dictionary" "want 4096 to 8388608" \
 	"$MKFS" -z lzma,dictsize=16m "$WORK/b.img" "$tree"
 expect_failure "lz4 level" "-z lz4: takes no level" "$MKFS" -z lz4,3 "$WORK/b.img" "$tree"
 expect_failure "unknown -z option" "unknown option 'lc'" \
-	"$MKFS" -z lzma,lc=3 "$WORK/b.img" "$tree"
+	"$MKFS" -z zstd,lc=3 "$WORK/b.img" "$tree"
 expect_failure "too many algorithms" "at most 4 algorithms" "$MKFS" -z lz4:lz4:lz4:lz4:lz4 "$WORK/b.img" "$tree"
 expect_failure "lz4hc level" "invalid compression level '13'" "$MKFS" -z lz4hc,13 "$WORK/b.img" "$tree"
 expect_failure "pcluster not a block multiple" "multiple of the block size" "$MKFS" -z lz4 -C 5000 "$WORK/b.img" "$tree"

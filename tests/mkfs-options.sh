@@ -105,6 +105,24 @@ if command -v tar >/dev/null; then
 	"$MKFS" --quiet -U clear -T0 --tar "$WORK/tarbare.img" <"$WORK/src.tar" &&
 		"$MKFS" --quiet -U clear -T0 --tar=f "$WORK/tarf.img" "$WORK/src.tar"
 	check "bare --tar reads the tar as --tar=f does" cmp -s "$WORK/tarbare.img" "$WORK/tarf.img"
+	# --ungzip=FILE / --unxz=FILE keep the decoded tar: the same bytes as the
+	# tar, the same image; with --tar=i the index points into that file
+	gzip -c "$WORK/src.tar" >"$WORK/src.tar.gz"
+	"$MKFS" --quiet -U clear -T0 --tar=f --ungzip="$WORK/raw.tar" "$WORK/tarz.img" <"$WORK/src.tar.gz"
+	check "--ungzip=FILE: FILE is the decoded tar" cmp -s "$WORK/raw.tar" "$WORK/src.tar"
+	check "--ungzip=FILE: the same image as from the plain tar" cmp -s "$WORK/tarz.img" "$WORK/tarf.img"
+	if command -v xz >/dev/null; then
+		xz -c "$WORK/src.tar" >"$WORK/src.tar.xz"
+		"$MKFS" --quiet -U clear -T0 --tar --unxz="$WORK/rawxz.tar" "$WORK/tarxz.img" "$WORK/src.tar.xz"
+		check "--unxz=FILE: FILE is the decoded tar" cmp -s "$WORK/rawxz.tar" "$WORK/src.tar"
+	fi
+	"$MKFS" --quiet -U clear --tar=i --ungzip="$WORK/idx.tar" "$WORK/idx.img" "$WORK/src.tar.gz"
+	"$MKFS" --quiet -U clear --tar=i "$WORK/idx-plain.img" "$WORK/src.tar"
+	check "--tar=i --ungzip=FILE: the index of the plain tar, FILE its device" bash -c \
+		"cmp -s '$WORK/idx.img' '$WORK/idx-plain.img' && cmp -s '$WORK/idx.tar' '$WORK/src.tar' &&
+		 '$FSCK' --device='$WORK/idx.tar' '$WORK/idx.img' >/dev/null"
+	check "--tar=i --ungzip without =FILE is refused" bash -c \
+		"! '$MKFS' --quiet --tar=i --ungzip '$WORK/never.img' '$WORK/src.tar.gz' 2>/dev/null"
 fi
 # --workers=0 is one per CPU (erofs-utils' spelling): the same image as 1
 "$MKFS" --quiet -U clear -T0 -zlz4hc --workers=0 "$WORK/w0.img" "$src" &&
@@ -134,6 +152,31 @@ check "a symlinked image path keeps its link" [ -L "$WORK/link.img" ]
 check "the symlink's target holds the image" [ "$(od -An -tx1 -j 1024 -N 4 "$WORK/images/target.img" | tr -d ' ')" = e2e1f5e0 ]
 
 # --help and --version; every option of --help is documented in the man page
+# -z lzma,lc=N,lp=N,pb=N: the stream's first byte is the inverted
+# properties byte (pb * 5 + lp) * 9 + lc, as erofs-utils writes it
+# (text that fills the first pcluster, so no zero padding comes before it)
+mkdir -p "$WORK/lzma-src"
+head -c 300000 /dev/urandom | base64 >"$WORK/lzma-src/numbers"
+for bits in "" ",lc=0,lp=4,pb=4" ",lc=1,lp=2,pb=1"; do
+	"$MKFS" --quiet -U clear -T0 -zlzma$bits -C 65536 "$WORK/lzma.img" "$WORK/lzma-src"
+	first=$("$DUMP" -e --path=/numbers "$WORK/lzma.img" |
+		awk '/# lzma/ { for (k = 1; k <= NF; k++) if ($k == ":") { split($(k + 1), a, "\\.\\."); print a[1]; exit } }')
+	lc=3 lp=0 pb=2
+	for kv in ${bits//,/ }; do eval "${kv%%=*}=${kv#*=}"; done
+	check "-z lzma$bits: properties byte of lc $lc lp $lp pb $pb" \
+		[ "$(od -An -tu1 -j "$first" -N1 "$WORK/lzma.img" | tr -d ' ')" = $((255 - ((pb * 5 + lp) * 9 + lc))) ]
+	rm -rf "$WORK/lzma-x"
+	check "-z lzma$bits: extracts to the source" bash -c \
+		"'$FSCK' --extract='$WORK/lzma-x' '$WORK/lzma.img' >/dev/null && cmp -s '$WORK/lzma-x/numbers' '$WORK/lzma-src/numbers'"
+done
+check "-z lzma,lc=3,lp=2 refused (lc + lp > 4)" bash -c "! '$MKFS' --quiet -zlzma,lc=3,lp=2 '$WORK/bad.img' '$src' 2>/dev/null"
+
+# --fsalignblks=N: the image's block count (file and superblock) a multiple of N
+"$MKFS" --quiet -U clear -T0 --fsalignblks=8 "$WORK/aligned.img" "$src"
+blocks=$(od -An -tu4 -j $((1024 + 0x24)) -N4 "$WORK/aligned.img" | tr -d ' ')
+check "--fsalignblks=8: $blocks blocks, the file as long" bash -c \
+	"[ $((blocks % 8)) = 0 ] && [ $(stat -c %s "$WORK/aligned.img") = $((blocks * 4096)) ] && '$FSCK' '$WORK/aligned.img' >/dev/null"
+
 # a --compress-hints size that is not a multiple of the block size: warned
 # about by file and line, and the line uses -C's size (erofs-utils' leniency)
 printf '4096 \\.txt$\n6000 \\.log$\n' >"$WORK/odd-hints"

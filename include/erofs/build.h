@@ -47,7 +47,15 @@ struct erofs_algorithm {
 	enum erofs_compressor_kind kind;
 	int level;			/* the codec's own scale, default filled in */
 	uint32_t dict_size;		/* lzma, deflate, zstd: bytes; 0 until resolved */
+	/* -z lzma,lc=N,lp=N,pb=N: liblzma's literal context, literal position
+	 * and position bits instead of the level's; the stream's first byte
+	 * records them, so readers need nothing more */
+	uint8_t lzma_bits_given;	/* EROFS_LZMA_LC | _LP | _PB */
+	uint8_t lzma_lc, lzma_lp, lzma_pb;
 };
+#define EROFS_LZMA_LC	1u
+#define EROFS_LZMA_LP	2u
+#define EROFS_LZMA_PB	4u
 
 /* -E force-inode-blockmap / force-chunk-indexes (the later one wins) */
 enum erofs_chunk_form {
@@ -144,6 +152,7 @@ struct erofs_build_options {
 	enum erofs_chunk_form chunk_form;
 	const char *blobdev;		/* --blobdev: every chunk goes to this extra device */
 	unsigned int workers;		/* compression threads */
+	uint32_t fsalign_blocks;	/* --fsalignblks: image size a multiple of it; 0: off */
 	struct erofs_compress_hint *hints;	/* first match wins */
 	size_t nr_hints;
 
@@ -164,6 +173,7 @@ struct erofs_build_options {
 	/* tar input (lib/tarsrc.c): --tar=f; source is the tar file, NULL: stdin */
 	bool tar;
 	enum erofs_tar_decoder tar_decoder;	/* --ungzip, --unxz, --unzstd */
+	const char *tar_dump_file;	/* --ungzip=FILE...: the decoded tar written there too */
 	bool aufs;			/* --aufs: .wh. files become overlayfs whiteouts */
 	bool ovlfs_strip;		/* --ovlfs-strip=1: no whiteouts, no opaque xattrs */
 	bool tar_sort_none;		/* --sort=none: data in the tar's order */
