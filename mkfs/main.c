@@ -41,7 +41,7 @@ enum {
 	OPT_MAX_KERNEL,
 	/* erofs-utils 1.9.4 spellings */
 	OPT_ALL_TIME, OPT_PRESERVE_MTIME, OPT_ASYNC_QUEUE_LIMIT, OPT_NETWORK_SOURCE,
-	OPT_FSALIGNBLKS,
+	OPT_FSALIGNBLKS, OPT_ZFEATURE_BITS,
 };
 
 /* What the command line says beyond the build options themselves. */
@@ -66,6 +66,7 @@ static const struct option long_options[] = {
 	{ "preserve-mtime", no_argument, NULL, OPT_PRESERVE_MTIME },
 	{ "async-queue-limit", required_argument, NULL, OPT_ASYNC_QUEUE_LIMIT },
 	{ "fsalignblks", required_argument, NULL, OPT_FSALIGNBLKS },
+	{ "zfeature-bits", required_argument, NULL, OPT_ZFEATURE_BITS },
 	{ "s3", optional_argument, NULL, OPT_NETWORK_SOURCE },
 	{ "oci", optional_argument, NULL, OPT_NETWORK_SOURCE },
 	{ "workers", required_argument, NULL, OPT_WORKERS },
@@ -291,6 +292,7 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 			err = mkfs_parse_int64(optarg, "--fsalignblks block count", 1, INT32_MAX, &v);
 			opts->fsalign_blocks = (uint32_t)v;
 			break;
+		case OPT_ZFEATURE_BITS: err = mkfs_parse_zfeature_bits(optarg, opts); break;
 		case OPT_NETWORK_SOURCE:
 			/* as an erofs-utils build without libcurl/S3 or OCI support */
 			erofs_err("%s: sources fetched over the network are not supported: "

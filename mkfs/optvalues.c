@@ -147,6 +147,37 @@ int mkfs_parse_extended(char *list, struct erofs_build_options *opts)
 	return 0;
 }
 
+int mkfs_parse_zfeature_bits(const char *arg, struct erofs_build_options *opts)
+{
+	/* bit n turns on words[n]; a clear bit turns nothing off (erofs-utils' order) */
+	static const char *const words[] = {
+		"legacy-compress", "ztailpacking", "fragments", "all-fragments",
+		"dedupe", "fragdedupe", "48bit", "dot-omitted",
+	};
+	const unsigned int nr_words = sizeof(words) / sizeof(words[0]);
+	char word[32];
+	int64_t bits;
+
+	if (mkfs_parse_int64(arg, "--zfeature-bits", 0, INT32_MAX, &bits))
+		return -EINVAL;
+	if (bits >> nr_words) {
+		erofs_err("--zfeature-bits=%s: bit %u is no feature (bits 0-%u: %s ... %s)", arg,
+			  (unsigned int)(63 - __builtin_clzll((unsigned long long)bits)), nr_words - 1,
+			  words[0], words[nr_words - 1]);
+		return -EINVAL;
+	}
+	for (unsigned int n = 0; n < nr_words; n++) {
+		int err;
+
+		if (!(bits & (1 << n)))
+			continue;
+		snprintf(word, sizeof(word), "%s", words[n]);
+		if ((err = mkfs_parse_extended(word, opts)))
+			return err;
+	}
+	return 0;
+}
+
 /* "N", "Nk" or "Nm" bytes into out; false if not a number. */
 static bool parse_bytes(const char *text, uint64_t *out)
 {

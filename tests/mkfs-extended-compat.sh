@@ -128,6 +128,17 @@ done
 "$MKFS" --quiet -U clear -T0 -zlz4hc -E all-fragments --workers=3 "$WORK/fd3.img" "$fsrc"
 cmp -s "$WORK/fd.img" "$WORK/fd3.img" && pass "fragdedupe=full: the same image with --workers=3" ||
 	fail "fragdedupe=full: the image depends on --workers"
+# --zfeature-bits: bit n turns on erofs-utils' n-th -E word
+for pair in "6 ztailpacking,fragments" "65 legacy-compress,48bit" "17 legacy-compress,dedupe" \
+	    "40 all-fragments,fragdedupe"; do
+	"$MKFS" --quiet -U clear -T0 -zlz4hc --zfeature-bits="${pair%% *}" "$WORK/zb.img" "$fsrc"
+	"$MKFS" --quiet -U clear -T0 -zlz4hc -E "${pair#* }" "$WORK/ze.img" "$fsrc"
+	cmp -s "$WORK/zb.img" "$WORK/ze.img" && pass "--zfeature-bits=${pair%% *} is -E ${pair#* }" ||
+		fail "--zfeature-bits=${pair%% *} is not -E ${pair#* }"
+done
+rm -f "$WORK/refused.img"
+expect_failure "--zfeature-bits=256 is refused" 'bit 8' \
+	"$MKFS" --quiet -zlz4hc --zfeature-bits=256 "$WORK/refused.img" "$fsrc"
 # against erofs-utils: -E fragments (tails) shares as much as it does
 if [ -x "$REF_MKFS" ]; then
 	for mode in "" ",^fragdedupe"; do
