@@ -41,7 +41,7 @@ enum {
 	OPT_MAX_KERNEL,
 	/* erofs-utils 1.9.4 spellings */
 	OPT_ALL_TIME, OPT_PRESERVE_MTIME, OPT_ASYNC_QUEUE_LIMIT, OPT_NETWORK_SOURCE,
-	OPT_FSALIGNBLKS, OPT_ZFEATURE_BITS,
+	OPT_FSALIGNBLKS, OPT_ZFEATURE_BITS, OPT_OFFSET,
 };
 
 /* What the command line says beyond the build options themselves. */
@@ -67,6 +67,7 @@ static const struct option long_options[] = {
 	{ "async-queue-limit", required_argument, NULL, OPT_ASYNC_QUEUE_LIMIT },
 	{ "fsalignblks", required_argument, NULL, OPT_FSALIGNBLKS },
 	{ "zfeature-bits", required_argument, NULL, OPT_ZFEATURE_BITS },
+	{ "offset", required_argument, NULL, OPT_OFFSET },
 	{ "s3", optional_argument, NULL, OPT_NETWORK_SOURCE },
 	{ "oci", optional_argument, NULL, OPT_NETWORK_SOURCE },
 	{ "workers", required_argument, NULL, OPT_WORKERS },
@@ -293,6 +294,10 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 			opts->fsalign_blocks = (uint32_t)v;
 			break;
 		case OPT_ZFEATURE_BITS: err = mkfs_parse_zfeature_bits(optarg, opts); break;
+		case OPT_OFFSET:
+			err = mkfs_parse_int64(optarg, "--offset bytes", 0, INT64_MAX / 2, &v);
+			opts->image_offset = (uint64_t)v;
+			break;
 		case OPT_NETWORK_SOURCE:
 			/* as an erofs-utils build without libcurl/S3 or OCI support */
 			erofs_err("%s: sources fetched over the network are not supported: "

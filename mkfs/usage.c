@@ -83,6 +83,7 @@ void mkfs_usage(FILE *out)
 	      "                         of zeros (holes) not at all; a power of two >= -b\n"
 	      " --blobdev=X             with --chunksize: every file's chunks go to X, an\n"
 	      "                         extra device (mount with -o device=, fsck --device=)\n"
+	      " --offset=#              write the image # bytes into IMAGE (zeros before it)\n"
 	      " --zfeature-bits=#       turn on -E words by bit: 0 legacy-compress,\n"
 	      "                         1 ztailpacking, 2 fragments, 3 all-fragments, 4 dedupe,\n"
 	      "                         5 fragdedupe, 6 48bit, 7 dot-omitted (erofs-utils' order)\n"

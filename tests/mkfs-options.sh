@@ -177,6 +177,15 @@ blocks=$(od -An -tu4 -j $((1024 + 0x24)) -N4 "$WORK/aligned.img" | tr -d ' ')
 check "--fsalignblks=8: $blocks blocks, the file as long" bash -c \
 	"[ $((blocks % 8)) = 0 ] && [ $(stat -c %s "$WORK/aligned.img") = $((blocks * 4096)) ] && '$FSCK' '$WORK/aligned.img' >/dev/null"
 
+# --offset=N: zeros, then the image; fsck.erofs --offset reads it
+head -c 100000 /dev/zero | tr '\0' A >"$WORK/offset.img"
+"$MKFS" --quiet -U clear -T0 --offset=8192 "$WORK/offset.img" "$src" &&
+	"$MKFS" --quiet -U clear -T0 "$WORK/nooffset.img" "$src"
+check "--offset=8192: 8192 zero bytes, then the image as without it" bash -c \
+	"cmp -s <(head -c 8192 '$WORK/offset.img') <(head -c 8192 /dev/zero) &&
+	 cmp -s <(tail -c +8193 '$WORK/offset.img') '$WORK/nooffset.img'"
+check "--offset=8192: fsck.erofs --offset=8192 checks it" "$FSCK" --offset=8192 "$WORK/offset.img"
+
 # a --compress-hints size that is not a multiple of the block size: warned
 # about by file and line, and the line uses -C's size (erofs-utils' leniency)
 printf '4096 \\.txt$\n6000 \\.log$\n' >"$WORK/odd-hints"

@@ -79,6 +79,7 @@ struct erofs_exclude {
 struct erofs_build_options {
 	const char *source;		/* directory to image */
 	const char *image;		/* output path */
+	uint64_t image_offset;		/* --offset: bytes before the image in it */
 	unsigned int blkszbits;
 	int debug_level;
 	bool quiet;
