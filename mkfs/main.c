@@ -41,7 +41,7 @@ enum {
 	OPT_MAX_KERNEL,
 	/* erofs-utils 1.9.4 spellings */
 	OPT_ALL_TIME, OPT_PRESERVE_MTIME, OPT_ASYNC_QUEUE_LIMIT, OPT_NETWORK_SOURCE,
-	OPT_FSALIGNBLKS, OPT_ZFEATURE_BITS, OPT_OFFSET,
+	OPT_FSALIGNBLKS, OPT_ZFEATURE_BITS, OPT_OFFSET, OPT_ROOT_XATTR_ISIZE,
 };
 
 /* What the command line says beyond the build options themselves. */
@@ -68,6 +68,7 @@ static const struct option long_options[] = {
 	{ "fsalignblks", required_argument, NULL, OPT_FSALIGNBLKS },
 	{ "zfeature-bits", required_argument, NULL, OPT_ZFEATURE_BITS },
 	{ "offset", required_argument, NULL, OPT_OFFSET },
+	{ "root-xattr-isize", required_argument, NULL, OPT_ROOT_XATTR_ISIZE },
 	{ "s3", optional_argument, NULL, OPT_NETWORK_SOURCE },
 	{ "oci", optional_argument, NULL, OPT_NETWORK_SOURCE },
 	{ "workers", required_argument, NULL, OPT_WORKERS },
@@ -294,6 +295,12 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 			opts->fsalign_blocks = (uint32_t)v;
 			break;
 		case OPT_ZFEATURE_BITS: err = mkfs_parse_zfeature_bits(optarg, opts); break;
+		case OPT_ROOT_XATTR_ISIZE:
+			/* the header and 0xFFFE four-byte units at most (h_icount) */
+			err = mkfs_parse_int64(optarg, "--root-xattr-isize bytes", 0,
+					       EROFS_XATTR_IBODY_HEADER_SIZE + 4 * 0xFFFE, &v);
+			opts->root_xattr_isize = (uint32_t)v;
+			break;
 		case OPT_OFFSET:
 			err = mkfs_parse_int64(optarg, "--offset bytes", 0, INT64_MAX / 2, &v);
 			opts->image_offset = (uint64_t)v;

@@ -83,6 +83,8 @@ void mkfs_usage(FILE *out)
 	      "                         of zeros (holes) not at all; a power of two >= -b\n"
 	      " --blobdev=X             with --chunksize: every file's chunks go to X, an\n"
 	      "                         extra device (mount with -o device=, fsck --device=)\n"
+	      " --root-xattr-isize=#    the root's inline xattrs take # bytes at least\n"
+	      "                         (zero padded: room to add xattrs in place later)\n"
 	      " --offset=#              write the image # bytes into IMAGE (zeros before it)\n"
 	      " --zfeature-bits=#       turn on -E words by bit: 0 legacy-compress,\n"
 	      "                         1 ztailpacking, 2 fragments, 3 all-fragments, 4 dedupe,\n"

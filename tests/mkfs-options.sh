@@ -177,6 +177,20 @@ blocks=$(od -An -tu4 -j $((1024 + 0x24)) -N4 "$WORK/aligned.img" | tr -d ' ')
 check "--fsalignblks=8: $blocks blocks, the file as long" bash -c \
 	"[ $((blocks % 8)) = 0 ] && [ $(stat -c %s "$WORK/aligned.img") = $((blocks * 4096)) ] && '$FSCK' '$WORK/aligned.img' >/dev/null"
 
+# --root-xattr-isize=N: the root's inline xattrs take N bytes (rounded to 4),
+# zero padded, with or without xattrs of its own; readers skip the padding
+"$MKFS" --quiet -U clear -T0 "$WORK/rootx-plain.img" "$src"
+"$FSCK" --extract="$WORK/rootx-plain" "$WORK/rootx-plain.img" >/dev/null
+for n in 100 301; do
+	"$MKFS" --quiet -U clear -T0 --root-xattr-isize=$n "$WORK/rootx.img" "$src"
+	root_isize=$(( 12 + 4 * ($(od -An -tu2 -j $((1152 + 2)) -N2 "$WORK/rootx.img" | tr -d ' ') - 1) ))
+	check "--root-xattr-isize=$n: the root's xattrs take $root_isize bytes" \
+		[ "$root_isize" = $(((n + 3) / 4 * 4)) ]
+	rm -rf "$WORK/rootx"
+	check "--root-xattr-isize=$n: extracts to the tree" bash -c \
+		"'$FSCK' --extract='$WORK/rootx' '$WORK/rootx.img' >/dev/null && '$MANIFEST' '$WORK/rootx' | diff -q - <('$MANIFEST' '$WORK/rootx-plain') >/dev/null"
+done
+
 # --offset=N: zeros, then the image; fsck.erofs --offset reads it
 head -c 100000 /dev/zero | tr '\0' A >"$WORK/offset.img"
 "$MKFS" --quiet -U clear -T0 --offset=8192 "$WORK/offset.img" "$src" &&

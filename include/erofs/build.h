@@ -118,6 +118,8 @@ struct erofs_build_options {
 	const char **xattr_prefixes;	/* --xattr-prefix: long name prefixes, in order */
 	uint32_t nr_xattr_prefixes;
 	int xattr_tolerance;		/* -x: share values seen on more inodes; <0: no xattrs */
+	uint32_t root_xattr_isize;	/* --root-xattr-isize: the root's inline xattrs
+					 * take at least these bytes (zero padded) */
 
 	/* compression (-z, -C, -E legacy-compress) */
 	enum erofs_compressor_kind compressor;	/* the first -z algorithm; NONE: no -z */
