@@ -41,7 +41,8 @@ enum {
 	OPT_MAX_KERNEL,
 	/* erofs-utils 1.9.4 spellings */
 	OPT_ALL_TIME, OPT_PRESERVE_MTIME, OPT_ASYNC_QUEUE_LIMIT, OPT_NETWORK_SOURCE,
-	OPT_FSALIGNBLKS, OPT_ZFEATURE_BITS, OPT_OFFSET, OPT_ROOT_XATTR_ISIZE,
+	OPT_FSALIGNBLKS, OPT_ZFEATURE_BITS, OPT_OFFSET, OPT_ROOT_XATTR_ISIZE, OPT_CLEAN,
+	OPT_NOT_YET,
 };
 
 /* What the command line says beyond the build options themselves. */
@@ -69,6 +70,18 @@ static const struct option long_options[] = {
 	{ "zfeature-bits", required_argument, NULL, OPT_ZFEATURE_BITS },
 	{ "offset", required_argument, NULL, OPT_OFFSET },
 	{ "root-xattr-isize", required_argument, NULL, OPT_ROOT_XATTR_ISIZE },
+	{ "clean", optional_argument, NULL, OPT_CLEAN },
+	{ "unlzma", optional_argument, NULL, OPT_UNXZ },
+	/* erofs-utils 1.9.4 options not implemented here yet: refused by name,
+	 * so a script learns why instead of reading "unrecognized" */
+	{ "zD", optional_argument, NULL, OPT_NOT_YET },
+	{ "MZ", optional_argument, NULL, OPT_NOT_YET },
+	{ "xattr-inode-digest", optional_argument, NULL, OPT_NOT_YET },
+	{ "max-extent-bytes", required_argument, NULL, OPT_NOT_YET },
+	{ "gzinfo", optional_argument, NULL, OPT_NOT_YET },
+	{ "dsunit", required_argument, NULL, OPT_NOT_YET },
+	{ "vmdk-desc", required_argument, NULL, OPT_NOT_YET },
+	{ "incremental", optional_argument, NULL, OPT_NOT_YET },
 	{ "s3", optional_argument, NULL, OPT_NETWORK_SOURCE },
 	{ "oci", optional_argument, NULL, OPT_NETWORK_SOURCE },
 	{ "workers", required_argument, NULL, OPT_WORKERS },
@@ -262,8 +275,10 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 					err = -EINVAL;
 				}
 			} else {
-				erofs_err("--tar=%s: expected f (a full image), i (an index of the "
-					  "tar, its extra device) or i,MAPFILE", optarg);
+				erofs_err(!strcmp(optarg, "headerball")
+					  ? "--tar=%s: header-only tar streams are not implemented yet"
+					  : "--tar=%s: expected f (a full image), i (an index of the "
+					    "tar, its extra device) or i,MAPFILE", optarg);
 				err = -EINVAL;
 			}
 			break;
@@ -305,6 +320,17 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 			err = mkfs_parse_int64(optarg, "--offset bytes", 0, INT64_MAX / 2, &v);
 			opts->image_offset = (uint64_t)v;
 			break;
+		case OPT_CLEAN:		/* a full build, the only kind made here */
+			if (optarg && strcmp(optarg, "data")) {
+				erofs_err("--clean=%s: only a full build with its data (--clean, "
+					  "--clean=data) is made by this mkfs.erofs", optarg);
+				return -EOPNOTSUPP;
+			}
+			break;
+		case OPT_NOT_YET:
+			erofs_err("%s: an erofs-utils 1.9.4 option this mkfs.erofs does not "
+				  "implement yet; nothing written", argv[optind - 1]);
+			return -EOPNOTSUPP;
 		case OPT_NETWORK_SOURCE:
 			/* as an erofs-utils build without libcurl/S3 or OCI support */
 			erofs_err("%s: sources fetched over the network are not supported: "

@@ -212,7 +212,10 @@ check "--compress-hints: an odd size is warned about by file and line" \
 check "--compress-hints: the odd line uses -C's size" cmp -s "$WORK/odd.img" "$WORK/c.img"
 
 # an option or -E word we lack fails the build, naming it, and writes nothing
-for argv in "--bogus-option" "-E bogus-word" "-E fragments,bogus-word -zlz4" "--s3=bucket" "--oci"; do
+# (erofs-utils options not implemented yet are refused by name too)
+for argv in "--bogus-option" "-E bogus-word" "-E fragments,bogus-word -zlz4" "--s3=bucket" "--oci" \
+	    "--zD" "--MZ=id" "--max-extent-bytes=-1048576" "--dsunit=4" "--vmdk-desc=$WORK/v.vmdk" \
+	    "--tar=headerball" "--clean=rvsp" "--incremental=data"; do
 	word=${argv#* }; word=${word#-E }; word=${word%% *}; word=${word#--}; word=${word%%=*}
 	word=${word#fragments,}
 	rm -f "$WORK/never.img"
