@@ -162,6 +162,35 @@ static int check_tar_index(struct erofs_build_options *opts, int nr_args)
 	return 0;
 }
 
+/*
+ * What identical data may share, unless -E dedupe or --chunksize asks:
+ * - -E fragments shares identical pclusters between files too, as
+ *   erofs-utils 1.9 does (a file that begins as an earlier one did shares
+ *   its pclusters): /usr/share/doc of Debian 12 with -zlz4hc -E fragments
+ *   was 16% bigger without.  Only whole pclusters that compress alike:
+ *   dedupe's extra cut points cost 0.2-1% on big pclusters.  Not after
+ *   -E ^dedupe.
+ * - identical files share their data.
+ * Neither with --block-list-file, whose readers refuse a block listed twice,
+ * nor in an Android build (--mount-point with --product-out or
+ * --fs-config-file): AOSP builds the same tree without a block list at `m`
+ * time and with one at the dist step, and both must give the same bytes
+ * (a partition of fixed size that fits at `m` time must fit at dist).
+ */
+static void decide_sharing(struct erofs_build_options *opts)
+{
+	bool android_build = opts->mount_point && (opts->product_out || opts->fs_config_file);
+	bool blocks_apart = opts->block_list_file || android_build;
+
+	opts->share_pclusters = opts->compressor != EROFS_COMPRESS_NONE &&
+		(opts->dedupe || (opts->fragments && !blocks_apart && !opts->dedupe_declined));
+	/* as erofs-utils does: without compression, -E dedupe shares identical
+	 * blocks through chunks of one block */
+	if (opts->dedupe && opts->compressor == EROFS_COMPRESS_NONE && !opts->chunkbits)
+		opts->chunkbits = opts->blkszbits;
+	opts->share_identical_files = !blocks_apart || opts->dedupe || opts->chunkbits;
+}
+
 static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 		      struct mkfs_cmdline *cl)
 {
@@ -383,23 +412,7 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 				  opts->nr_algorithms == 1 ? "" : "s");
 			return -EINVAL;
 		}
-	/*
-	 * -E fragments shares identical pclusters between files too, as
-	 * erofs-utils 1.9 does (a file that begins as an earlier one did
-	 * shares its pclusters): /usr/share/doc of Debian 12 with -zlz4hc
-	 * -E fragments was 16% bigger without.  Only whole pclusters that
-	 * compress alike: dedupe's extra cut points cost 0.2-1% on big
-	 * pclusters.  Not with --block-list-file, whose readers refuse a
-	 * block listed twice, nor after -E ^dedupe.
-	 */
-	opts->share_pclusters = opts->compressor != EROFS_COMPRESS_NONE &&
-		(opts->dedupe || (opts->fragments && !opts->block_list_file &&
-				  !opts->dedupe_declined));
-	/* as erofs-utils does: without compression, -E dedupe shares identical
-	 * blocks through chunks of one block */
-	if (opts->dedupe && opts->compressor == EROFS_COMPRESS_NONE && !opts->chunkbits)
-		opts->chunkbits = opts->blkszbits;
-	opts->share_identical_files = !opts->block_list_file || opts->dedupe || opts->chunkbits;
+	decide_sharing(opts);
 	if (opts->tar && (opts->mount_point || opts->product_out || opts->fs_config_file ||
 			  opts->file_contexts || opts->nr_excludes)) {
 		erofs_err("--tar=f: the Android options and --exclude-* apply to directories only");
