@@ -85,6 +85,14 @@ verify containerd-sort "$WORK/containerd-sort.erofs" 5.4 "$tree"
 cat "$WORK/layer.tar" >>"$WORK/containerd-index.erofs"
 # (--tar=i forces the tar's 512-byte blocks: Linux 6.4, or 6.1.113 on)
 verify containerd-index "$WORK/containerd-index.erofs" 6.4 "$tree" --device="$WORK/layer.tar"
+# without --device, our fsck reads the tar where the device table maps it,
+# appended to the index, as erofs-utils' fsck checks it
+rm -rf "$WORK/appended"
+if "$FSCK" --extract="$WORK/appended" "$WORK/containerd-index.erofs" >"$WORK/appended.log" 2>&1; then
+	same_manifest containerd-index-appended "$tree" "$WORK/appended"
+else
+	fail "containerd-index: our fsck without --device: $(tail -1 "$WORK/appended.log")"
+fi
 if [ -x "$REF/fsck.erofs" ]; then
 	# its extraction wants --device even so; its check reads the appended tar
 	"$REF/fsck.erofs" "$WORK/containerd-index.erofs" >"$WORK/ref.log" 2>&1 &&
