@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "erofs/codec/version.h"
 #include "erofs/common/cmdline.h"
 #include "erofs/common/diag.h"
 #include "erofs/dump/dump.h"
@@ -84,7 +85,7 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 	while ((c = getopt_long(argc, argv, ":VhSesx", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'V':
-			printf("dump.erofs (erofs-forge) %s\n", PACKAGE_VERSION);
+			erofs_print_version("dump.erofs", NULL);
 			exit(EXIT_OK);
 		case 'h':
 			usage(stdout);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "erofs/check/check.h"
+#include "erofs/codec/version.h"
 #include "erofs/common/cmdline.h"
 #include "erofs/common/diag.h"
 #include "erofs/dump/dump.h"
@@ -142,7 +143,7 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o)
 	while ((c = getopt_long(argc, argv, ":Vhd:paAyn", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'V':
-			printf("fsck.erofs (erofs-forge) %s\n", PACKAGE_VERSION);
+			erofs_print_version("fsck.erofs", "available decompressors");
 			exit(EXIT_CLEAN);
 		case 'h':
 			usage(stdout);

@@ -15,16 +15,20 @@
 #include <unistd.h>
 #include <uuid/uuid.h>
 
-#include "erofs/common/build.h"
+#include "erofs/build/kneeds.h"
+#include "erofs/build/mkfs.h"
 #include "erofs/codec/codec.h"
+#include "erofs/codec/version.h"
+#include "erofs/common/build.h"
+#include "erofs/common/cmdline.h"
 #include "erofs/common/diag.h"
 #include "erofs/common/format.h"
-#include "erofs/build/kneeds.h"
 #include "erofs/common/kernel.h"
-#include "erofs/build/mkfs.h"
 #include "erofs/source/xattr.h"
 #include "optvalues.h"
 #include "opts48.h"
+#include "timeopts.h"
+#include "usage.h"
 
 enum {
 	OPT_ALL_ROOT = 256, OPT_FORCE_UID, OPT_FORCE_GID, OPT_UID_OFFSET, OPT_GID_OFFSET,
@@ -37,6 +41,17 @@ enum {
 	/* tar input */
 	OPT_TAR, OPT_AUFS, OPT_OVLFS_STRIP, OPT_SORT, OPT_UNGZIP, OPT_UNXZ, OPT_UNZSTD,
 	OPT_MAX_KERNEL,
+	/* erofs-utils 1.9.4 spellings */
+	OPT_ALL_TIME, OPT_PRESERVE_MTIME, OPT_ASYNC_QUEUE_LIMIT, OPT_NETWORK_SOURCE,
+	OPT_FSALIGNBLKS, OPT_ZFEATURE_BITS, OPT_OFFSET, OPT_ROOT_XATTR_ISIZE, OPT_CLEAN,
+	OPT_NOT_YET,
+};
+
+/* What the command line says beyond the build options themselves. */
+struct mkfs_cmdline {
+	const char *max_kernel;		/* --max-kernel=X.Y */
+	bool build_time_only;		/* bare --mkfs-time: -T is the build time only */
+	const char *compress_hints;	/* read once -b and -C are known */
 };
 
 static const struct option long_options[] = {
@@ -49,7 +64,28 @@ static const struct option long_options[] = {
 	{ "exclude-regex", required_argument, NULL, OPT_EXCLUDE_REGEX },
 	{ "ignore-mtime", no_argument, NULL, OPT_IGNORE_MTIME },
 	{ "hard-dereference", no_argument, NULL, OPT_HARD_DEREF },
-	{ "mkfs-time", required_argument, NULL, OPT_MKFS_TIME },
+	{ "mkfs-time", optional_argument, NULL, OPT_MKFS_TIME },
+	{ "all-time", no_argument, NULL, OPT_ALL_TIME },
+	{ "preserve-mtime", no_argument, NULL, OPT_PRESERVE_MTIME },
+	{ "async-queue-limit", required_argument, NULL, OPT_ASYNC_QUEUE_LIMIT },
+	{ "fsalignblks", required_argument, NULL, OPT_FSALIGNBLKS },
+	{ "zfeature-bits", required_argument, NULL, OPT_ZFEATURE_BITS },
+	{ "offset", required_argument, NULL, OPT_OFFSET },
+	{ "root-xattr-isize", required_argument, NULL, OPT_ROOT_XATTR_ISIZE },
+	{ "clean", optional_argument, NULL, OPT_CLEAN },
+	{ "unlzma", optional_argument, NULL, OPT_UNXZ },
+	/* erofs-utils 1.9.4 options not implemented here yet: refused by name,
+	 * so a script learns why instead of reading "unrecognized" */
+	{ "zD", optional_argument, NULL, OPT_NOT_YET },
+	{ "MZ", optional_argument, NULL, OPT_NOT_YET },
+	{ "xattr-inode-digest", optional_argument, NULL, OPT_NOT_YET },
+	{ "max-extent-bytes", required_argument, NULL, OPT_NOT_YET },
+	{ "gzinfo", optional_argument, NULL, OPT_NOT_YET },
+	{ "dsunit", required_argument, NULL, OPT_NOT_YET },
+	{ "vmdk-desc", required_argument, NULL, OPT_NOT_YET },
+	{ "incremental", optional_argument, NULL, OPT_NOT_YET },
+	{ "s3", optional_argument, NULL, OPT_NETWORK_SOURCE },
+	{ "oci", optional_argument, NULL, OPT_NETWORK_SOURCE },
 	{ "workers", required_argument, NULL, OPT_WORKERS },
 	{ "compress-hints", required_argument, NULL, OPT_COMPRESS_HINTS },
 	{ "chunksize", required_argument, NULL, OPT_CHUNKSIZE },
@@ -60,7 +96,7 @@ static const struct option long_options[] = {
 	{ "file-contexts", required_argument, NULL, OPT_FILE_CONTEXTS },
 	{ "block-list-file", required_argument, NULL, OPT_BLOCK_LIST_FILE },
 	{ "xattr-prefix", required_argument, NULL, OPT_XATTR_PREFIX },
-	{ "tar", required_argument, NULL, OPT_TAR },
+	{ "tar", optional_argument, NULL, OPT_TAR },
 	{ "aufs", no_argument, NULL, OPT_AUFS },
 	{ "ovlfs-strip", optional_argument, NULL, OPT_OVLFS_STRIP },
 	{ "sort", required_argument, NULL, OPT_SORT },
@@ -74,101 +110,6 @@ static const struct option long_options[] = {
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
 };
-
-static void usage(FILE *out)
-{
-	fputs("Usage: mkfs.erofs [OPTIONS] IMAGE SOURCE_DIRECTORY\n"
-	      "       mkfs.erofs --tar=f [OPTIONS] IMAGE [TARBALL]\n"
-	      "Build an EROFS image of SOURCE_DIRECTORY (or of a tar stream, from TARBALL\n"
-	      "or standard input) into IMAGE.\n"
-	      "\n"
-	      "Options:\n"
-	      " -b SIZE                 block size in bytes: 512, 1024, 2048 or 4096 (default 4096)\n"
-	      " -d LEVEL                debug level 0..9 (default 2); 3 and up: stage timings\n"
-	      " -C BYTES                pcluster size: a multiple of the block size up to\n"
-	      "                         1 MiB (default: one block)\n"
-	      " -E OPT[,OPT...]         extended options: force-inode-compact,\n"
-	      "                         force-inode-extended, noinline_data, legacy-compress,\n"
-	      "                         ztailpacking (compressed tails inline, Linux 5.17+),\n"
-	      "                         fragments[=BYTES] (tails packed together in a hidden\n"
-	      "                         inode with BYTES pclusters, Linux 6.1+),\n"
-	      "                         all-fragments[=BYTES] (whole files packed there),\n"
-	      "                         dedupe (identical pclusters stored once; without -z,\n"
-	      "                         identical blocks: --chunksize of one block)\n"
-	      "                         ^xattr-name-filter (no per-inode xattr name filters,\n"
-	      "                         which Linux 6.6+ uses to answer absent names fast)\n"
-	      "                         48bit (compact inodes with their own mtime, encoded\n"
-	      "                         extents; Linux 6.15+), dot-omitted (no \".\" entries,\n"
-	      "                         implies 48bit)\n"
-	      " -m BYTES[:ALG]          metadata compression (Linux 6.17+): inodes in a hidden\n"
-	      "                         metabox inode, BYTES pclusters, ALG a -z index or name\n"
-	      " -L LABEL                volume label, at most 15 bytes\n"
-	      " -T SECONDS              fixed UNIX time for the image and every file\n"
-	      " -U UUID                 volume UUID, or 'clear' (all zero) or 'random'\n"
-	      " -x N                    store an xattr once in the shared area when more\n"
-	      "                         than N inodes carry it (default 2); N < 0: no xattrs\n"
-	      " -z ALG[,level=N][,dictsize=BYTES]  compress with ALG (',N' is the level too):\n"
-	      "                         lz4; lz4hc (level 0-12, default 9); lzma (MicroLZMA,\n"
-	      "                         Linux 5.16+: level 0-9, 100-109 extreme, default 6;\n"
-	      "                         dictsize up to 8388608, default 4 pclusters);\n"
-	      "                         deflate (Linux 6.6+: level 0-9, default 1);\n"
-	      "                         zstd (Linux 6.10+: level 0-22, default 3; dictsize a\n"
-	      "                         power of two up to 1048576, default 8 pclusters);\n"
-	      "                         more after ':' for --compress-hints to pick by index\n"
-	      " --all-root              make every file owned by root\n"
-	      " --force-uid=UID         make every file owned by UID\n"
-	      " --force-gid=GID         make every file owned by group GID\n"
-	      " --uid-offset=N          add N to every uid\n"
-	      " --gid-offset=N          add N to every gid\n"
-	      " --exclude-path=PATH     leave out PATH (relative to the source) and its subtree\n"
-	      " --exclude-regex=REGEX   leave out paths matching the extended REGEX\n"
-	      " --hard-dereference      store hard-linked files as separate files\n"
-	      " --ignore-mtime          do not keep per-file mtimes (all read as the image time)\n"
-	      " --mkfs-time=SECONDS     set only the image time, keeping file mtimes\n"
-	      " --chunksize=BYTES       chunk-based files: identical chunks stored once, chunks\n"
-	      "                         of zeros (holes) not at all; a power of two >= -b\n"
-	      " --blobdev=FILE          with --chunksize: every file's chunks go to FILE, an\n"
-	      "                         extra device (mount with -o device=, fsck --device=)\n"
-	      " --workers=N             compression threads (default: online CPUs)\n"
-	      " --compress-hints=FILE   per-path pcluster sizes: lines of\n"
-	      "                         'BYTES [ALGORITHM-INDEX] REGEX', first match wins,\n"
-	      "                         BYTES 0 stores matching files uncompressed\n"
-	      " --xattr-prefix=PREFIX   store xattr names starting with PREFIX (which extends\n"
-	      "                         user., trusted. or security.) by a long prefix index;\n"
-	      "                         repeatable, at most 128 (Linux 6.4+)\n"
-	      " --max-kernel=X.Y        refuse every option that needs a Linux release newer\n"
-	      "                         than X.Y (the summary says which release the image needs)\n"
-	      " --quiet                 no progress and no summary\n"
-	      " -V, --version           print the version and exit\n"
-	      " --help                  print this help and exit\n"
-	      "\n"
-	      "Android image step (see docs/android.md):\n"
-	      " --mount-point=PATH      where the image is mounted (/, system, /vendor): the\n"
-	      "                         prefix of fs_config, SELinux and block-list paths\n"
-	      " --fs-config-file=FILE   canned fs_config: 'PATH UID GID MODE [capabilities=N]'\n"
-	      "                         lines; every path of the tree must be listed\n"
-	      " --product-out=DIR       fs_config from the etc/fs_config_dirs and\n"
-	      "                         etc/fs_config_files of the partitions beside DIR,\n"
-	      "                         then libcutils' built-in tables (Android 15)\n"
-	      " --file-contexts=FILE    SELinux labels from file_contexts (text or .bin)\n"
-	      " --block-list-file=FILE  write each regular file's blocks to FILE; no block is\n"
-	      "                         then shared by two files unless -E dedupe or\n"
-	      "                         --chunksize asks for it\n"
-	      "\n"
-	      "Tar input (see the man page):\n"
-	      " --tar=f                 SOURCE is a tar stream (standard input without it):\n"
-	      "                         ustar, GNU and PAX, xattrs from PAX records\n"
-	      " --ungzip, --unxz, --unzstd\n"
-	      "                         decompress the stream with zlib, liblzma or libzstd\n"
-	      " --aufs                  .wh.NAME becomes an overlayfs whiteout, .wh..wh..opq\n"
-	      "                         its directory's opaque xattr\n"
-	      " --ovlfs-strip=0|1       1: leave out whiteouts and opaque xattrs\n"
-	      " --sort=path|none        data in path order (default) or the tar's order\n"
-	      "\n"
-	      "Without -T or --mkfs-time, the image time is SOURCE_DATE_EPOCH when set (file\n"
-	      "mtimes are then clamped to it), else the most common mtime of the tree.\n",
-	      out);
-}
 
 /* --blobdev: chunks only (as in erofs-utils), somewhere else than the image. */
 static int check_blobdev(const struct erofs_build_options *opts)
@@ -204,9 +145,11 @@ static int check_tar_index(struct erofs_build_options *opts, int nr_args)
 		return -EINVAL;
 	}
 	if (opts->compressor != EROFS_COMPRESS_NONE || opts->chunkbits || opts->blobdev ||
-	    opts->fragments || opts->dedupe || opts->block_list_file || opts->tar_decoder) {
+	    opts->fragments || opts->dedupe || opts->block_list_file ||
+	    (opts->tar_decoder && !opts->tar_dump_file)) {
 		erofs_err("--tar=i keeps file data in the tar as it is: no -z, --chunksize, "
-			  "--blobdev, -E fragments or dedupe, --block-list-file or --un*");
+			  "--blobdev, -E fragments or dedupe, --block-list-file, or --un* "
+			  "without =FILE for the decoded tar");
 		return -EINVAL;
 	}
 	if (!opts->tar_mapfile && opts->blkszbits != EROFS_MAX_BLKSZBITS &&
@@ -221,13 +164,42 @@ static int check_tar_index(struct erofs_build_options *opts, int nr_args)
 	return 0;
 }
 
+/*
+ * What identical data may share, unless -E dedupe or --chunksize asks:
+ * - -E fragments shares identical pclusters between files too, as
+ *   erofs-utils 1.9 does (a file that begins as an earlier one did shares
+ *   its pclusters): /usr/share/doc of Debian 12 with -zlz4hc -E fragments
+ *   was 16% bigger without.  Only whole pclusters that compress alike:
+ *   dedupe's extra cut points cost 0.2-1% on big pclusters.  Not after
+ *   -E ^dedupe.
+ * - identical files share their data.
+ * Neither with --block-list-file, whose readers refuse a block listed twice,
+ * nor in an Android build (--mount-point with --product-out or
+ * --fs-config-file): AOSP builds the same tree without a block list at `m`
+ * time and with one at the dist step, and both must give the same bytes
+ * (a partition of fixed size that fits at `m` time must fit at dist).
+ */
+static void decide_sharing(struct erofs_build_options *opts)
+{
+	bool android_build = opts->mount_point && (opts->product_out || opts->fs_config_file);
+	bool blocks_apart = opts->block_list_file || android_build;
+
+	opts->share_pclusters = opts->compressor != EROFS_COMPRESS_NONE &&
+		(opts->dedupe || (opts->fragments && !blocks_apart && !opts->dedupe_declined));
+	/* as erofs-utils does: without compression, -E dedupe shares identical
+	 * blocks through chunks of one block */
+	if (opts->dedupe && opts->compressor == EROFS_COMPRESS_NONE && !opts->chunkbits)
+		opts->chunkbits = opts->blkszbits;
+	opts->share_identical_files = !blocks_apart || opts->dedupe || opts->chunkbits;
+}
+
 static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
-		      const char **max_kernel)
+		      struct mkfs_cmdline *cl)
 {
 	int64_t v;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "b:d:E:L:T:U:Vx:z:C:m:", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:d:E:L:T:U:Vhx:z:C:m:", long_options, NULL)) != -1) {
 		int err = 0;
 
 		switch (c) {
@@ -260,7 +232,7 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 			err = mkfs_parse_int64(optarg, "pcluster size", 1, EROFS_PCLUSTER_MAX_SIZE, &v);
 			opts->pcluster_size = (uint32_t)v;
 			break;
-		case OPT_COMPRESS_HINTS: err = mkfs_read_compress_hints(optarg, opts); break;
+		case OPT_COMPRESS_HINTS: cl->compress_hints = optarg; break;
 		case OPT_CHUNKSIZE:
 			err = mkfs_parse_int64(optarg, "chunk size", 512, (int64_t)1 << 40, &v);
 			if (!err && (v & (v - 1))) {
@@ -271,14 +243,16 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 				opts->chunkbits++;
 			break;
 		case OPT_WORKERS:
-			err = mkfs_parse_int64(optarg, "worker count", 1, 1024, &v);
+			/* 0, as in erofs-utils: one per online CPU (main() counts them) */
+			err = mkfs_parse_int64(optarg, "worker count", 0, 1024, &v);
 			opts->workers = (unsigned int)v;
 			break;
 		case 'V':
-			printf("mkfs.erofs (erofs-forge) %s\n", PACKAGE_VERSION);
+			erofs_print_version("mkfs.erofs", "available compressors");
 			exit(0);
+		case 'h':
 		case OPT_HELP:
-			usage(stdout);
+			mkfs_usage(stdout);
 			exit(0);
 		case OPT_ALL_ROOT: opts->all_root = true; break;
 		case OPT_FORCE_UID:
@@ -300,8 +274,19 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 		case OPT_IGNORE_MTIME: opts->ignore_mtime = true; break;
 		case OPT_HARD_DEREF: opts->hard_dereference = true; break;
 		case OPT_MKFS_TIME:
+			/* bare, as erofs-utils spells it: -T's time is the build time only */
+			if (!optarg) {
+				cl->build_time_only = true;
+				break;
+			}
 			err = mkfs_parse_int64(optarg, "mkfs time", INT64_MIN, INT64_MAX, &opts->mkfs_time);
 			opts->mkfs_time_set = true;
+			break;
+		case OPT_ALL_TIME: cl->build_time_only = false; break;
+		case OPT_PRESERVE_MTIME: opts->ignore_mtime = false; break;
+		case OPT_ASYNC_QUEUE_LIMIT:
+			/* erofs-utils bounds its job ring with it; ours is bounded by --workers */
+			err = mkfs_parse_int64(optarg, "async queue limit", 0, INT32_MAX, &v);
 			break;
 		case OPT_XATTR_PREFIX: err = mkfs_add_xattr_prefix(opts, optarg); break;
 		case OPT_QUIET: opts->quiet = true; break;
@@ -312,7 +297,7 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 		case OPT_BLOCK_LIST_FILE: opts->block_list_file = optarg; break;
 		case OPT_BLOBDEV: opts->blobdev = optarg; break;
 		case OPT_TAR:
-			if (!strcmp(optarg, "f")) {
+			if (!optarg || !strcmp(optarg, "f")) {	/* bare --tar: erofs-utils' f */
 				opts->tar = true;
 			} else if (!strcmp(optarg, "i") || !strncmp(optarg, "i,", 2)) {
 				opts->tar = opts->tar_index = true;
@@ -321,8 +306,10 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 					err = -EINVAL;
 				}
 			} else {
-				erofs_err("--tar=%s: expected f (a full image), i (an index of the "
-					  "tar, its extra device) or i,MAPFILE", optarg);
+				erofs_err(!strcmp(optarg, "headerball")
+					  ? "--tar=%s: header-only tar streams are not implemented yet"
+					  : "--tar=%s: expected f (a full image), i (an index of the "
+					    "tar, its extra device) or i,MAPFILE", optarg);
 				err = -EINVAL;
 			}
 			break;
@@ -344,16 +331,44 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 		case OPT_UNGZIP: case OPT_UNXZ: case OPT_UNZSTD:
 			opts->tar_decoder = c == OPT_UNGZIP ? EROFS_TAR_GZIP :
 					    c == OPT_UNXZ ? EROFS_TAR_XZ : EROFS_TAR_ZSTD;
-			if (optarg) {
-				erofs_err("--%s=%s: dumping the decoded stream is not supported",
-					  c == OPT_UNGZIP ? "ungzip" : c == OPT_UNXZ ? "unxz" : "unzstd",
-					  optarg);
-				err = -EINVAL;
+			/* =FILE: the decoded tar kept there too (with --tar=i, the
+			 * extra device the index points into) */
+			opts->tar_dump_file = optarg;
+			break;
+		case OPT_MAX_KERNEL: cl->max_kernel = optarg; break;
+		case OPT_FSALIGNBLKS:
+			err = mkfs_parse_int64(optarg, "--fsalignblks block count", 1, INT32_MAX, &v);
+			opts->fsalign_blocks = (uint32_t)v;
+			break;
+		case OPT_ZFEATURE_BITS: err = mkfs_parse_zfeature_bits(optarg, opts); break;
+		case OPT_ROOT_XATTR_ISIZE:
+			/* the header and 0xFFFE four-byte units at most (h_icount) */
+			err = mkfs_parse_int64(optarg, "--root-xattr-isize bytes", 0,
+					       EROFS_XATTR_IBODY_HEADER_SIZE + 4 * 0xFFFE, &v);
+			opts->root_xattr_isize = (uint32_t)v;
+			break;
+		case OPT_OFFSET:
+			err = mkfs_parse_int64(optarg, "--offset bytes", 0, INT64_MAX / 2, &v);
+			opts->image_offset = (uint64_t)v;
+			break;
+		case OPT_CLEAN:		/* a full build, the only kind made here */
+			if (optarg && strcmp(optarg, "data")) {
+				erofs_err("--clean=%s: only a full build with its data (--clean, "
+					  "--clean=data) is made by this mkfs.erofs", optarg);
+				return -EOPNOTSUPP;
 			}
 			break;
-		case OPT_MAX_KERNEL: *max_kernel = optarg; break;
-		default:
-			usage(stderr);
+		case OPT_NOT_YET:
+			erofs_err("%s: an erofs-utils 1.9.4 option this mkfs.erofs does not "
+				  "implement yet; nothing written", argv[optind - 1]);
+			return -EOPNOTSUPP;
+		case OPT_NETWORK_SOURCE:
+			/* as an erofs-utils build without libcurl/S3 or OCI support */
+			erofs_err("%s: sources fetched over the network are not supported: "
+				  "fetch them first and give a directory or a tar", argv[optind - 1]);
+			return -EOPNOTSUPP;
+		default:	/* getopt named the option */
+			fputs("Try 'mkfs.erofs --help' for the options.\n", stderr);
 			return -EINVAL;
 		}
 		if (err)
@@ -376,12 +391,8 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 			  opts->all_fragments ? "all-fragments" : "fragments");
 		return -EINVAL;
 	}
-	for (size_t i = 0; i < opts->nr_hints; i++)
-		if (opts->hints[i].pcluster_size % (1u << opts->blkszbits)) {
-			erofs_err("--compress-hints: pcluster size %u is not a multiple of the "
-				  "block size %u", opts->hints[i].pcluster_size, 1u << opts->blkszbits);
-			return -EINVAL;
-		}
+	if (cl->compress_hints && mkfs_read_compress_hints(cl->compress_hints, opts))
+		return -EINVAL;
 	if (opts->chunkbits && (opts->chunkbits < opts->blkszbits ||
 				opts->chunkbits > opts->blkszbits + 31)) {
 		erofs_err("--chunksize: %llu is not between the block size and 2^31 blocks",
@@ -403,26 +414,16 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 				  opts->nr_algorithms == 1 ? "" : "s");
 			return -EINVAL;
 		}
-	/*
-	 * -E fragments shares identical pclusters between files too, as
-	 * erofs-utils 1.9 does (a file that begins as an earlier one did
-	 * shares its pclusters): /usr/share/doc of Debian 12 with -zlz4hc
-	 * -E fragments was 16% bigger without.  Only whole pclusters that
-	 * compress alike: dedupe's extra cut points cost 0.2-1% on big
-	 * pclusters.  Not with --block-list-file, whose readers refuse a
-	 * block listed twice, nor after -E ^dedupe.
-	 */
-	opts->share_pclusters = opts->compressor != EROFS_COMPRESS_NONE &&
-		(opts->dedupe || (opts->fragments && !opts->block_list_file &&
-				  !opts->dedupe_declined));
-	/* as erofs-utils does: without compression, -E dedupe shares identical
-	 * blocks through chunks of one block */
-	if (opts->dedupe && opts->compressor == EROFS_COMPRESS_NONE && !opts->chunkbits)
-		opts->chunkbits = opts->blkszbits;
-	opts->share_identical_files = !opts->block_list_file || opts->dedupe || opts->chunkbits;
+	decide_sharing(opts);
 	if (opts->tar && (opts->mount_point || opts->product_out || opts->fs_config_file ||
 			  opts->file_contexts || opts->nr_excludes)) {
 		erofs_err("--tar=f: the Android options and --exclude-* apply to directories only");
+		return -EINVAL;
+	}
+	if (opts->chunk_form == EROFS_CHUNKS_BLOCKMAP && erofs_opts_extra_device(opts)) {
+		/* a block map names no device: erofs-utils refuses this too */
+		erofs_err("-E force-inode-blockmap: %s puts chunks on an extra device, which "
+			  "only 8-byte chunk indexes can name", opts->blobdev ? "--blobdev" : "--tar=i");
 		return -EINVAL;
 	}
 	if (opts->tar_index && check_tar_index(opts, argc - optind))
@@ -495,21 +496,10 @@ static void print_kernel_needs(const struct erofs_build_options *opts,
 	/* no superblock bit says that -E dedupe shared pclusters */
 	if (res->stats.zdedupe_blocks)
 		erofs_kneeds_add(&needs, EROFS_KF_SHARED_PCLUSTERS, "-E dedupe");
+	if (plan->prefix_pos && tree->packed)
+		erofs_kneeds_add(&needs, EROFS_KF_PLAIN_XATTR_PREFIXES, "-E plain-xattr-prefixes");
 	erofs_kneeds_describe(&needs, text, sizeof(text));
 	printf("%s: %s\n", opts->image, text);
-}
-
-/* SOURCE_DATE_EPOCH clamps mtimes unless -T fixed them outright. */
-static int apply_source_date_epoch(struct erofs_build_options *opts)
-{
-	const char *sde = getenv("SOURCE_DATE_EPOCH");
-
-	if (!sde || !*sde || opts->time_policy == EROFS_TIME_FIXED)
-		return 0;
-	if (mkfs_parse_int64(sde, "SOURCE_DATE_EPOCH", 0, INT64_MAX, &opts->fixed_time))
-		return -EINVAL;
-	opts->time_policy = EROFS_TIME_CLAMP;
-	return 0;
 }
 
 /* An image written inside its own source would be scanned into itself. */
@@ -638,6 +628,7 @@ int main(int argc, char **argv)
 		.force_gid = -1,
 		.inline_data = true,
 		.xattr_name_filter = true,
+		.sb_checksum = true,
 		.xattr_tolerance = 2,
 		.compact_2b = true,
 		.share_identical_files = true,
@@ -645,13 +636,13 @@ int main(int argc, char **argv)
 	struct erofs_tree tree = { .source_dirfd = -1 };
 	struct erofs_build_result result;
 	struct timespec start;
-	const char *max_kernel = NULL;
+	struct mkfs_cmdline cl = { NULL, false, NULL };
 	int err;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	uuid_generate(opts.uuid);
-	if (parse_args(argc, argv, &opts, &max_kernel) || check_max_kernel(&opts, max_kernel) ||
-	    apply_source_date_epoch(&opts) ||
+	if (parse_args(argc, argv, &opts, &cl) || check_max_kernel(&opts, cl.max_kernel) ||
+	    mkfs_resolve_times(&opts, cl.build_time_only) ||
 	    (!opts.tar && check_image_outside_source(&opts)))
 		return 1;
 	opts.show_progress = !opts.quiet && isatty(STDERR_FILENO);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stddef.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,52 +55,125 @@ int mkfs_parse_block_size(const char *arg, struct erofs_build_options *opts)
 	return -EINVAL;
 }
 
+/* -E words that set one flag of the options, as erofs-utils spells them */
+static const struct {
+	const char *word;
+	size_t flag;		/* offsetof a bool in struct erofs_build_options */
+	bool value;
+} flag_words[] = {
+#define FLAG(word, field, value) { word, offsetof(struct erofs_build_options, field), value }
+	FLAG("inline_data", inline_data, true),
+	FLAG("noinline_data", inline_data, false),
+	FLAG("^inline_data", inline_data, false),
+	FLAG("xattr-name-filter", xattr_name_filter, true),
+	FLAG("^xattr-name-filter", xattr_name_filter, false),
+	FLAG("ztailpacking", ztailpacking, true),
+	FLAG("48bit", layout_48bit, true),
+	FLAG("legacy-compress", legacy_index, true),	/* full 8-byte indexes */
+	FLAG("nosbcrc", sb_checksum, false),
+	FLAG("plain-xattr-prefixes", plain_xattr_prefixes, true),
+#undef FLAG
+};
+
+/* fragments[=BYTES] or all-fragments[=BYTES]; false if opt is neither */
+static bool parse_fragments(const char *opt, struct erofs_build_options *opts, int *err)
+{
+	const char *size = strchr(opt, '=');
+	size_t len = size ? (size_t)(size - opt) : strlen(opt);
+	int64_t v;
+
+	bool all = len == strlen("all-fragments") && !strncmp(opt, "all-fragments", len);
+
+	if (!all && !(len == strlen("fragments") && !strncmp(opt, "fragments", len)))
+		return false;
+	opts->fragments = true;
+	opts->all_fragments |= all;
+	*err = 0;
+	if (size && mkfs_parse_int64(size + 1, "packed inode pcluster size", 1,
+				     EROFS_PCLUSTER_MAX_SIZE, &v))
+		*err = -EINVAL;
+	else if (size)
+		opts->packed_pcluster_size = (uint32_t)v;
+	return true;
+}
+
+/* One -E word that is not a plain flag; false if unknown. */
+static bool parse_extended_word(const char *opt, struct erofs_build_options *opts, int *err)
+{
+	*err = 0;
+	if (!strcmp(opt, "force-inode-compact"))
+		opts->inode_form = EROFS_FORM_COMPACT;
+	else if (!strcmp(opt, "force-inode-extended"))
+		opts->inode_form = EROFS_FORM_EXTENDED;
+	else if (!strcmp(opt, "dedupe") || !strcmp(opt, "^dedupe"))
+		opts->dedupe = opt[0] != '^', opts->dedupe_declined = opt[0] == '^';
+	else if (!strcmp(opt, "dot-omitted"))
+		opts->layout_48bit = opts->dot_omitted = true;
+	else if (!strcmp(opt, "force-inode-blockmap"))
+		opts->chunk_form = EROFS_CHUNKS_BLOCKMAP;
+	else if (!strcmp(opt, "force-chunk-indexes"))
+		opts->chunk_form = EROFS_CHUNKS_INDEXES;
+	else if (!strcmp(opt, "fragdedupe") || !strcmp(opt, "fragdedupe=full"))
+		opts->fragdedupe = EROFS_FRAGDEDUPE_FULL;
+	else if (!strcmp(opt, "fragdedupe=inode"))
+		opts->fragdedupe = EROFS_FRAGDEDUPE_INODE;
+	else if (!strcmp(opt, "^fragdedupe"))
+		opts->fragdedupe = EROFS_FRAGDEDUPE_OFF;
+	else
+		return parse_fragments(opt, opts, err);
+	return true;
+}
+
 int mkfs_parse_extended(char *list, struct erofs_build_options *opts)
 {
 	for (char *save = NULL, *opt = strtok_r(list, ",", &save); opt;
 	     opt = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(opt, "force-inode-compact"))
-			opts->inode_form = EROFS_FORM_COMPACT;
-		else if (!strcmp(opt, "force-inode-extended"))
-			opts->inode_form = EROFS_FORM_EXTENDED;
-		else if (!strcmp(opt, "noinline_data") || !strcmp(opt, "^inline_data"))
-			opts->inline_data = false;
-		else if (!strcmp(opt, "inline_data"))
-			opts->inline_data = true;
-		else if (!strcmp(opt, "xattr-name-filter"))
-			opts->xattr_name_filter = true;
-		else if (!strcmp(opt, "^xattr-name-filter"))
-			opts->xattr_name_filter = false;
-		else if (!strcmp(opt, "dedupe"))
-			opts->dedupe = true, opts->dedupe_declined = false;
-		else if (!strcmp(opt, "^dedupe"))
-			opts->dedupe = false, opts->dedupe_declined = true;
-		else if (!strcmp(opt, "ztailpacking"))
-			opts->ztailpacking = true;
-		else if (!strcmp(opt, "fragments") || !strncmp(opt, "fragments=", 10) ||
-			 !strcmp(opt, "all-fragments") || !strncmp(opt, "all-fragments=", 14)) {
-			const char *size = strchr(opt, '=');
-			int64_t v;
+		size_t i = 0;
+		int err;
 
-			opts->fragments = true;
-			if (opt[0] == 'a')
-				opts->all_fragments = true;
-			if (size) {
-				if (mkfs_parse_int64(size + 1, "packed inode pcluster size", 1,
-						EROFS_PCLUSTER_MAX_SIZE, &v))
-					return -EINVAL;
-				opts->packed_pcluster_size = (uint32_t)v;
-			}
-		} else if (!strcmp(opt, "48bit"))
-			opts->layout_48bit = true;
-		else if (!strcmp(opt, "dot-omitted"))
-			opts->layout_48bit = opts->dot_omitted = true;
-		else if (!strcmp(opt, "legacy-compress"))
-			opts->legacy_index = true;	/* full 8-byte indexes */
-		else {
+		while (i < sizeof(flag_words) / sizeof(flag_words[0]) && strcmp(flag_words[i].word, opt))
+			i++;
+		if (i < sizeof(flag_words) / sizeof(flag_words[0])) {
+			*(bool *)((char *)opts + flag_words[i].flag) = flag_words[i].value;
+			continue;
+		}
+		if (!parse_extended_word(opt, opts, &err)) {
 			erofs_err("unknown extended option '%s'", opt);
 			return -EINVAL;
 		}
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int mkfs_parse_zfeature_bits(const char *arg, struct erofs_build_options *opts)
+{
+	/* bit n turns on words[n]; a clear bit turns nothing off (erofs-utils' order) */
+	static const char *const words[] = {
+		"legacy-compress", "ztailpacking", "fragments", "all-fragments",
+		"dedupe", "fragdedupe", "48bit", "dot-omitted",
+	};
+	const unsigned int nr_words = sizeof(words) / sizeof(words[0]);
+	char word[32];
+	int64_t bits;
+
+	if (mkfs_parse_int64(arg, "--zfeature-bits", 0, INT32_MAX, &bits))
+		return -EINVAL;
+	if (bits >> nr_words) {
+		erofs_err("--zfeature-bits=%s: bit %u is no feature (bits 0-%u: %s ... %s)", arg,
+			  (unsigned int)(63 - __builtin_clzll((unsigned long long)bits)), nr_words - 1,
+			  words[0], words[nr_words - 1]);
+		return -EINVAL;
+	}
+	for (unsigned int n = 0; n < nr_words; n++) {
+		int err;
+
+		if (!(bits & (1 << n)))
+			continue;
+		snprintf(word, sizeof(word), "%s", words[n]);
+		if ((err = mkfs_parse_extended(word, opts)))
+			return err;
 	}
 	return 0;
 }
@@ -147,6 +221,28 @@ static int check_dict_size(const struct erofs_codec_info *info, const char *text
 }
 
 /*
+ * -z lzma,lc=N,lp=N,pb=N (erofs-utils' "LZMA advanced options"), with the
+ * bounds of liblzma and of Linux's MicroLZMA decoder: each 0-4, lc + lp 4
+ * at most (checked once the entry is read).
+ */
+static int parse_lzma_bits(const char *name, const char *value, struct erofs_algorithm *alg)
+{
+	int64_t v;
+	uint8_t bit = name[1] == 'c' ? EROFS_LZMA_LC : name[1] == 'p' ? EROFS_LZMA_LP : EROFS_LZMA_PB;
+
+	if (mkfs_parse_int64(value, name, 0, 4, &v))
+		return -EINVAL;
+	alg->lzma_bits_given |= bit;
+	if (bit == EROFS_LZMA_LC)
+		alg->lzma_lc = (uint8_t)v;
+	else if (bit == EROFS_LZMA_LP)
+		alg->lzma_lp = (uint8_t)v;
+	else
+		alg->lzma_pb = (uint8_t)v;
+	return 0;
+}
+
+/*
  * One -z entry, as erofs-utils spells it: NAME[,level=N][,dictsize=BYTES],
  * and NAME,N for the level too (-zlz4hc,12).
  */
@@ -162,7 +258,7 @@ int mkfs_parse_algorithm(const char *arg, size_t len, struct erofs_algorithm *al
 			  (int)len, arg);
 		return -EOPNOTSUPP;
 	}
-	*alg = (struct erofs_algorithm){ info->kind, info->level_default, 0 };
+	*alg = (struct erofs_algorithm){ .kind = info->kind, .level = info->level_default };
 	while (comma) {
 		const char *from = comma + 1;
 		size_t n;
@@ -189,8 +285,15 @@ int mkfs_parse_algorithm(const char *arg, size_t len, struct erofs_algorithm *al
 			alg->dict_size = (uint32_t)bytes;
 			continue;
 		}
+		if (value && info->kind == EROFS_COMPRESS_LZMA &&
+		    (!strcmp(opt, "lc") || !strcmp(opt, "lp") || !strcmp(opt, "pb"))) {
+			if (parse_lzma_bits(opt, value, alg))
+				return -EINVAL;
+			continue;
+		}
 		if (value && strcmp(opt, "level")) {
-			erofs_err("-z %s: unknown option '%s' (level= or dictsize=)", info->name, opt);
+			erofs_err("-z %s: unknown option '%s' (level=, dictsize=%s)", info->name, opt,
+				  info->kind == EROFS_COMPRESS_LZMA ? ", lc=, lp=, pb=" : "");
 			return -EINVAL;
 		}
 		if (info->level_max == 0) {
@@ -207,6 +310,12 @@ int mkfs_parse_algorithm(const char *arg, size_t len, struct erofs_algorithm *al
 		}
 		/* lz4hc level 0 is liblz4's default, 9 */
 		alg->level = info->kind == EROFS_COMPRESS_LZ4HC && !level ? 9 : (int)level;
+	}
+	/* an unset lc or lp is the preset's: 3 and 0 at every level */
+	if ((alg->lzma_bits_given & EROFS_LZMA_LC ? alg->lzma_lc : 3) +
+	    (alg->lzma_bits_given & EROFS_LZMA_LP ? alg->lzma_lp : 0) > 4) {
+		erofs_err("-z %.*s: lc + lp must not exceed 4", (int)len, arg);
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -241,7 +350,11 @@ int mkfs_parse_compressor(const char *arg, struct erofs_build_options *opts)
 	return 0;
 }
 
-/* Reads --compress-hints FILE; sizes are checked once -b is known. */
+/*
+ * Reads --compress-hints FILE once -b and -C are known.  A size that is
+ * not a multiple of the block size gets -C's instead, with a warning
+ * naming the line, as erofs-utils does: the line still matches its files.
+ */
 int mkfs_read_compress_hints(const char *file, struct erofs_build_options *opts)
 {
 	FILE *f = fopen(file, "r");
@@ -276,6 +389,12 @@ int mkfs_read_compress_hints(const char *file, struct erofs_build_options *opts)
 			erofs_err("%s:%u: bad hint", file, lineno);
 			err = -EINVAL;
 			break;
+		}
+		if (size % (1u << opts->blkszbits)) {
+			erofs_warn("%s:%u: pcluster size %" PRId64 " is not a multiple of the block "
+				   "size %u: the line uses -C's %u bytes", file, lineno, size,
+				   1u << opts->blkszbits, opts->pcluster_size);
+			size = opts->pcluster_size;
 		}
 		bigger = realloc(opts->hints, (opts->nr_hints + 1) * sizeof(*bigger));
 		if (!bigger) {

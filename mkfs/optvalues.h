@@ -19,11 +19,13 @@ int mkfs_parse_int64(const char *arg, const char *what, int64_t min, int64_t max
 int mkfs_parse_block_size(const char *arg, struct erofs_build_options *opts);
 /* -E: a comma-separated list of extended options (list is cut up). */
 int mkfs_parse_extended(char *list, struct erofs_build_options *opts);
+/* --zfeature-bits=N: bit n turns on the n-th of erofs-utils' -E words. */
+int mkfs_parse_zfeature_bits(const char *arg, struct erofs_build_options *opts);
 /* One -z entry: ALG[,level=N|,N][,dictsize=BYTES]. */
 int mkfs_parse_algorithm(const char *arg, size_t len, struct erofs_algorithm *alg);
 /* -z: entries separated by ':', the first for HEAD1, the next for HEAD2. */
 int mkfs_parse_compressor(const char *arg, struct erofs_build_options *opts);
-/* --compress-hints=FILE: lines of BYTES [ALGORITHM-INDEX] REGEX. */
+/* --compress-hints=FILE: lines of BYTES [ALGORITHM-INDEX] REGEX, read after -b and -C. */
 int mkfs_read_compress_hints(const char *file, struct erofs_build_options *opts);
 /* -U: a UUID, "clear" or "random". */
 int mkfs_parse_uuid(const char *arg, struct erofs_build_options *opts);

@@ -141,4 +141,26 @@ mk --block-list-file "$WORK/rev.map" "$WORK/rev.img" "$rev"
 cmp -s "$WORK/rev.map" "$WORK/plain.map" &&
 	pass "links made the other way round: the same block list" ||
 	{ fail "links made the other way round change the block list:"; diff "$WORK/plain.map" "$WORK/rev.map" >&2; }
+
+# ---- an Android build (--mount-point with --fs-config-file or --product-out):
+# the same bytes with and without a block list, as AOSP builds the tree at `m`
+# time without one and at the dist step with one; sharing only when asked ----
+vendor_rules() { # PATH TYPE
+	if [ "$2" = d ]; then echo "0 2000 755 0"; else echo "0 0 644 0"; fi
+}
+canned_fs_config "$src" vendor/ vendor_rules >"$WORK/vendor_fs_config"
+for z in "" "-z lz4hc -E fragments"; do
+	label="--fs-config-file${z:+ $z}"
+	mk $z --fs-config-file "$WORK/vendor_fs_config" "$WORK/m.img" "$src"
+	mk $z --fs-config-file "$WORK/vendor_fs_config" --block-list-file "$WORK/dist.map" \
+		"$WORK/dist.img" "$src"
+	cmp -s "$WORK/m.img" "$WORK/dist.img" &&
+		pass "$label: the same image with and without --block-list-file" ||
+		fail "$label: the block list changes the image ($(stat -c %s "$WORK/m.img") vs $(stat -c %s "$WORK/dist.img") bytes)"
+done
+check_eq "Android build without a block list: libbar.so is not shared" 2 \
+	"$(copies_in "$WORK/m.img" "$src/lib64/libbar.so")"
+mk --fs-config-file "$WORK/vendor_fs_config" -E dedupe "$WORK/m-dedupe.img" "$src"
+check_eq "Android build with -E dedupe: libbar.so is stored once" 1 \
+	"$(copies_in "$WORK/m-dedupe.img" "$src/lib64/libbar.so")"
 finish

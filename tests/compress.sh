@@ -137,9 +137,15 @@ if [ -x "$REF_MKFS" ]; then
 else
 	echo "note: no erofs-utils mkfs.erofs: config records not compared"
 fi
+# a hint size not a multiple of the block size: warned about, the line
+# takes -C's size (erofs-utils' leniency; tests/mkfs-options.sh compares)
 printf '5000 x\n' >"$WORK/bad-hints"
-expect_failure "hint size not a block multiple" "pcluster size 5000 is not a multiple" \
-	"$MKFS" -z lz4 --compress-hints="$WORK/bad-hints" "$WORK/b.img" "$tree"
+if "$MKFS" --quiet -z lz4 --compress-hints="$WORK/bad-hints" "$WORK/b.img" "$tree" 2>"$WORK/b.err" &&
+   grep -q "bad-hints:1: pcluster size 5000 is not a multiple" "$WORK/b.err"; then
+	pass "hint size not a block multiple: warned, built"
+else
+	fail "hint size not a block multiple: $(head -1 "$WORK/b.err")"
+fi
 expect_failure "hints without -z" "compress-hints needs -z" \
 	"$MKFS" --compress-hints="$WORK/hints" "$WORK/b.img" "$tree"
 
@@ -230,7 +236,7 @@ expect_failure "lzma dictionary" "want 4096 to 8388608" \
 	"$MKFS" -z lzma,dictsize=16m "$WORK/b.img" "$tree"
 expect_failure "lz4 level" "-z lz4: takes no level" "$MKFS" -z lz4,3 "$WORK/b.img" "$tree"
 expect_failure "unknown -z option" "unknown option 'lc'" \
-	"$MKFS" -z lzma,lc=3 "$WORK/b.img" "$tree"
+	"$MKFS" -z zstd,lc=3 "$WORK/b.img" "$tree"
 expect_failure "too many algorithms" "at most 4 algorithms" "$MKFS" -z lz4:lz4:lz4:lz4:lz4 "$WORK/b.img" "$tree"
 expect_failure "lz4hc level" "invalid compression level '13'" "$MKFS" -z lz4hc,13 "$WORK/b.img" "$tree"
 expect_failure "pcluster not a block multiple" "multiple of the block size" "$MKFS" -z lz4 -C 5000 "$WORK/b.img" "$tree"

@@ -3,6 +3,7 @@
 # from the tree our fsck.erofs extracts.
 . "$(dirname "$0")/lib.sh"
 require_root
+DUMP=${DUMP:-$top_builddir/dump/dump.erofs}
 
 src=$WORK/src
 mkdir -p "$src/keep" "$src/skip/deeper" "$src/logs"
@@ -82,6 +83,53 @@ build_and_extract mkfstime --mkfs-time=1234
 check "--mkfs-time sets the build time" [ "$(sb_field "$WORK/mkfstime.img" 0x18 8)" = "$(le_hex 1234 8)" ]
 check "--mkfs-time keeps mtimes" manifest_has "$WORK/mkfstime" '^keep/file .*mtime=1893456000\.500000000'
 
+# erofs-utils' spelling (containerd's recommended -T0 --mkfs-time): the bare
+# --mkfs-time, before or after -T, makes -T the build time only; a later
+# --all-time gives it to every file again; SOURCE_DATE_EPOCH no longer clamps
+for order in "-T 1234 --mkfs-time" "--mkfs-time -T1234" "-T1234 --all-time --mkfs-time"; do
+	SOURCE_DATE_EPOCH=1000000000 build_and_extract bare $order
+	check "$order: build time 1234" [ "$(sb_field "$WORK/bare.img" 0x18 8)" = "$(le_hex 1234 8)" ]
+	check "$order: mtimes kept, not clamped" manifest_has "$WORK/bare" '^keep/file .*mtime=1893456000\.500000000'
+done
+build_and_extract alltime -T 1234 --mkfs-time --all-time
+check "-T --mkfs-time --all-time: every mtime is -T's" manifest_has "$WORK/alltime" '^keep/file .*mtime=1234\.000000000'
+build_and_extract onlybare --mkfs-time
+check "bare --mkfs-time without -T: mtimes kept" manifest_has "$WORK/onlybare" '^keep/file .*mtime=1893456000\.500000000'
+build_and_extract ignored --ignore-mtime
+build_and_extract preserved --ignore-mtime --preserve-mtime
+check "--ignore-mtime drops mtimes" manifest_lacks "$WORK/ignored" '^keep/file .*mtime=1893456000\.500000000'
+check "--preserve-mtime undoes --ignore-mtime" manifest_has "$WORK/preserved" '^keep/file .*mtime=1893456000\.500000000'
+# a bare --tar is erofs-utils' --tar=f: the same image
+if command -v tar >/dev/null; then
+	tar -C "$src" -cf "$WORK/src.tar" .
+	"$MKFS" --quiet -U clear -T0 --tar "$WORK/tarbare.img" <"$WORK/src.tar" &&
+		"$MKFS" --quiet -U clear -T0 --tar=f "$WORK/tarf.img" "$WORK/src.tar"
+	check "bare --tar reads the tar as --tar=f does" cmp -s "$WORK/tarbare.img" "$WORK/tarf.img"
+	# --ungzip=FILE / --unxz=FILE keep the decoded tar: the same bytes as the
+	# tar, the same image; with --tar=i the index points into that file
+	gzip -c "$WORK/src.tar" >"$WORK/src.tar.gz"
+	"$MKFS" --quiet -U clear -T0 --tar=f --ungzip="$WORK/raw.tar" "$WORK/tarz.img" <"$WORK/src.tar.gz"
+	check "--ungzip=FILE: FILE is the decoded tar" cmp -s "$WORK/raw.tar" "$WORK/src.tar"
+	check "--ungzip=FILE: the same image as from the plain tar" cmp -s "$WORK/tarz.img" "$WORK/tarf.img"
+	if command -v xz >/dev/null; then
+		xz -c "$WORK/src.tar" >"$WORK/src.tar.xz"
+		"$MKFS" --quiet -U clear -T0 --tar --unxz="$WORK/rawxz.tar" "$WORK/tarxz.img" "$WORK/src.tar.xz"
+		check "--unxz=FILE: FILE is the decoded tar" cmp -s "$WORK/rawxz.tar" "$WORK/src.tar"
+	fi
+	"$MKFS" --quiet -U clear --tar=i --ungzip="$WORK/idx.tar" "$WORK/idx.img" "$WORK/src.tar.gz"
+	"$MKFS" --quiet -U clear --tar=i "$WORK/idx-plain.img" "$WORK/src.tar"
+	check "--tar=i --ungzip=FILE: the index of the plain tar, FILE its device" bash -c \
+		"cmp -s '$WORK/idx.img' '$WORK/idx-plain.img' && cmp -s '$WORK/idx.tar' '$WORK/src.tar' &&
+		 '$FSCK' --device='$WORK/idx.tar' '$WORK/idx.img' >/dev/null"
+	check "--tar=i --ungzip without =FILE is refused" bash -c \
+		"! '$MKFS' --quiet --tar=i --ungzip '$WORK/never.img' '$WORK/src.tar.gz' 2>/dev/null"
+fi
+# --workers=0 is one per CPU (erofs-utils' spelling): the same image as 1
+"$MKFS" --quiet -U clear -T0 -zlz4hc --workers=0 "$WORK/w0.img" "$src" &&
+	"$MKFS" --quiet -U clear -T0 -zlz4hc --workers=1 "$WORK/w1.img" "$src"
+check "--workers=0 accepted, same image as --workers=1" cmp -s "$WORK/w0.img" "$WORK/w1.img"
+check "--async-queue-limit=16 accepted, same image" bash -c "'$MKFS' --quiet -U clear -T0 -zlz4hc --async-queue-limit=16 '$WORK/aq.img' '$src' && cmp -s '$WORK/aq.img' '$WORK/w1.img'"
+
 # without -T, the epoch is the most common mtime: here 2000-01-01 wins
 touch -d '2000-01-01' "$src/keep" "$src/logs" "$src/skip" "$src/skip/deeper"
 "$MKFS" --quiet "$WORK/epoch.img" "$src"
@@ -104,7 +152,100 @@ check "a symlinked image path keeps its link" [ -L "$WORK/link.img" ]
 check "the symlink's target holds the image" [ "$(od -An -tx1 -j 1024 -N 4 "$WORK/images/target.img" | tr -d ' ')" = e2e1f5e0 ]
 
 # --help and --version; every option of --help is documented in the man page
-check "--version" bash -c "'$MKFS' --version | grep -q 'mkfs.erofs (erofs-forge)'"
+# -z lzma,lc=N,lp=N,pb=N: the stream's first byte is the inverted
+# properties byte (pb * 5 + lp) * 9 + lc, as erofs-utils writes it
+# (text that fills the first pcluster, so no zero padding comes before it)
+mkdir -p "$WORK/lzma-src"
+head -c 300000 /dev/urandom | base64 >"$WORK/lzma-src/numbers"
+for bits in "" ",lc=0,lp=4,pb=4" ",lc=1,lp=2,pb=1"; do
+	"$MKFS" --quiet -U clear -T0 -zlzma$bits -C 65536 "$WORK/lzma.img" "$WORK/lzma-src"
+	first=$("$DUMP" -e --path=/numbers "$WORK/lzma.img" |
+		awk '/# lzma/ { for (k = 1; k <= NF; k++) if ($k == ":") { split($(k + 1), a, "\\.\\."); print a[1]; exit } }')
+	lc=3 lp=0 pb=2
+	for kv in ${bits//,/ }; do eval "${kv%%=*}=${kv#*=}"; done
+	check "-z lzma$bits: properties byte of lc $lc lp $lp pb $pb" \
+		[ "$(od -An -tu1 -j "$first" -N1 "$WORK/lzma.img" | tr -d ' ')" = $((255 - ((pb * 5 + lp) * 9 + lc))) ]
+	rm -rf "$WORK/lzma-x"
+	check "-z lzma$bits: extracts to the source" bash -c \
+		"'$FSCK' --extract='$WORK/lzma-x' '$WORK/lzma.img' >/dev/null && cmp -s '$WORK/lzma-x/numbers' '$WORK/lzma-src/numbers'"
+done
+check "-z lzma,lc=3,lp=2 refused (lc + lp > 4)" bash -c "! '$MKFS' --quiet -zlzma,lc=3,lp=2 '$WORK/bad.img' '$src' 2>/dev/null"
+
+# --fsalignblks=N: the image's block count (file and superblock) a multiple of N
+"$MKFS" --quiet -U clear -T0 --fsalignblks=8 "$WORK/aligned.img" "$src"
+blocks=$(od -An -tu4 -j $((1024 + 0x24)) -N4 "$WORK/aligned.img" | tr -d ' ')
+check "--fsalignblks=8: $blocks blocks, the file as long" bash -c \
+	"[ $((blocks % 8)) = 0 ] && [ $(stat -c %s "$WORK/aligned.img") = $((blocks * 4096)) ] && '$FSCK' '$WORK/aligned.img' >/dev/null"
+
+# --root-xattr-isize=N: the root's inline xattrs take N bytes (rounded to 4),
+# zero padded, with or without xattrs of its own; readers skip the padding
+"$MKFS" --quiet -U clear -T0 "$WORK/rootx-plain.img" "$src"
+"$FSCK" --extract="$WORK/rootx-plain" "$WORK/rootx-plain.img" >/dev/null
+for n in 100 301; do
+	"$MKFS" --quiet -U clear -T0 --root-xattr-isize=$n "$WORK/rootx.img" "$src"
+	root_isize=$(( 12 + 4 * ($(od -An -tu2 -j $((1152 + 2)) -N2 "$WORK/rootx.img" | tr -d ' ') - 1) ))
+	check "--root-xattr-isize=$n: the root's xattrs take $root_isize bytes" \
+		[ "$root_isize" = $(((n + 3) / 4 * 4)) ]
+	rm -rf "$WORK/rootx"
+	check "--root-xattr-isize=$n: extracts to the tree" bash -c \
+		"'$FSCK' --extract='$WORK/rootx' '$WORK/rootx.img' >/dev/null && '$MANIFEST' '$WORK/rootx' | diff -q - <('$MANIFEST' '$WORK/rootx-plain') >/dev/null"
+done
+
+# --offset=N: zeros, then the image; fsck.erofs --offset reads it
+head -c 100000 /dev/zero | tr '\0' A >"$WORK/offset.img"
+"$MKFS" --quiet -U clear -T0 --offset=8192 "$WORK/offset.img" "$src" &&
+	"$MKFS" --quiet -U clear -T0 "$WORK/nooffset.img" "$src"
+check "--offset=8192: 8192 zero bytes, then the image as without it" bash -c \
+	"cmp -s <(head -c 8192 '$WORK/offset.img') <(head -c 8192 /dev/zero) &&
+	 cmp -s <(tail -c +8193 '$WORK/offset.img') '$WORK/nooffset.img'"
+check "--offset=8192: fsck.erofs --offset=8192 checks it" "$FSCK" --offset=8192 "$WORK/offset.img"
+
+# a --compress-hints size that is not a multiple of the block size: warned
+# about by file and line, and the line uses -C's size (erofs-utils' leniency)
+printf '4096 \\.txt$\n6000 \\.log$\n' >"$WORK/odd-hints"
+printf '4096 \\.txt$\n65536 \\.log$\n' >"$WORK/c-hints"
+"$MKFS" --quiet -U clear -T0 -zlz4hc -C65536 --compress-hints="$WORK/odd-hints" "$WORK/odd.img" "$src" \
+	2>"$WORK/odd.err" && "$MKFS" --quiet -U clear -T0 -zlz4hc -C65536 \
+	--compress-hints="$WORK/c-hints" "$WORK/c.img" "$src"
+check "--compress-hints: an odd size is warned about by file and line" \
+	grep -q "odd-hints:2: pcluster size 6000 is not a multiple of the block size 4096" "$WORK/odd.err"
+check "--compress-hints: the odd line uses -C's size" cmp -s "$WORK/odd.img" "$WORK/c.img"
+
+# an option or -E word we lack fails the build, naming it, and writes nothing
+# (erofs-utils options not implemented yet are refused by name too)
+for argv in "--bogus-option" "-E bogus-word" "-E fragments,bogus-word -zlz4" "--s3=bucket" "--oci" \
+	    "--zD" "--MZ=id" "--max-extent-bytes=-1048576" "--dsunit=4" "--vmdk-desc=$WORK/v.vmdk" \
+	    "--tar=headerball" "--clean=rvsp" "--incremental=data"; do
+	word=${argv#* }; word=${word#-E }; word=${word%% *}; word=${word#--}; word=${word%%=*}
+	word=${word#fragments,}
+	rm -f "$WORK/never.img"
+	rc=0
+	"$MKFS" $argv "$WORK/never.img" "$src" 2>"$WORK/never.err" || rc=$?
+	check "$argv: exit 1, naming $word" bash -c "[ $rc = 1 ] && grep -q -- '$word' '$WORK/never.err'"
+	check "$argv: no image left" [ ! -e "$WORK/never.img" ]
+done
+rc=0
+"$MKFS" "$WORK/never.img" "$src" --bogus-option 2>"$WORK/never.err" || rc=$?
+check "an unknown option after the positionals: exit 1, no image" \
+	bash -c "[ $rc = 1 ] && [ ! -e '$WORK/never.img' ] && grep -q bogus-option '$WORK/never.err'"
+
+# --version as scripts probing erofs-utils read it: the release after
+# "erofs-utils) ", and the algorithms built in
+for prog in "$MKFS" "$FSCK" "$DUMP"; do
+	name=$(basename "$prog")
+	check "$name --version: ours, then what sed reads as erofs-utils 1.9.4" bash -c \
+		"'$prog' --version | head -1 | grep -qE '^$name \\(erofs-forge [0-9.]+, compatible with erofs-utils\\) 1\\.9\\.4\$' &&
+		 [ \"\$('$prog' --version | head -1 | sed 's/.*erofs-utils) *//')\" = 1.9.4 ]"
+done
+check "mkfs.erofs --version lists the compressors" bash -c \
+	"'$MKFS' --version | grep -qx 'available compressors: lz4, lz4hc, lzma, deflate, zstd'"
+check "fsck.erofs --version lists the decompressors" bash -c \
+	"'$FSCK' --version | grep -qx 'available decompressors: lz4, lz4hc, lzma, deflate, zstd'"
+# the spellings build scripts grep --help for (containerd: --tar=)
+for spelling in '-b#' '-zX[,level=Y]' '-z X[,Y][:...]' '--tar=X' '-EX[,...]' '-h, --help'; do
+	check "--help spells $spelling" bash -c "'$MKFS' --help | grep -qF -- '$spelling'"
+done
+check "-h prints the help" bash -c "'$MKFS' -h | grep -q '^Usage: mkfs.erofs'"
 "$MKFS" --help >"$WORK/help.txt"
 undocumented=0
 for opt in $(grep -oE -- '(^| )--?[a-zA-Z][a-zA-Z-]*' "$WORK/help.txt" | sort -u); do

@@ -41,7 +41,7 @@ uint16_t erofs_chunk_format(const struct erofs_build_options *opts,
 			    const struct erofs_chunks *chunks)
 {
 	return (uint16_t)((chunks->chunkbits - opts->blkszbits) |
-			  (erofs_opts_extra_device(opts) ? CHUNK_FORMAT_INDEXES : 0));
+			  (erofs_opts_chunk_indexes(opts) ? CHUNK_FORMAT_INDEXES : 0));
 }
 
 /* Where chunk data goes: the blob, or the image itself. */
@@ -92,7 +92,7 @@ static void merge_runs(const struct erofs_build_options *opts, struct erofs_chun
 
 static uint32_t table_unit(const struct erofs_build_options *opts)
 {
-	return erofs_opts_extra_device(opts) ? CHUNK_INDEX_SIZE : 4u;
+	return erofs_opts_chunk_indexes(opts) ? CHUNK_INDEX_SIZE : 4u;
 }
 
 uint32_t erofs_chunk_table_size(const struct erofs_build_options *opts, uint32_t meta_size,
@@ -117,8 +117,9 @@ void erofs_chunk_table_encode(const struct erofs_build_options *opts,
 			put_le32(at, chunks->blkaddr[i]);
 			continue;
 		}
-		/* advise 0; a hole names no device */
-		if (chunks->blkaddr[i] != EROFS_NULL_ADDR)
+		/* advise 0; a hole names no device, nor does data in the image
+		 * itself (-E force-chunk-indexes without an extra device) */
+		if (chunks->blkaddr[i] != EROFS_NULL_ADDR && erofs_opts_extra_device(opts))
 			put_le16(at + 2, BLOB_DEVICE_ID);
 		put_le32(at + 4, chunks->blkaddr[i]);
 	}

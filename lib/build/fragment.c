@@ -16,9 +16,17 @@ struct erofs_fragment_slot {
 	uint32_t len;		/* 0: empty slot */
 };
 
-int erofs_packed_open(struct erofs_packed *p, const char *image)
+/* a stored fragment of EROFS_FRAGMENT_TAIL_KEY bytes or more, by its last ones */
+struct erofs_fragment_tail {
+	uint64_t key;		/* xxh64 of the last EROFS_FRAGMENT_TAIL_KEY bytes */
+	uint64_t off;
+	uint32_t len;		/* 0: empty slot */
+};
+
+int erofs_packed_open(struct erofs_packed *p, const char *image, bool suffixes)
 {
 	memset(p, 0, sizeof(*p));
+	p->suffixes = suffixes;
 	p->fd = erofs_scratch_open(image);
 	return p->fd < 0 ? p->fd : 0;
 }
@@ -28,6 +36,7 @@ void erofs_packed_close(struct erofs_packed *p)
 	if (p->fd >= 0)
 		close(p->fd);
 	free(p->slots);
+	free(p->tails);
 	memset(p, 0, sizeof(*p));
 	p->fd = -1;
 }
@@ -61,6 +70,39 @@ static int grow_index(struct erofs_packed *p)
 	return 0;
 }
 
+static uint64_t tail_key(const uint8_t *data, uint32_t len)
+{
+	return XXH3_64bits(data + len - EROFS_FRAGMENT_TAIL_KEY, EROFS_FRAGMENT_TAIL_KEY);
+}
+
+/* Several fragments may share a key: each has a slot of its own. */
+static int add_tail(struct erofs_packed *p, uint64_t key, uint64_t off, uint32_t len)
+{
+	uint32_t s;
+
+	if (p->nr_tails + 1 > p->nr_tail_slots / 2) {
+		uint32_t old_n = p->nr_tail_slots, n = old_n ? old_n * 2 : 4096;
+		struct erofs_fragment_tail *old = p->tails;
+
+		if (!(p->tails = calloc(n, sizeof(*p->tails)))) {
+			p->tails = old;
+			return -ENOMEM;
+		}
+		p->nr_tail_slots = n;
+		p->nr_tails = 0;
+		for (uint32_t i = 0; i < old_n; i++)
+			if (old[i].len)
+				add_tail(p, old[i].key, old[i].off, old[i].len);
+		free(old);
+	}
+	for (s = (uint32_t)key & (p->nr_tail_slots - 1); p->tails[s].len;
+	     s = (s + 1) & (p->nr_tail_slots - 1))
+		;
+	p->tails[s] = (struct erofs_fragment_tail){ .key = key, .off = off, .len = len };
+	p->nr_tails++;
+	return 0;
+}
+
 /* Whether the stored bytes at off equal data: the hash alone is not trusted. */
 static int stored_equal(const struct erofs_packed *p, uint64_t off, const uint8_t *data,
 			uint32_t len, bool *equal)
@@ -82,9 +124,38 @@ static int stored_equal(const struct erofs_packed *p, uint64_t off, const uint8_
 	return 0;
 }
 
+/*
+ * A stored fragment that ends with data: the first one in probe order, so
+ * the choice depends only on what was stored before, in commit order.
+ */
+static int find_suffix(const struct erofs_packed *p, const uint8_t *data, uint32_t len,
+		       uint64_t key, bool *found, uint64_t *off)
+{
+	*found = false;
+	if (!p->nr_tail_slots)
+		return 0;
+	for (uint32_t s = (uint32_t)key & (p->nr_tail_slots - 1); p->tails[s].len;
+	     s = (s + 1) & (p->nr_tail_slots - 1)) {
+		const struct erofs_fragment_tail *t = &p->tails[s];
+		int err;
+
+		if (t->key != key || t->len < len)
+			continue;
+		if ((err = stored_equal(p, t->off + t->len - len, data, len, found)))
+			return err;
+		if (*found) {
+			*off = t->off + t->len - len;
+			return 0;
+		}
+	}
+	return 0;
+}
+
 int erofs_packed_add(struct erofs_packed *p, const uint8_t *data, uint32_t len, bool dedupe,
 		     uint64_t *off)
 {
+	bool keyed = dedupe && p->suffixes && len >= EROFS_FRAGMENT_TAIL_KEY;
+	uint64_t key = keyed ? tail_key(data, len) : 0;
 	XXH128_hash_t hash;
 	uint32_t s = 0;
 	int err;
@@ -108,6 +179,17 @@ int erofs_packed_add(struct erofs_packed *p, const uint8_t *data, uint32_t len, 
 				return 0;
 			}
 		}
+		if (keyed) {
+			bool found;
+
+			if ((err = find_suffix(p, data, len, key, &found, off)))
+				goto read_failed;
+			if (found) {
+				p->nr_shared++;
+				p->shared_bytes += len;
+				return 0;
+			}
+		}
 	}
 	*off = p->size;
 	if ((err = erofs_pwrite_all(p->fd, data, len, p->size))) {
@@ -119,6 +201,8 @@ int erofs_packed_add(struct erofs_packed *p, const uint8_t *data, uint32_t len, 
 		p->slots[s] = (struct erofs_fragment_slot){ .hash = hash, .off = *off, .len = len };
 		p->nr_used++;
 	}
+	if (keyed)
+		return add_tail(p, key, *off, len);
 	return 0;
 read_failed:
 	erofs_err("temporary packed-inode file: read failed: %s", strerror(-err));

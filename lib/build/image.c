@@ -124,8 +124,8 @@ static int open_named_tmp(struct erofs_image *img)
 	return 0;
 }
 
-int erofs_image_open(struct erofs_image *img, const char *final_path, unsigned int blkszbits,
-		     uint32_t first_blk)
+int erofs_image_open(struct erofs_image *img, const char *final_path, uint64_t offset,
+		     unsigned int blkszbits, uint32_t first_blk)
 {
 	struct stat st;
 	char *dir;
@@ -135,8 +135,14 @@ int erofs_image_open(struct erofs_image *img, const char *final_path, unsigned i
 	img->final_path = final_path;
 	img->blkszbits = blkszbits;
 	img->next_blk = first_blk;
+	img->offset = offset;
 	if (is_device(final_path))
 		return open_device(img);
+	if (offset) {		/* the file is truncated and written at commit */
+		img->in_place = true;
+		img->fd = erofs_scratch_open(final_path);
+		return img->fd < 0 ? img->fd : 0;
+	}
 	/* through a symlink: replace its target, so the link stays */
 	if (!lstat(final_path, &st) && S_ISLNK(st.st_mode))
 		img->target_path = realpath(final_path, NULL);
@@ -188,7 +194,17 @@ static int copy_to_device(struct erofs_image *img, int *err)
 	uint8_t *buf = malloc(COPY_BUFFER);
 	int touched = 0;
 
-	*err = buf ? check_device_size(img, img->size) : -ENOMEM;
+	if (img->device_fd < 0) {	/* --offset into a regular file */
+		img->device_fd = open(img->final_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+				      0666);
+		if (img->device_fd < 0) {
+			*err = -errno;
+			erofs_err("%s: cannot open: %s", img->final_path, strerror(-*err));
+			free(buf);
+			return 0;
+		}
+	}
+	*err = buf ? check_device_size(img, img->offset + img->size) : -ENOMEM;
 	for (uint64_t pos = 0; !*err && pos < img->size; pos += COPY_BUFFER) {
 		size_t n = img->size - pos < COPY_BUFFER ? (size_t)(img->size - pos) : COPY_BUFFER;
 
@@ -197,7 +213,7 @@ static int copy_to_device(struct erofs_image *img, int *err)
 			break;
 		}
 		touched = 1;
-		if ((*err = erofs_pwrite_all(img->device_fd, buf, n, pos)))
+		if ((*err = erofs_pwrite_all(img->device_fd, buf, n, img->offset + pos)))
 			erofs_err("%s: write failed: %s", img->final_path, strerror(-*err));
 	}
 	if (!*err && fsync(img->device_fd) && errno != EINVAL) {

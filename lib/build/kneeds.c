@@ -46,6 +46,8 @@ void erofs_kneeds_from_options(const struct erofs_build_options *opts,
 	}
 	if (opts->nr_xattr_prefixes)
 		erofs_kneeds_add(needs, EROFS_KF_XATTR_PREFIXES, "--xattr-prefix");
+	if (opts->nr_xattr_prefixes && opts->plain_xattr_prefixes && opts->fragments)
+		erofs_kneeds_add(needs, EROFS_KF_PLAIN_XATTR_PREFIXES, "-E plain-xattr-prefixes");
 	if (opts->metabox)
 		erofs_kneeds_add(needs, EROFS_KF_METABOX, "-m");
 	if (opts->layout_48bit)

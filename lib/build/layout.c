@@ -516,6 +516,7 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 	struct erofs_inode *too_big = NULL;
 	uint32_t next = data_end, sb_end, sb_block_end;
 	uint64_t meta_start;
+	bool prefix_plain;
 	int err;
 
 	memset(plan, 0, sizeof(*plan));
@@ -566,13 +567,15 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 	 * data when there is one (where Linux 6.4 looks), else in the image:
 	 * beside the superblock when it fits, else first in the metadata area.
 	 * With -m, always in the image (COMPAT_PLAIN_XATTR_PFX): without that
-	 * bit a metabox image's readers look for it in the metabox data.
+	 * bit a metabox image's readers look for it in the metabox data.  So
+	 * with -E plain-xattr-prefixes, which Linux reads from 6.17 on.
 	 */
+	prefix_plain = !tree->packed || opts->metabox || opts->plain_xattr_prefixes;
 	plan->prefix_size = erofs_xattr_prefix_table_size(opts);
 	if (plan->prefix_size) {
 		plan->feature_incompat |= EROFS_INCOMPAT_XATTR_PREFIXES;
 		sb_end = (sb_end + 3) & ~3u;
-		if ((!tree->packed || opts->metabox) && sb_end + plan->prefix_size <= sb_block_end) {
+		if (prefix_plain && sb_end + plan->prefix_size <= sb_block_end) {
 			plan->prefix_pos = sb_end;
 			sb_end += plan->prefix_size;
 		}
@@ -603,7 +606,7 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 	if ((err = place_late_blocks(tree, plan, &next)))
 		return err;
 	meta_start = (uint64_t)next << bits;
-	if (plan->prefix_size && (!tree->packed || opts->metabox) && !plan->prefix_pos) {
+	if (plan->prefix_size && prefix_plain && !plan->prefix_pos) {
 		plan->prefix_pos = meta_start;
 		meta_start += (plan->prefix_size + EROFS_SLOT_SIZE - 1) & ~(EROFS_SLOT_SIZE - 1);
 	}

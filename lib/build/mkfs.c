@@ -85,9 +85,10 @@ int erofs_mkfs(const struct erofs_build_options *opts, struct erofs_tree *tree,
 	if (opts->tar)
 		source = (struct erofs_source){ .run = erofs_tar_source_run, .arg = &tar };
 	clock_gettime(CLOCK_MONOTONIC, &stage);
-	if ((err = erofs_image_open(&img, opts->image, opts->blkszbits, first_data_blk)))
+	if ((err = erofs_image_open(&img, opts->image, opts->image_offset, opts->blkszbits,
+				    first_data_blk)))
 		return err;
-	if (opts->blobdev && (err = erofs_image_open(&blob, opts->blobdev, opts->blkszbits, 0))) {
+	if (opts->blobdev && (err = erofs_image_open(&blob, opts->blobdev, 0, opts->blkszbits, 0))) {
 		erofs_image_abort(&img);
 		return err;
 	}

@@ -524,9 +524,11 @@ int erofs_pipeline_run(const struct erofs_build_options *opts, struct erofs_tree
 	if (opts->share_identical_files && !opts->chunkbits && (err = erofs_dedup_init(&dedup)))
 		return err;
 	p.wctx.dedup = p.cc.dedup = dedup;
-	if (opts->fragments && (err = erofs_packed_open(&packed, opts->image)))
+	if (opts->fragments && (err = erofs_packed_open(&packed, opts->image,
+							 opts->fragdedupe == EROFS_FRAGDEDUPE_FULL)))
 		goto out;
-	if (opts->fragments && (err = add_prefix_table(opts, &packed)))
+	if (opts->fragments && !opts->plain_xattr_prefixes &&
+	    (err = add_prefix_table(opts, &packed)))
 		goto out;
 	p.cc.packed = opts->fragments ? &packed : NULL;
 	p.ring = calloc(RING_SIZE, sizeof(*p.ring));

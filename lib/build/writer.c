@@ -306,7 +306,8 @@ static int put_superblock(struct write_ctx *w, int fd)
 	size_t span = erofs_sb_checksum_span(plan->blkszbits);
 	struct erofs_super sb = {
 		.magic = EROFS_MAGIC,
-		.feature_compat = EROFS_COMPAT_SB_CHKSUM | EROFS_COMPAT_MTIME,
+		.feature_compat = (w->opts->sb_checksum ? EROFS_COMPAT_SB_CHKSUM : 0) |
+				  EROFS_COMPAT_MTIME,
 		.blkszbits = (uint8_t)plan->blkszbits,
 		.root_nid = (uint16_t)w->tree->root->nid,
 		.inos = w->tree->nr_inodes + !!w->tree->packed + !!plan->metabox,
@@ -395,6 +396,8 @@ static int put_superblock(struct write_ctx *w, int fd)
 			return err;
 	}
 
+	if (!w->opts->sb_checksum)	/* -E nosbcrc: the field stays zero */
+		return 0;
 	/* the checksum covers the rest of the superblock's block as written */
 	block = calloc(1, span);
 	if (!block)
@@ -472,6 +475,19 @@ int erofs_write_metadata(const struct erofs_build_options *opts, const struct er
 				(size_t)(plan->nr_blocks - plan->metabox->blkaddr) << plan->blkszbits);
 	if (!err)
 		err = erofs_seq_flush(&w.out);
+	/* --fsalignblks: zero blocks at the end, counted in the superblock
+	 * (and before a blob or tar mapped after the image) */
+	if (!err && opts->fsalign_blocks && plan->nr_blocks % opts->fsalign_blocks) {
+		uint64_t aligned = (uint64_t)plan->nr_blocks + opts->fsalign_blocks -
+				   plan->nr_blocks % opts->fsalign_blocks;
+
+		if (aligned > UINT32_MAX) {
+			erofs_err("--fsalignblks=%u: the image would pass 2^32 blocks",
+				  opts->fsalign_blocks);
+			err = -EFBIG;
+		}
+		plan->nr_blocks = (uint32_t)aligned;
+	}
 	if (!err)
 		err = erofs_image_resize(img, (uint64_t)plan->nr_blocks << plan->blkszbits);
 	/* the superblock lies inside the first metadata block: written last */

@@ -67,8 +67,10 @@ static int commit_fragment(struct erofs_commit *cc, struct erofs_inode *inode,
 	int err;
 
 	/* a file packed in pieces is stored as it comes; a whole fragment
-	 * may be one already stored */
-	err = erofs_packed_add(cc->packed, w->frag, w->frag_len, first_piece && w->last, &off);
+	 * may be one already stored, unless -E ^fragdedupe */
+	err = erofs_packed_add(cc->packed, w->frag, w->frag_len,
+			       first_piece && w->last && cc->opts->fragdedupe != EROFS_FRAGDEDUPE_OFF,
+			       &off);
 	if (err)
 		return err;
 	if (!first_piece)

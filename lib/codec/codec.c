@@ -24,6 +24,11 @@ const struct erofs_codec_info *erofs_codec_lookup(const char *name, size_t len)
 	return NULL;
 }
 
+const struct erofs_codec_info *erofs_codec_at(size_t i)
+{
+	return i < sizeof(codecs) / sizeof(codecs[0]) ? &codecs[i] : NULL;
+}
+
 bool erofs_codec_level_ok(const struct erofs_codec_info *info, int64_t level)
 {
 	/* lzma: 0-9 normal, 100-109 extreme */

@@ -30,6 +30,12 @@ static int lzma_init(struct erofs_codec *c)
 	if (lzma_lzma_preset(&s->opt, preset))
 		return -EINVAL;
 	s->opt.dict_size = c->alg.dict_size;
+	if (c->alg.lzma_bits_given & EROFS_LZMA_LC)
+		s->opt.lc = c->alg.lzma_lc;
+	if (c->alg.lzma_bits_given & EROFS_LZMA_LP)
+		s->opt.lp = c->alg.lzma_lp;
+	if (c->alg.lzma_bits_given & EROFS_LZMA_PB)
+		s->opt.pb = c->alg.lzma_pb;
 	return 0;
 }
 

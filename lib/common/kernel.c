@@ -74,6 +74,11 @@ static const struct {
 	[EROFS_KF_48BIT] = { "48-bit layout", { 6, 15 } },
 	/* 414091322c63 "erofs: implement metadata compression" */
 	[EROFS_KF_METABOX] = { "metadata compression", { 6, 17 } },
+	/* COMPAT_PLAIN_XATTR_PFX came with metadata compression: an older
+	 * kernel ignores the compat bit and reads the prefixes from the packed
+	 * inode's data, which then holds fragments (wrong names, no error) */
+	[EROFS_KF_PLAIN_XATTR_PREFIXES] = { "long xattr prefixes outside the packed inode",
+					    { 6, 17 } },
 	[EROFS_KF_BIG_BLOCKS] = { "blocks larger than the 4 KiB page", { 0, 0 } },
 	[EROFS_KF_UNKNOWN] = { "unknown incompatible features", { 0, 0 } },
 };
@@ -166,6 +171,9 @@ void erofs_kneeds_from_super(const struct erofs_super *sb, uint16_t compr_algs,
 		need(needs, EROFS_KF_48BIT, NULL);
 	if (incompat & INCOMPAT_METABOX)
 		need(needs, EROFS_KF_METABOX, NULL);
+	if ((sb->feature_compat & EROFS_COMPAT_PLAIN_XATTR_PFX) && sb->packed_nid &&
+	    (incompat & EROFS_INCOMPAT_XATTR_PREFIXES))
+		need(needs, EROFS_KF_PLAIN_XATTR_PREFIXES, NULL);
 	if (incompat & ~INCOMPAT_KNOWN) {
 		need(needs, EROFS_KF_UNKNOWN, NULL);
 		needs->unknown_incompat = incompat & ~INCOMPAT_KNOWN;

@@ -76,6 +76,12 @@ void erofs_rd_free_devices(struct erofs_reader *r)
 
 int erofs_reader_set_device(struct erofs_reader *r, unsigned int id, int fd, uint64_t size)
 {
+	return erofs_reader_set_device_at(r, id, fd, 0, size);
+}
+
+int erofs_reader_set_device_at(struct erofs_reader *r, unsigned int id, int fd, uint64_t base,
+			       uint64_t size)
+{
 	struct erofs_rd_device *d;
 
 	if (!id || id > r->nr_devs)
@@ -88,6 +94,7 @@ int erofs_reader_set_device(struct erofs_reader *r, unsigned int id, int fd, uin
 			"device %u is too short: %" PRIu64 " bytes, the device table says %" PRIu64 " blocks (%" PRIu64 " bytes)",
 			id, size, d->blocks, (uint64_t)d->blocks << r->blkszbits);
 	d->fd = fd;
+	d->base = base;
 	d->size = size;
 	return 0;
 }
@@ -114,7 +121,7 @@ int erofs_devn_read(struct erofs_reader *r, unsigned int dev, void *buf, size_t 
 			"read of %zu bytes at %" PRIu64 " beyond device %u's %" PRIu64 " blocks",
 			len, off, dev, d->blocks);
 	while (len) {
-		ssize_t n = pread(d->fd, p, len, (off_t)off);
+		ssize_t n = pread(d->fd, p, len, (off_t)(d->base + off));
 
 		if (n < 0 && errno == EINTR)
 			continue;

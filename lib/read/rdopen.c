@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The image file and extra devices a reading tool is given (include/erofs/read/rdopen.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -74,11 +75,58 @@ int erofs_rd_source_open_file(struct erofs_rd_source *src)
 	return 0;
 }
 
+/* n descriptor slots for the devices, all -1 (closed by erofs_rd_source_close()). */
+static int alloc_dev_fds(struct erofs_rd_source *src, unsigned int n)
+{
+	src->dev_fds = malloc(n * sizeof(*src->dev_fds));
+	if (!src->dev_fds)
+		return src_fail(src, false, -ENOMEM, "out of memory");
+	src->nr_dev_fds = n;
+	for (unsigned int i = 0; i < n; i++)
+		src->dev_fds[i] = -1;
+	return 0;
+}
+
+/*
+ * No --device, and every extra device lies in the image file itself where
+ * the device table maps it: containerd's tar-index layers, the tar appended
+ * to its index (mapped right after the index's blocks).  erofs-utils' fsck
+ * reads those; so do we, each device from its place in the file.
+ */
+static int use_appended_devices(struct erofs_rd_source *src, struct erofs_reader *r)
+{
+	for (unsigned int i = 0; i < r->nr_devs; i++) {
+		const struct erofs_rd_device *d = &r->devs[i];
+		uint64_t start = d->mapped_blkaddr << r->blkszbits, len = d->blocks << r->blkszbits;
+
+		if (!d->mapped_blkaddr || start > src->image_bytes || len > src->image_bytes - start)
+			return 0;
+	}
+	if (alloc_dev_fds(src, r->nr_devs))
+		return -ENOMEM;
+	for (unsigned int i = 0; i < r->nr_devs; i++) {
+		const struct erofs_rd_device *d = &r->devs[i];
+		uint64_t start = d->mapped_blkaddr << r->blkszbits;
+
+		/* a descriptor of its own, closed with the devices' */
+		if ((src->dev_fds[i] = fcntl(src->fd, F_DUPFD_CLOEXEC, 0)) < 0)
+			return src_fail(src, false, -errno, "%s: %s", src->image, strerror(errno));
+		if (erofs_reader_set_device_at(r, i + 1, src->dev_fds[i], src->offset + start,
+					       src->image_bytes - start))
+			return src_fail(src, true, -EUCLEAN, "%s: %s", src->image,
+					erofs_reader_error(r));
+	}
+	return 1;
+}
+
 /* One --device per slot of the device table, as Linux wants -o device=. */
 static int open_devices(struct erofs_rd_source *src, struct erofs_reader *r)
 {
 	unsigned int n = r->nr_devs;
+	int appended = n && !src->nr_devices ? use_appended_devices(src, r) : 0;
 
+	if (appended)
+		return appended < 0 ? appended : 0;
 	if (src->nr_devices != n && (src->nr_devices || (src->flags & EROFS_RD_ALL_DEVICES))) {
 		if (!n)
 			return src_fail(src, false, -EINVAL,
@@ -90,11 +138,8 @@ static int open_devices(struct erofs_rd_source *src, struct erofs_reader *r)
 	}
 	if (!src->nr_devices)
 		return 0;
-	src->dev_fds = malloc(src->nr_devices * sizeof(*src->dev_fds));
-	if (!src->dev_fds)
-		return src_fail(src, false, -ENOMEM, "out of memory");
-	for (unsigned int i = 0; i < src->nr_devices; i++)
-		src->dev_fds[i] = -1;
+	if (alloc_dev_fds(src, src->nr_devices))
+		return -ENOMEM;
 	for (unsigned int i = 0; i < src->nr_devices; i++) {
 		uint64_t size;
 		int fd = open_one(src, src->devices[i], &size);
@@ -130,11 +175,12 @@ int erofs_rd_source_open(struct erofs_rd_source *src, struct erofs_reader *r)
 
 void erofs_rd_source_close(struct erofs_rd_source *src)
 {
-	for (unsigned int i = 0; src->dev_fds && i < src->nr_devices; i++)
+	for (unsigned int i = 0; src->dev_fds && i < src->nr_dev_fds; i++)
 		if (src->dev_fds[i] >= 0)
 			close(src->dev_fds[i]);
 	free(src->dev_fds);
 	src->dev_fds = NULL;
+	src->nr_dev_fds = 0;
 	if (src->fd >= 0)
 		close(src->fd);
 	src->fd = -1;

@@ -208,6 +208,11 @@ int erofs_tar_open(struct erofs_tar **out, int fd, enum erofs_tar_decoder decode
 	return 0;
 }
 
+void erofs_tar_dump_decoded(struct erofs_tar *t, int fd)
+{
+	t->s.dump_fd = fd;
+}
+
 bool erofs_tar_in_place(const struct erofs_tar *t, uint64_t *base)
 {
 	*base = t->s.base;

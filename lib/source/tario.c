@@ -10,6 +10,7 @@
 #include <zstd.h>
 
 #include "erofs/common/diag.h"
+#include "erofs/common/io.h"
 #include "erofs/source/tario.h"
 
 #define STREAM_BUFFER	(128u << 10)
@@ -186,6 +187,14 @@ static int refill(struct erofs_tar_stream *s)
 			err = decode_xz(s);
 		else
 			err = decode_zstd(s);
+		if (!err && s->dump_fd >= 0 && s->out_len) {
+			/* every decoded byte comes through here once, in order */
+			err = erofs_pwrite_all(s->dump_fd, s->out, s->out_len, s->dumped);
+			if (err)
+				erofs_err("%s: writing the decoded stream: %s", s->name,
+					  strerror(-err));
+			s->dumped += s->out_len;
+		}
 		if (err)
 			return err;
 	}
@@ -226,6 +235,7 @@ int erofs_tar_stream_open(struct erofs_tar_stream *s, int fd, enum erofs_tar_dec
 
 	memset(s, 0, sizeof(*s));
 	s->fd = fd;
+	s->dump_fd = -1;
 	s->decoder = decoder;
 	s->name = name;
 	s->in = malloc(STREAM_BUFFER);

@@ -37,6 +37,7 @@ struct tarsrc {
 	struct erofs_tar *tar;
 	const char *name;		/* the input, for messages */
 	int in_fd;
+	int dump_fd;			/* --ungzip=FILE and the like; -1: none */
 	bool in_place;
 	uint64_t base;			/* in place: the tar's first byte in in_fd */
 	uint64_t spool_end;		/* otherwise (and sparse files) the bytes are copied */
@@ -656,6 +657,16 @@ static int read_tar(struct tarsrc *t)
 
 	if ((err = erofs_tar_open(&t->tar, t->in_fd, t->opts->tar_decoder, t->name)))
 		return err;
+	if (t->opts->tar_dump_file) {
+		t->dump_fd = open(t->opts->tar_dump_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+				  0644);
+		if (t->dump_fd < 0) {
+			err = errno;
+			erofs_err("%s: cannot create: %s", t->opts->tar_dump_file, strerror(err));
+			return -err;
+		}
+		erofs_tar_dump_decoded(t->tar, t->dump_fd);
+	}
 	t->in_place = erofs_tar_in_place(t->tar, &t->base);
 	tree->data_in_one_file = true;
 	tree->data_fd = tree->spool_fd = -1;
@@ -673,8 +684,9 @@ static int read_tar(struct tarsrc *t)
 		if ((err = add_entry(t, &e)))
 			break;
 	t->e = NULL;
-	/* --tar=i from a stream: the device table needs the tar's size */
-	if (!err && t->opts->tar_index && !t->in_place)
+	/* --tar=i from a stream: the device table needs the tar's size; the
+	 * decoded stream's copy is whole, past the archive's end marker */
+	if (!err && ((t->opts->tar_index && !t->in_place) || t->dump_fd >= 0))
 		err = erofs_tar_drain(t->tar, &tree->tar_size);
 	if (!err && !t->root_given)	/* dated as the newest entry */
 		erofs_set_mtime(t->opts, tree->root,
@@ -686,7 +698,7 @@ static int read_tar(struct tarsrc *t)
 int erofs_tar_source_run(void *arg, erofs_file_sink sink, void *pipeline)
 {
 	struct erofs_tar_source *src = arg;
-	struct tarsrc t = { .opts = src->opts, .tree = src->tree, .in_fd = -1 };
+	struct tarsrc t = { .opts = src->opts, .tree = src->tree, .in_fd = -1, .dump_fd = -1 };
 	struct erofs_inode **files = NULL;
 	size_t nr = 0;
 	int err = open_input(&t);
@@ -712,5 +724,9 @@ int erofs_tar_source_run(void *arg, erofs_file_sink sink, void *pipeline)
 	free(t.all);
 	if (t.in_fd >= 0)
 		close(t.in_fd);
+	if (t.dump_fd >= 0 && close(t.dump_fd) && !err) {
+		err = -errno;
+		erofs_err("%s: %s", src->opts->tar_dump_file, strerror(-err));
+	}
 	return err;
 }

@@ -447,10 +447,12 @@ int erofs_xattr_plan(const struct erofs_build_options *opts, struct erofs_tree *
 		struct erofs_inode *inode = tree->inodes[i];
 		struct erofs_xattr_set *set = inode->xattrs;
 		uint32_t shared = 0, size = EROFS_XATTR_IBODY_HEADER_SIZE;
+		/* --root-xattr-isize: room kept in the root's inline xattrs */
+		uint32_t at_least = inode == tree->root ? opts->root_xattr_isize : 0;
 
-		if (!set)
+		if (!set && !at_least)
 			continue;
-		for (uint32_t j = 0; j < set->count; j++) {
+		for (uint32_t j = 0; set && j < set->count; j++) {
 			struct erofs_xattr *x = &set->items[j];
 
 			/* h_shared_count is a u8: the rest stays inline */
@@ -462,6 +464,10 @@ int erofs_xattr_plan(const struct erofs_build_options *opts, struct erofs_tree *
 				size += entry_size(x);
 			}
 		}
+		/* zero bytes after the entries read as empty entries of no
+		 * namespace, which Linux and erofs-utils skip */
+		if (size < at_least)
+			size = (at_least + 3) & ~3u;
 		if (size - EROFS_XATTR_IBODY_HEADER_SIZE > 4u * 0xFFFEu) {
 			*too_big = inode;
 			return -E2BIG;
@@ -507,7 +513,7 @@ static uint32_t name_filter(const struct erofs_xattr_set *set)
 {
 	uint32_t present = 0;
 
-	for (uint32_t j = 0; j < set->count; j++) {
+	for (uint32_t j = 0; set && j < set->count; j++) {
 		const struct erofs_xattr *x = &set->items[j];
 
 		/* the name after its short prefix, whatever long prefix covers it */
@@ -523,9 +529,11 @@ void erofs_xattr_ibody_encode(const struct erofs_inode *inode, bool filter, uint
 	uint8_t *p = out + EROFS_XATTR_IBODY_HEADER_SIZE;
 	uint8_t shared = 0;
 
-	memset(out, 0, EROFS_XATTR_IBODY_HEADER_SIZE);
+	memset(out, 0, inode->xattr_size);	/* with --root-xattr-isize's padding */
 	if (filter)
 		put_le32(out, name_filter(set));
+	if (!set)
+		return;
 	/* shared ids first: items are sorted like the shared area, so ids ascend */
 	for (uint32_t j = 0; j < set->count; j++)
 		if (set->items[j].shared_id >= 0) {

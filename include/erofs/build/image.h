@@ -26,8 +26,10 @@ struct erofs_image {
 	const char *final_path;	/* as the user named it, for messages */
 	char *target_path;	/* what the image replaces */
 	char *tmp_path;		/* a named temporary file, when O_TMPFILE failed */
-	bool in_place;		/* a device: fd is the scratch file, device_fd the device */
+	bool in_place;		/* a device, or --offset: fd is the scratch file, device_fd
+				 * the output (for a file, opened at commit) */
 	int device_fd;
+	uint64_t offset;	/* --offset: the image starts this many bytes in */
 	unsigned int blkszbits;
 	uint32_t next_blk;	/* the first block no data holds yet */
 	uint64_t written_end;	/* bytes below this may hold data written earlier */
@@ -36,9 +38,14 @@ struct erofs_image {
 	struct erofs_image *blob;	/* --blobdev: where chunks go; NULL: here */
 };
 
-/* Opens the output; blocks from first_blk on are the data area. */
-int erofs_image_open(struct erofs_image *img, const char *final_path, unsigned int blkszbits,
-		     uint32_t first_blk);
+/*
+ * Opens the output; blocks from first_blk on are the data area.  With an
+ * offset (mkfs --offset), the image is built aside and written offset bytes
+ * into final_path at commit, a regular file being truncated first (zeros
+ * before the image), as erofs-utils writes it.
+ */
+int erofs_image_open(struct erofs_image *img, const char *final_path, uint64_t offset,
+		     unsigned int blkszbits, uint32_t first_blk);
 /* Sets the final size (blocks not written read as zeros). */
 int erofs_image_resize(struct erofs_image *img, uint64_t size);
 /*

@@ -46,6 +46,8 @@ struct erofs_codec_info {
 	uint32_t dict_max;
 };
 const struct erofs_codec_info *erofs_codec_lookup(const char *name, size_t len);
+/* The i-th algorithm built in, in erofs-utils' order; NULL past the last. */
+const struct erofs_codec_info *erofs_codec_at(size_t i);
 bool erofs_codec_level_ok(const struct erofs_codec_info *info, int64_t level);
 
 /* Internal: what each codec file provides. */

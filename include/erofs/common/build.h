@@ -53,6 +53,28 @@ struct erofs_algorithm {
 	enum erofs_compressor_kind kind;
 	int level;			/* the codec's own scale, default filled in */
 	uint32_t dict_size;		/* lzma, deflate, zstd: bytes; 0 until resolved */
+	/* -z lzma,lc=N,lp=N,pb=N: liblzma's literal context, literal position
+	 * and position bits instead of the level's; the stream's first byte
+	 * records them, so readers need nothing more */
+	uint8_t lzma_bits_given;	/* EROFS_LZMA_LC | _LP | _PB */
+	uint8_t lzma_lc, lzma_lp, lzma_pb;
+};
+#define EROFS_LZMA_LC	1u
+#define EROFS_LZMA_LP	2u
+#define EROFS_LZMA_PB	4u
+
+/* -E force-inode-blockmap / force-chunk-indexes (the later one wins) */
+enum erofs_chunk_form {
+	EROFS_CHUNKS_AUTO,	/* 4-byte block maps, 8-byte indexes with an extra device */
+	EROFS_CHUNKS_BLOCKMAP,	/* block maps: refused with an extra device */
+	EROFS_CHUNKS_INDEXES,	/* 8-byte indexes (device id, block) everywhere */
+};
+
+/* -E fragdedupe[=inode|full], ^fragdedupe: which fragments are stored once */
+enum erofs_fragdedupe {
+	EROFS_FRAGDEDUPE_FULL,	/* the default: a fragment that ends a stored one points there */
+	EROFS_FRAGDEDUPE_INODE,	/* only a whole file's fragment equal to a stored one */
+	EROFS_FRAGDEDUPE_OFF,	/* every fragment stored */
 };
 
 struct erofs_exclude {
@@ -63,6 +85,7 @@ struct erofs_exclude {
 struct erofs_build_options {
 	const char *source;		/* directory to image */
 	const char *image;		/* output path */
+	uint64_t image_offset;		/* --offset: bytes before the image in it */
 	unsigned int blkszbits;
 	int debug_level;
 	bool quiet;
@@ -95,9 +118,14 @@ struct erofs_build_options {
 	/* layout */
 	bool inline_data;		/* tails inline with the inode (default) */
 	bool xattr_name_filter;		/* per-inode xattr name filters (default) */
+	bool sb_checksum;		/* COMPAT_SB_CHKSUM and its CRC (default; -E nosbcrc) */
+	bool plain_xattr_prefixes;	/* -E plain-xattr-prefixes: the long prefix table
+					 * in the image even with a packed inode */
 	const char **xattr_prefixes;	/* --xattr-prefix: long name prefixes, in order */
 	uint32_t nr_xattr_prefixes;
 	int xattr_tolerance;		/* -x: share values seen on more inodes; <0: no xattrs */
+	uint32_t root_xattr_isize;	/* --root-xattr-isize: the root's inline xattrs
+					 * take at least these bytes (zero padded) */
 
 	/* compression (-z, -C, -E legacy-compress) */
 	enum erofs_compressor_kind compressor;	/* the first -z algorithm; NONE: no -z */
@@ -111,6 +139,7 @@ struct erofs_build_options {
 	bool fragments;			/* -E fragments: tails into the packed inode */
 	bool all_fragments;		/* -E all-fragments: whole files into it */
 	uint32_t packed_pcluster_size;	/* the packed inode's pclusters; 0: -C */
+	enum erofs_fragdedupe fragdedupe;
 	bool dedupe;			/* -E dedupe: identical pclusters (with -z) or
 					 * blocks (without: --chunksize of one block)
 					 * stored once */
@@ -129,8 +158,10 @@ struct erofs_build_options {
 	 */
 	bool share_identical_files;
 	unsigned int chunkbits;		/* --chunksize: log2 of the chunk size; 0 = off */
+	enum erofs_chunk_form chunk_form;
 	const char *blobdev;		/* --blobdev: every chunk goes to this extra device */
 	unsigned int workers;		/* compression threads */
+	uint32_t fsalign_blocks;	/* --fsalignblks: image size a multiple of it; 0: off */
 	struct erofs_compress_hint *hints;	/* first match wins */
 	size_t nr_hints;
 
@@ -151,6 +182,7 @@ struct erofs_build_options {
 	/* tar input (lib/source/tarsrc.c): --tar=f; source is the tar file, NULL: stdin */
 	bool tar;
 	enum erofs_tar_decoder tar_decoder;	/* --ungzip, --unxz, --unzstd */
+	const char *tar_dump_file;	/* --ungzip=FILE...: the decoded tar written there too */
 	bool aufs;			/* --aufs: .wh. files become overlayfs whiteouts */
 	bool ovlfs_strip;		/* --ovlfs-strip=1: no whiteouts, no opaque xattrs */
 	bool tar_sort_none;		/* --sort=none: data in the tar's order */
@@ -163,6 +195,12 @@ struct erofs_build_options {
 static inline bool erofs_opts_extra_device(const struct erofs_build_options *opts)
 {
 	return opts->blobdev || (opts->tar_index && !opts->tar_mapfile);
+}
+
+/* Whether chunk-based files get 8-byte indexes rather than 4-byte block maps. */
+static inline bool erofs_opts_chunk_indexes(const struct erofs_build_options *opts)
+{
+	return erofs_opts_extra_device(opts) || opts->chunk_form == EROFS_CHUNKS_INDEXES;
 }
 
 #endif

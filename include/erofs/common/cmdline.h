@@ -21,4 +21,7 @@ bool erofs_parse_u64(const char *what, const char *s, uint64_t max, uint64_t *ou
  */
 void erofs_getopt_error(int ret, char *const argv[]);
 
+/* The erofs-utils release whose command lines our programs take. */
+#define EROFS_UTILS_COMPAT_RELEASE "1.9.4"
+
 #endif

@@ -32,6 +32,7 @@ enum erofs_kfeature {
 	EROFS_KF_ZSTD,
 	EROFS_KF_48BIT,			/* 48-bit addresses, encoded extents */
 	EROFS_KF_METABOX,		/* compressed metadata */
+	EROFS_KF_PLAIN_XATTR_PREFIXES,	/* the prefix table outside an existing packed inode */
 	EROFS_KF_BIG_BLOCKS,		/* blocks larger than the 4 KiB page */
 	EROFS_KF_UNKNOWN,		/* incompat bits no release knows */
 	EROFS_KF_COUNT

@@ -37,7 +37,9 @@ struct erofs_rd_source {
 	int fd;				/* the image file, -1 when not open */
 	uint64_t file_bytes;		/* its size (st_size or BLKGETSIZE64) */
 	uint64_t image_bytes;		/* file_bytes - offset */
-	int *dev_fds;			/* nr_devices of them, -1 when not open */
+	int *dev_fds;			/* nr_dev_fds of them, -1 when not open: one per
+					 * --device, or per device appended to the image */
+	unsigned int nr_dev_fds;
 	bool image_fault;		/* see above */
 	char err[EROFS_ERRMSG_LEN + 4096];
 };

@@ -70,6 +70,8 @@ struct erofs_rd_inode;
 /* An extra device of a multi-device image (lib/read/rdevice.c). */
 struct erofs_rd_device {
 	int fd;				/* -1: not given (yet) */
+	uint64_t base;			/* byte of fd where the device starts (0, or
+					 * appended to the image file) */
 	uint64_t size;			/* bytes the caller says it holds */
 	uint64_t blocks;		/* from the device table (48-bit: with blocks_hi) */
 	uint64_t mapped_blkaddr;	/* 0, or where it appears in the flat block space */
@@ -146,6 +148,9 @@ int erofs_reader_open_mem(struct erofs_reader *r, const void *buf, size_t size);
  * gives it.  Data on a device not given fails to read, naming it.
  */
 int erofs_reader_set_device(struct erofs_reader *r, unsigned int id, int fd, uint64_t size);
+/* The same for a device that starts base bytes into fd (a tar appended to its index). */
+int erofs_reader_set_device_at(struct erofs_reader *r, unsigned int id, int fd, uint64_t base,
+			       uint64_t size);
 
 /* Mapping (not decoding) accepts every algorithm the format names: LZMA,
  * DEFLATE and ZSTD extents are mapped, and erofs_decode_extent() still

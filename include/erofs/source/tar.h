@@ -79,6 +79,8 @@ bool erofs_tar_in_place(const struct erofs_tar *t, uint64_t *base);
 /* Reads the input to its end (the archive's padding after its end marker);
  * the stream's decoded bytes in all, as the tar file would have them. */
 int erofs_tar_drain(struct erofs_tar *t, uint64_t *total);
+/* --ungzip=FILE, --unxz=FILE: the decoded stream is also written to fd. */
+void erofs_tar_dump_decoded(struct erofs_tar *t, int fd);
 void erofs_tar_close(struct erofs_tar *t);
 
 #endif

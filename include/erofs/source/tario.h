@@ -28,6 +28,8 @@ struct erofs_tar_stream {
 	size_t out_len, out_off;
 	bool out_eof;		/* the decoder reached the end of its stream */
 	void *codec;
+	int dump_fd;		/* --ungzip=FILE: decoded bytes also go there; -1: none */
+	uint64_t dumped;	/* bytes written to it */
 };
 
 /* 0 or -errno (reported).  Refuses a compressed stream when decoder is PLAIN. */
