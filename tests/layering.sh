@@ -133,6 +133,27 @@ for unit, syms in undef.items():
             calls[unit][d].add(s)
 check_graph('calls', calls)
 
+# 3. the front ends: their layers' headers and the reader's user headers
+# (reader.h, rdopen.h, the public erofs-forge.h), never the reader's insides
+FRONT = {
+    'fsck': {'common', 'codec', 'read', 'check', 'dump'},
+    'dump': {'common', 'codec', 'read', 'dump'},
+    'fuse': {'common', 'read', 'fsops'},
+}
+READ_USER_HEADERS = {'reader', 'rdopen', 'erofs-forge'}
+for front, allowed in FRONT.items():
+    for path in sorted(glob.glob(os.path.join(top, front, '*.[ch]'))):
+        rel = os.path.relpath(path, top)
+        for line in open(path, encoding='utf-8', errors='replace'):
+            m = re.match(r'\s*#\s*include\s+"erofs/([a-z]+)/([A-Za-z0-9_-]+)\.h"', line)
+            if not m:
+                continue
+            layer, name = m.groups()
+            if layer not in allowed:
+                problems.append(f'{rel}: a {front} front end includes erofs/{layer}/{name}.h')
+            elif layer == 'read' and name not in READ_USER_HEADERS:
+                problems.append(f'{rel}: includes the reader\'s inside, erofs/read/{name}.h')
+
 for p in problems:
     print('FAIL:', p)
 print(f'{len(layer_of)} units in {len(ALLOWED)} layers, {nincludes} includes, '
