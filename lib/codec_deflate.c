@@ -5,6 +5,11 @@
  * early when the output does not fit, which the prefix search
  * (erofs_codec_fit()) relies on; its window is always 32 KiB, the
  * superblock's windowbits 15.
+ *
+ * libdeflate cannot entropy-code a parse it was given, so every try
+ * compresses from scratch; the search starts from the input the stream's
+ * previous pcluster took (the caller's guess), which pclusters of one
+ * stream mostly come close to, rather than from four caps.
  */
 #include <errno.h>
 #include <libdeflate.h>
@@ -29,10 +34,15 @@ static int deflate_try(struct erofs_codec *c, const uint8_t *src, int len, uint8
 	return (int)libdeflate_deflate_compress(c->state, src, (size_t)len, out, (size_t)out_cap);
 }
 
-static int deflate_fill(struct erofs_codec *c, const uint8_t *src, int *src_len, uint8_t *dst,
-			int cap)
+static int deflate_fill(struct erofs_codec *c, const uint8_t *src, int *src_len, int expect,
+			uint8_t *dst, int cap)
 {
-	return erofs_codec_fit(c, src, src_len, dst, cap, deflate_try);
+	const struct erofs_fit_plan plan = {
+		.try_prefix = deflate_try, .first = expect, .slack = cap / 512 > 8 ? cap / 512 : 8,
+		.max_tries = 10,
+	};
+
+	return erofs_codec_fit(c, src, src_len, dst, cap, &plan);
 }
 
 const struct erofs_codec_ops erofs_codec_deflate_ops = {

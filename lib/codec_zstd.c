@@ -46,10 +46,14 @@ static int zstd_try(struct erofs_codec *c, const uint8_t *src, int len, uint8_t 
 	return -EIO;
 }
 
-static int zstd_fill(struct erofs_codec *c, const uint8_t *src, int *src_len, uint8_t *dst,
-		     int cap)
+static int zstd_fill(struct erofs_codec *c, const uint8_t *src, int *src_len, int expect,
+		     uint8_t *dst, int cap)
 {
-	return erofs_codec_fit(c, src, src_len, dst, cap, zstd_try);
+	const struct erofs_fit_plan plan = {
+		.try_prefix = zstd_try, .slack = cap / 512 > 8 ? cap / 512 : 8, .max_tries = 10,
+	};
+
+	return erofs_codec_fit(c, src, src_len, dst, cap, &plan);
 }
 
 const struct erofs_codec_ops erofs_codec_zstd_ops = {

@@ -2,9 +2,10 @@
 /*
  * The encoders of the EROFS compression algorithms behind one contract,
  * one file each (lib/codec_lz4.c, codec_lzma.c, codec_deflate.c,
- * codec_zstd.c): fill at most cap bytes of output with one independent
- * stream of as much of the input as fits, and tell how much input that
- * was.  The result depends only on the input, the cap and the algorithm's
+ * codec_zstd.c with lib/zstd_seq.c): fill at most cap bytes of output
+ * with one independent stream of as much of the input as fits, and tell
+ * how much input that was.  The result depends only on the input, the
+ * cap, the caller's guess (see erofs_codec_fill()) and the algorithm's
  * settings, never on earlier calls, so images do not depend on which
  * worker compressed what.
  */
@@ -27,9 +28,14 @@ void erofs_codec_free(struct erofs_codec *c);
  * useful fits (the caller stores the input raw), -ENOMEM on failure.  The
  * output never starts with a zero byte: readers find a pcluster's stream
  * by skipping the zeros before it.
+ *
+ * expect is the caller's guess of the input that will fit, 0 for none:
+ * the input the previous pcluster of the same stream took.  DEFLATE and
+ * zstd size their search by it, so their output depends on it too: it must
+ * come from the stream's own bytes, never from which worker did what.
  */
-int erofs_codec_fill(struct erofs_codec *c, const uint8_t *src, int *src_len, uint8_t *dst,
-		     int cap);
+int erofs_codec_fill(struct erofs_codec *c, const uint8_t *src, int *src_len, int expect,
+		     uint8_t *dst, int cap);
 
 /* The on-disk algorithm id (EROFS_COMPR_*) a kind writes. */
 unsigned int erofs_codec_format(enum erofs_compressor_kind kind);
@@ -53,7 +59,8 @@ struct erofs_codec_ops {
 	int (*init)(struct erofs_codec *c);
 	void (*exit)(struct erofs_codec *c);
 	/* as erofs_codec_fill(), may write a leading zero (checked after) */
-	int (*fill)(struct erofs_codec *c, const uint8_t *src, int *src_len, uint8_t *dst, int cap);
+	int (*fill)(struct erofs_codec *c, const uint8_t *src, int *src_len, int expect,
+		    uint8_t *dst, int cap);
 };
 
 struct erofs_codec {
@@ -69,12 +76,28 @@ extern const struct erofs_codec_ops erofs_codec_lz4_ops, erofs_codec_lz4hc_ops,
 
 /*
  * For codecs without a destination-size mode (DEFLATE, zstd): finds a long
- * prefix whose output fits cap by compressing trial prefixes with
- * try_prefix(), which returns the output size or 0 when it exceeds the
- * buffer (cap + slack bytes).  The search only depends on its arguments.
+ * prefix of src[0, *src_len) whose output fits cap by trying prefixes,
+ * starting from plan->first, each try_prefix() returning the output size
+ * or 0 when it exceeds out_cap.  It stops once an output is within slack
+ * bytes of the cap, or after max_tries.  The search only depends on its
+ * arguments.
  */
+struct erofs_fit_plan {
+	int (*try_prefix)(struct erofs_codec *c, const uint8_t *src, int len, uint8_t *out,
+			  int out_cap);
+	/*
+	 * Optional: what the first try's output out[0, out_len) tells of
+	 * shorter prefixes, as (prefix length in[i], about sizes[i] bytes of
+	 * output) pairs, at most max; returns their count.
+	 */
+	int (*points)(struct erofs_codec *c, const uint8_t *out, int out_len, int *in,
+		      int *sizes, int max);
+	int first;			/* the first prefix to try, 0: four caps */
+	int slack;			/* good enough this close to the cap */
+	int max_tries;
+	int out_cap;			/* a try's room, at least twice the cap */
+};
 int erofs_codec_fit(struct erofs_codec *c, const uint8_t *src, int *src_len, uint8_t *dst,
-		    int cap, int (*try_prefix)(struct erofs_codec *c, const uint8_t *src, int len,
-					       uint8_t *out, int out_cap));
+		    int cap, const struct erofs_fit_plan *plan);
 
 #endif
