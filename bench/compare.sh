@@ -12,6 +12,8 @@
 # Trees, by default both, in this order:
 #   linux  linux-source-6.1, extracted once from /usr/src/linux-source-6.1.tar.xz
 #          into $BENCH_DIR; every setting of SETTINGS
+#   usr    this machine's /usr, a root-filesystem-like tree; SETTINGS too
+#          (not in the default list)
 #   small  1,000,000 files of 1..4 KiB in 1,000 directories, made once by
 #          bench/gen-small-files.sh into $BENCH_DIR; SMALL_SETTINGS, by default
 #          plain (no -z) and -zlz4hc
@@ -32,6 +34,13 @@
 #                    CODEC_SETTINGS below) to SETTINGS; CODECS=only: just them
 #   SQUASHFS=1       also time mksquashfs -comp xz and -comp zstd with 128 KiB
 #                    blocks once per tree (what users of those algorithms compare with)
+#   SQUASHFS_COLUMN=1  a third tool in every pair whose setting mksquashfs has a
+#                    counterpart for (squashfs_args below): the same algorithm and
+#                    level, -b equal to our -C, -processors as --workers; it runs
+#                    after erofs-utils in each pair and gets its own ratios
+#   CODECS=squashfs  the settings of issue 27 (SQUASHFS_SETTINGS below): zstd 3/15/19,
+#                    deflate 6, lzma 6 and lz4hc, 128 KiB pclusters, fragments and
+#                    ztailpacking; implies SQUASHFS_COLUMN=1
 #   PAIRS=N          ours/theirs pairs per setting (default 3)
 #   WORKERS=N        --workers=N for both (default: online CPUs); erofs-utils gets it
 #                    only if its --help lists --workers (1.9.4 does; 1.5 does not)
@@ -49,8 +58,9 @@
 # tool's size must be the same in every pair, a warning says otherwise).
 # Images go to $BENCH_DIR/out and are deleted after each run, followed by a
 # sync (not timed), so that one run's writeback does not fall into the next.
-# mksquashfs is no longer measured: most settings here have no squashfs
-# counterpart and a third tool per pair would make the run half again as long.
+# mksquashfs is measured only when asked (SQUASHFS=1 or SQUASHFS_COLUMN=1):
+# most settings here have no squashfs counterpart and a third tool per pair
+# makes the run half again as long.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 bench_dir=${BENCH_DIR:-/var/tmp/erofs-bench}
@@ -64,6 +74,10 @@ DEFAULT_SETTINGS='-zlz4hc;-zlz4;-zlz4hc,9 -C262144;-zlz4hc -C65536 -Eztailpackin
 -zlz4hc,12 -C65536 -Ededupe,fragments,ztailpacking;--chunksize=4096'
 CODEC_SETTINGS='-zlzma -C65536;-zlzma,9 -C1048576 -Efragments,ztailpacking;-zzstd -C65536
 -zdeflate -C65536'
+SQUASHFS_SETTINGS='-zzstd,3 -C131072 -Efragments,ztailpacking
+-zzstd,15 -C131072 -Efragments,ztailpacking;-zzstd,19 -C131072 -Efragments,ztailpacking
+-zdeflate,6 -C131072 -Efragments,ztailpacking;-zlzma,6 -C131072 -Efragments,ztailpacking
+-zlz4hc -C131072 -Efragments,ztailpacking'
 
 die() { echo "compare.sh: $*" >&2; exit 1; }
 
@@ -153,6 +167,27 @@ measure() {
 		'BEGIN { printf "%.2f %.2f %.0f %.0f\n", w, u + s, r, z }'
 }
 
+# squashfs_args SETTING: mksquashfs's options for the same algorithm, level and
+# block size (our -C, else the 4 KiB block), or nothing when it has none (no
+# -z, lz4 levels, lzma levels but 6: mksquashfs's xz has one preset).  Our -E
+# options have no counterpart; mksquashfs packs tails into fragments anyway.
+squashfs_args() {
+	local word alg="" level="" block=4096
+	for word in $1; do
+		case $word in
+		-z*) alg=${word#-z}; level=${alg#*,}; [ "$level" = "$alg" ] && level=; alg=${alg%%,*} ;;
+		-C*) block=${word#-C} ;;
+		esac
+	done
+	case $alg in
+	zstd) echo "-comp zstd -Xcompression-level ${level:-3}" ;;
+	deflate) echo "-comp gzip -Xcompression-level ${level:-1}" ;;
+	lzma) [ "${level:-6}" = 6 ] && echo "-comp xz" ;;
+	lz4hc) [ -z "$level" ] && echo "-comp lz4 -Xhc" ;;
+	lz4) echo "-comp lz4" ;;
+	esac | sed "s/\$/ -b $block/" | grep . || true
+}
+
 print_run() { # LABEL TOOL "wall cpu rss_kb size"
 	local w c r s
 	read -r w c r s <<<"$3"
@@ -169,6 +204,14 @@ same_sizes() {
 }
 
 table=()
+squash_table=()	# the mksquashfs column's rows (SQUASHFS_COLUMN=1)
+squash_column=${SQUASHFS_COLUMN:-0}
+[ "${CODECS:-0}" = squashfs ] && squash_column=1
+squash_opts=(-noappend -no-progress -quiet -processors "$workers" -mkfs-time 0 -all-time 0)
+if [ "$squash_column" = 1 ] && ! command -v mksquashfs >/dev/null; then
+	echo "compare.sh: no mksquashfs: the squashfs column stays empty" >&2
+	squash_column=0
+fi
 tree_name=
 warm_opts=()	# the warm-up's options (--tar=f for the layer)
 # bench_setting SETTING: PAIRS alternating pairs on $tree, summary, one table row
@@ -179,11 +222,24 @@ bench_setting() {
 	echo
 	echo "== $tree_name: $setting (pairs: $pairs)"
 	printf '  %-8s %-12s %9s %9s %9s %14s\n' pair tool "wall s" "CPU s" "RSS MB" "size B"
+	local sq_words=() sq q oo sw=() sc=() srss=() ss=() qc=() qs=()
+	if [ "$squash_column" = 1 ] && sq=$(squashfs_args "$setting") && [ -n "$sq" ]; then
+		read -r -a sq_words <<<"$sq"
+	fi
 	for ((i = 1; i <= pairs; i++)); do
 		o=$(measure "$out/ours.img" "$ours" "${our_opts[@]}" "${words[@]}" "$out/ours.img" "$tree")
 		print_run "$i" ours "$o"
 		t=$(measure "$out/theirs.img" "$theirs" "${their_opts[@]}" "${words[@]}" "$out/theirs.img" "$tree")
 		print_run "$i" erofs-utils "$t"
+		if [ ${#sq_words[@]} -gt 0 ]; then
+			q=$(measure "$out/sq.img" mksquashfs "$tree" "$out/sq.img" "${sq_words[@]}" \
+				"${squash_opts[@]}")
+			print_run "$i" mksquashfs "$q"
+			read -r -a q <<<"$q"
+			read -r -a oo <<<"$o"
+			sw+=("${q[0]}") sc+=("${q[1]}") srss+=("${q[2]}") ss+=("${q[3]}")
+			qc+=("$(ratio "${oo[1]}" "${q[1]}")") qs+=("$(ratio "${oo[3]}" "${q[3]}")")
+		fi
 		read -r -a o <<<"$o"
 		read -r -a t <<<"$t"
 		ow+=("${o[0]}") oc+=("${o[1]}") orss+=("${o[2]}") os+=("${o[3]}")
@@ -203,6 +259,14 @@ bench_setting() {
 		"$(fmt %.2f "${r[0]}")" "$(fmt %.2f "${r[1]}")" "$(fmt %.2f "${r[2]}")" "$(fmt %.4f "${r[3]}")"
 	read -r -a mo <<<"$mo"
 	read -r -a mt <<<"$mt"
+	if [ ${#sq_words[@]} -gt 0 ]; then
+		local ms="$(median "${sw[@]}") $(median "${sc[@]}") $(median "${srss[@]}") $(median "${ss[@]}")"
+		print_run median mksquashfs "$ms"
+		printf '  ratio ours/mksquashfs (%s; median of pairs): CPU %s  size %s\n' "${sq_words[*]}" \
+			"$(fmt %.2f "$(median "${qc[@]}")")" "$(fmt %.4f "$(median "${qs[@]}")")"
+		read -r -a ms <<<"$ms"
+		squash_table+=("| $tree_name | \`$setting\` | \`${sq_words[*]}\` | $(fmt %.1f "${ms[0]}") | $(fmt %.1f "${ms[1]}") | $(fmt %.0f "$(ratio "${ms[2]}" 1024)") | $(fmt %.0f "${ms[3]}") | $(fmt %.2f "$(median "${qc[@]}")") | $(fmt %.4f "$(median "${qs[@]}")") |")
+	fi
 	table+=("| $tree_name | \`$setting\` | $(fmt %.1f "${mo[0]}") / $(fmt %.1f "${mt[0]}") | $(fmt %.1f "${mo[1]}") / $(fmt %.1f "${mt[1]}") | $(fmt %.0f "$(ratio "${mo[2]}" 1024)") / $(fmt %.0f "$(ratio "${mt[2]}" 1024)") | $(fmt %.0f "${mo[3]}") / $(fmt %.0f "${mt[3]}") | $(fmt %.2f "${r[0]}") | $(fmt %.2f "${r[1]}") | $(fmt %.2f "${r[2]}") | $(fmt %.4f "${r[3]}") |")
 }
 
@@ -252,6 +316,7 @@ tree=${1:-${TREE:-}}
 settings=${SETTINGS:-$DEFAULT_SETTINGS}
 case ${CODECS:-0} in
 only) settings=$CODEC_SETTINGS ;;
+squashfs) settings=$SQUASHFS_SETTINGS ;;
 1) settings="$settings;$CODEC_SETTINGS" ;;
 esac
 if [ -n "$tree" ]; then
@@ -271,6 +336,9 @@ else
 			"$top/bench/gen-small-files.sh" "$bench_dir/small-1m"
 			bench_tree "1M small files" "$bench_dir/small-1m" "${SMALL_SETTINGS:-plain;-zlz4hc}"
 			;;
+		usr)
+			bench_tree "/usr" /usr "$settings"
+			;;
 		layer)
 			if [ ! -f "$bench_dir/linux-6.1.tar" ]; then
 				echo "decompressing /usr/src/linux-source-6.1.tar.xz into $bench_dir ..." >&2
@@ -282,7 +350,7 @@ else
 				"${LAYER_SETTINGS:---tar=f -zlz4hc;--tar=f --aufs -Enoinline_data --sort=none}"
 			warm_opts=()
 			;;
-		*) die "unknown tree '$name' in TREES (linux, small, layer)" ;;
+		*) die "unknown tree '$name' in TREES (linux, small, layer, usr)" ;;
 		esac
 	done
 fi
@@ -296,6 +364,14 @@ fi
 	echo "| tree | settings | wall s ours / theirs | CPU s ours / theirs | peak RSS MB ours / theirs | image B ours / theirs | wall | CPU | RSS | size |"
 	echo "|---|---|---|---|---|---|---|---|---|---|"
 	printf '%s\n' "${table[@]}"
+	if [ ${#squash_table[@]} -gt 0 ]; then
+		echo
+		echo "mksquashfs $(mksquashfs -version 2>/dev/null | awk 'NR == 1 { print $3 }') in the same pairs, -processors $workers; ratios are ours / mksquashfs."
+		echo
+		echo "| tree | our settings | mksquashfs options | wall s | CPU s | peak RSS MB | image B | CPU ours/sq | size ours/sq |"
+		echo "|---|---|---|---|---|---|---|---|---|"
+		printf '%s\n' "${squash_table[@]}"
+	fi
 } >"$bench_dir/last-table.md"
 echo
 cat "$bench_dir/last-table.md"

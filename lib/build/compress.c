@@ -143,11 +143,15 @@ void erofs_compressor_free(struct erofs_compressor *c)
 	free(c);
 }
 
-/* Fills one pcluster of cap bytes; returns the compressed length, 0 if nothing fits. */
+/*
+ * Fills one pcluster of cap bytes; returns the compressed length, 0 if
+ * nothing fits.  expect: the input the segment's previous pcluster took
+ * (see erofs_codec_fill()).
+ */
 static int compress_pcluster(struct erofs_compressor *c, unsigned int alg_index,
-			     const uint8_t *src, int *src_len, int cap)
+			     const uint8_t *src, int *src_len, int expect, int cap)
 {
-	return erofs_codec_fill(c->codecs[alg_index], src, src_len, c->pcluster, cap);
+	return erofs_codec_fill(c->codecs[alg_index], src, src_len, expect, c->pcluster, cap);
 }
 
 /*
@@ -302,6 +306,12 @@ static int compress_segment(struct erofs_compressor *c, struct erofs_work *item)
 	uint32_t cap = 0;
 	uint64_t pos = 0, anchor = 0;
 	uint8_t *out;
+	/*
+	 * The input the last full-size pcluster took, the codec's guess for
+	 * the next one.  Never with -E dedupe: a run repeated elsewhere must
+	 * compress the same from its anchor on, whatever came before.
+	 */
+	int expect = 0;
 	int err;
 
 	if (to_fragment && c->opts->all_fragments)
@@ -335,7 +345,7 @@ static int compress_segment(struct erofs_compressor *c, struct erofs_work *item)
 				      (alg->kind == EROFS_COMPRESS_LZ4HC &&
 				       fast_rest_size(c, c->input + pos, left, (int)pcluster_size))))
 			return take_fragment(c, item, pos);
-		out_len = compress_pcluster(c, alg_index, c->input + pos, &src_len,
+		out_len = compress_pcluster(c, alg_index, c->input + pos, &src_len, expect,
 					    ztail && alg->kind == EROFS_COMPRESS_LZ4HC &&
 					    (uint64_t)src_len == left
 						? ztail_first_cap(c, c->input + pos, left,
@@ -343,6 +353,7 @@ static int compress_segment(struct erofs_compressor *c, struct erofs_work *item)
 						: (int)pcluster_size);
 		if (out_len < 0)
 			return out_len;
+		expect = anchored ? 0 : src_len;
 		if (fragment_tail && (uint64_t)src_len == left)
 			return take_fragment(c, item, pos);
 		nblks = blocks_for((uint64_t)out_len, blksz);
@@ -350,7 +361,7 @@ static int compress_segment(struct erofs_compressor *c, struct erofs_work *item)
 			/* the file ends in this pcluster: fill one block less, so
 			 * that what is left can become a short inline tail */
 			src_len = (int)left;
-			out_len = compress_pcluster(c, alg_index, c->input + pos, &src_len,
+			out_len = compress_pcluster(c, alg_index, c->input + pos, &src_len, 0,
 						    (int)((nblks - 1) * blksz));
 			if (out_len < 0)
 				return out_len;

@@ -60,7 +60,7 @@ int erofs_metabox_compress(const struct erofs_build_options *opts, const uint8_t
 	for (uint64_t pos = 0; pos < size && !err;) {
 		uint64_t left = size - pos;
 		int src_len = (int)(left < max_input ? left : max_input);
-		int n = erofs_codec_fill(codec, data + pos, &src_len, dst, (int)pcluster);
+		int n = erofs_codec_fill(codec, data + pos, &src_len, 0, dst, (int)pcluster);
 		struct erofs_zextent e = { .lofs = pos, .pblk = zi->nr_blocks };
 		uint32_t stored;
 

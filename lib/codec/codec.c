@@ -123,10 +123,10 @@ void erofs_codec_free(struct erofs_codec *c)
 	free(c);
 }
 
-int erofs_codec_fill(struct erofs_codec *c, const uint8_t *src, int *src_len, uint8_t *dst,
-		     int cap)
+int erofs_codec_fill(struct erofs_codec *c, const uint8_t *src, int *src_len, int expect,
+		     uint8_t *dst, int cap)
 {
-	int ret = c->ops->fill(c, src, src_len, dst, cap);
+	int ret = c->ops->fill(c, src, src_len, expect, dst, cap);
 
 	/* a leading zero would be taken for padding (see the header) */
 	if (ret > 0 && !dst[0])

@@ -5,6 +5,13 @@
  * early when the output does not fit, which the prefix search
  * (erofs_codec_fit()) relies on; its window is always 32 KiB, the
  * superblock's windowbits 15.
+ *
+ * libdeflate cannot entropy-code a parse it was given, so every try
+ * compresses from scratch.  Starting from the caller's guess (the input
+ * the stream's previous pcluster took) instead of four caps saved 2% of
+ * the calls on linux-6.1's fs/ but filled some pclusters of the unit
+ * test's samples a little less (test-codec-fit): the search starts from
+ * four caps as before.
  */
 #include <errno.h>
 #include <libdeflate.h>
@@ -29,10 +36,14 @@ static int deflate_try(struct erofs_codec *c, const uint8_t *src, int len, uint8
 	return (int)libdeflate_deflate_compress(c->state, src, (size_t)len, out, (size_t)out_cap);
 }
 
-static int deflate_fill(struct erofs_codec *c, const uint8_t *src, int *src_len, uint8_t *dst,
-			int cap)
+static int deflate_fill(struct erofs_codec *c, const uint8_t *src, int *src_len, int expect,
+			uint8_t *dst, int cap)
 {
-	return erofs_codec_fit(c, src, src_len, dst, cap, deflate_try);
+	const struct erofs_fit_plan plan = {
+		.try_prefix = deflate_try, .slack = cap / 512 > 8 ? cap / 512 : 8, .max_tries = 10,
+	};
+
+	return erofs_codec_fit(c, src, src_len, dst, cap, &plan);
 }
 
 const struct erofs_codec_ops erofs_codec_deflate_ops = {

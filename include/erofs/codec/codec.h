@@ -27,9 +27,14 @@ void erofs_codec_free(struct erofs_codec *c);
  * useful fits (the caller stores the input raw), -ENOMEM on failure.  The
  * output never starts with a zero byte: readers find a pcluster's stream
  * by skipping the zeros before it.
+ *
+ * expect is the caller's guess of the input that will fit, 0 for none:
+ * the input the previous pcluster of the same stream took.  DEFLATE and
+ * zstd size their search by it, so their output depends on it too: it must
+ * come from the stream's own bytes, never from which worker did what.
  */
-int erofs_codec_fill(struct erofs_codec *c, const uint8_t *src, int *src_len, uint8_t *dst,
-		     int cap);
+int erofs_codec_fill(struct erofs_codec *c, const uint8_t *src, int *src_len, int expect,
+		     uint8_t *dst, int cap);
 
 /* The on-disk algorithm id (EROFS_COMPR_*) a kind writes. */
 unsigned int erofs_codec_format(enum erofs_compressor_kind kind);
@@ -55,7 +60,8 @@ struct erofs_codec_ops {
 	int (*init)(struct erofs_codec *c);
 	void (*exit)(struct erofs_codec *c);
 	/* as erofs_codec_fill(), may write a leading zero (checked after) */
-	int (*fill)(struct erofs_codec *c, const uint8_t *src, int *src_len, uint8_t *dst, int cap);
+	int (*fill)(struct erofs_codec *c, const uint8_t *src, int *src_len, int expect,
+		    uint8_t *dst, int cap);
 };
 
 struct erofs_codec {

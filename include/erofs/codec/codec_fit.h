@@ -9,12 +9,28 @@
 
 /*
  * For codecs without a destination-size mode (DEFLATE, zstd): finds a long
- * prefix whose output fits cap by compressing trial prefixes with
- * try_prefix(), which returns the output size or 0 when it exceeds the
- * buffer (cap + slack bytes).  The search only depends on its arguments.
+ * prefix of src[0, *src_len) whose output fits cap by trying prefixes,
+ * starting from plan->first, each try_prefix() returning the output size
+ * or 0 when it exceeds out_cap.  It stops once an output is within slack
+ * bytes of the cap, or after max_tries.  The search only depends on its
+ * arguments.
  */
+struct erofs_fit_plan {
+	int (*try_prefix)(struct erofs_codec *c, const uint8_t *src, int len, uint8_t *out,
+			  int out_cap);
+	/*
+	 * Optional: what the first try's output out[0, out_len) tells of
+	 * shorter prefixes, as (prefix length in[i], about sizes[i] bytes of
+	 * output) pairs, at most max; returns their count.
+	 */
+	int (*points)(struct erofs_codec *c, const uint8_t *out, int out_len, int *in,
+		      int *sizes, int max);
+	int first;			/* the first prefix to try, 0: four caps */
+	int slack;			/* good enough this close to the cap */
+	int max_tries;
+	int out_cap;			/* a try's room, at least twice the cap */
+};
 int erofs_codec_fit(struct erofs_codec *c, const uint8_t *src, int *src_len, uint8_t *dst,
-		    int cap, int (*try_prefix)(struct erofs_codec *c, const uint8_t *src, int len,
-					       uint8_t *out, int out_cap));
+		    int cap, const struct erofs_fit_plan *plan);
 
 #endif
