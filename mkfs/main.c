@@ -29,6 +29,7 @@
 #include "opts48.h"
 #include "timeopts.h"
 #include "usage.h"
+#include "vmdk.h"
 
 enum {
 	OPT_ALL_ROOT = 256, OPT_FORCE_UID, OPT_FORCE_GID, OPT_UID_OFFSET, OPT_GID_OFFSET,
@@ -44,7 +45,7 @@ enum {
 	/* erofs-utils 1.9.4 spellings */
 	OPT_ALL_TIME, OPT_PRESERVE_MTIME, OPT_ASYNC_QUEUE_LIMIT, OPT_NETWORK_SOURCE,
 	OPT_FSALIGNBLKS, OPT_ZFEATURE_BITS, OPT_OFFSET, OPT_ROOT_XATTR_ISIZE, OPT_CLEAN,
-	OPT_NOT_YET,
+	OPT_NOT_YET, OPT_VMDK_DESC,
 };
 
 /* What the command line says beyond the build options themselves. */
@@ -52,6 +53,7 @@ struct mkfs_cmdline {
 	const char *max_kernel;		/* --max-kernel=X.Y */
 	bool build_time_only;		/* bare --mkfs-time: -T is the build time only */
 	const char *compress_hints;	/* read once -b and -C are known */
+	const char *vmdk_desc;		/* --vmdk-desc: written after the image */
 };
 
 static const struct option long_options[] = {
@@ -73,6 +75,7 @@ static const struct option long_options[] = {
 	{ "offset", required_argument, NULL, OPT_OFFSET },
 	{ "root-xattr-isize", required_argument, NULL, OPT_ROOT_XATTR_ISIZE },
 	{ "clean", optional_argument, NULL, OPT_CLEAN },
+	{ "vmdk-desc", required_argument, NULL, OPT_VMDK_DESC },
 	{ "unlzma", optional_argument, NULL, OPT_UNXZ },
 	/* erofs-utils 1.9.4 options not implemented here yet: refused by name,
 	 * so a script learns why instead of reading "unrecognized" */
@@ -82,7 +85,7 @@ static const struct option long_options[] = {
 	{ "max-extent-bytes", required_argument, NULL, OPT_NOT_YET },
 	{ "gzinfo", optional_argument, NULL, OPT_NOT_YET },
 	{ "dsunit", required_argument, NULL, OPT_NOT_YET },
-	{ "vmdk-desc", required_argument, NULL, OPT_NOT_YET },
+
 	{ "incremental", optional_argument, NULL, OPT_NOT_YET },
 	{ "s3", optional_argument, NULL, OPT_NETWORK_SOURCE },
 	{ "oci", optional_argument, NULL, OPT_NETWORK_SOURCE },
@@ -358,6 +361,7 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 				return -EOPNOTSUPP;
 			}
 			break;
+		case OPT_VMDK_DESC: cl->vmdk_desc = optarg; break;
 		case OPT_NOT_YET:
 			erofs_err("%s: an erofs-utils 1.9.4 option this mkfs.erofs does not "
 				  "implement yet; nothing written", argv[optind - 1]);
@@ -636,7 +640,7 @@ int main(int argc, char **argv)
 	struct erofs_tree tree = { .source_dirfd = -1 };
 	struct erofs_build_result result;
 	struct timespec start;
-	struct mkfs_cmdline cl = { NULL, false, NULL };
+	struct mkfs_cmdline cl = { NULL, false, NULL, NULL };
 	int err;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
@@ -652,6 +656,8 @@ int main(int argc, char **argv)
 	err = erofs_mkfs(&opts, &tree, &result);
 	if (!err && !opts.quiet)
 		print_summary(&opts, &tree, &result, &start);
+	if (!err && cl.vmdk_desc)
+		err = mkfs_write_vmdk(cl.vmdk_desc, &opts, &result.plan);
 	if (err == -ENOMEM)
 		erofs_err("out of memory");
 	erofs_plan_free(&result.plan);

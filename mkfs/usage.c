@@ -85,6 +85,8 @@ void mkfs_usage(FILE *out)
 	      "                         extra device (mount with -o device=, fsck --device=)\n"
 	      " --root-xattr-isize=#    the root's inline xattrs take # bytes at least\n"
 	      "                         (zero padded: room to add xattrs in place later)\n"
+	      " --vmdk-desc=X           write a VMDK descriptor to X joining the image and\n"
+	      "                         its extra device (--tar=i, --blobdev) in one disk\n"
 	      " --offset=#              write the image # bytes into IMAGE (zeros before it)\n"
 	      " --zfeature-bits=#       turn on -E words by bit: 0 legacy-compress,\n"
 	      "                         1 ztailpacking, 2 fragments, 3 all-fragments, 4 dedupe,\n"

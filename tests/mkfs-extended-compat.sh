@@ -59,12 +59,13 @@ checked nosbcrc "$WORK/nocrc.img" "$src"
 # where chunk-based files have 4-byte block maps by default
 "$MKFS" --quiet -U clear -T0 --chunksize=4096 "$WORK/map.img" "$src"
 "$MKFS" --quiet -U clear -T0 --chunksize=4096 -E force-chunk-indexes "$WORK/idx.img" "$src"
-for img in map idx; do
-	at=$(inode_at "$WORK/$img.img" "$(nid_of "$WORK/$img.img" /chunky)")
-	eval "${img}_layout=\$(( (\$(le \"\$WORK/$img.img\" $at 2) >> 1) & 7 ))"
-	eval "${img}_format=\$(le \"\$WORK/$img.img\" $((at + 16)) 2)"
-	eval "${img}_at=$at"
-done
+chunk_form() { # IMAGE: "LAYOUT FORMAT" of /chunky (i_format's layout, i_u's chunk format)
+	local at
+	at=$(inode_at "$1" "$(nid_of "$1" /chunky)")
+	echo "$(( ($(le "$1" "$at" 2) >> 1) & 7 )) $(le "$1" $((at + 16)) 2)"
+}
+read -r map_layout map_format < <(chunk_form "$WORK/map.img")
+read -r idx_layout idx_format < <(chunk_form "$WORK/idx.img")
 [ "$map_layout" = 4 ] && [ "$idx_layout" = 4 ] && [ $((map_format & 0x20)) = 0 ] &&
 	[ $((idx_format & 0x20)) = 32 ] &&
 	pass "-E force-chunk-indexes: chunk format 0x$(printf %x "$idx_format"), block maps without it" ||

@@ -191,6 +191,26 @@ for n in 100 301; do
 		"'$FSCK' --extract='$WORK/rootx' '$WORK/rootx.img' >/dev/null && '$MANIFEST' '$WORK/rootx' | diff -q - <('$MANIFEST' '$WORK/rootx-plain') >/dev/null"
 done
 
+# --vmdk-desc=FILE: the image and its extra device as one flat disk, in
+# 512-byte sectors, the text erofs-utils writes (numbers masked to compare)
+if command -v tar >/dev/null; then
+	"$MKFS" --quiet -U clear --tar=i --vmdk-desc="$WORK/idx.vmdk" "$WORK/vidx.img" "$WORK/src.tar"
+	dev_blocks=$(od -An -tu4 -j $(( $(od -An -tu2 -j $((1024 + 0x58)) -N2 "$WORK/vidx.img" | tr -d ' ') * 128 + 64 )) -N4 "$WORK/vidx.img" | tr -d ' ')
+	img_sectors=$(( $(stat -c %s "$WORK/vidx.img") / 512 ))
+	check "--vmdk-desc: the image's extent" grep -qx "RW $img_sectors FLAT \"$WORK/vidx.img\" 0" "$WORK/idx.vmdk"
+	check "--vmdk-desc: the tar's extent, as long as the device table says" \
+		grep -qx "RW $dev_blocks FLAT \"$WORK/src.tar\" 0" "$WORK/idx.vmdk"
+	check "--vmdk-desc: cylinders of 16 heads and 63 sectors" grep -qx \
+		"ddb.geometry.cylinders = \"$(( (img_sectors + dev_blocks + 1007) / 1008 ))\"" "$WORK/idx.vmdk"
+	ref_mkfs=$top_srcdir/../shared/anchors/erofs-utils-1.9.4/mkfs.erofs
+	if [ -x "$ref_mkfs" ]; then
+		"$ref_mkfs" --quiet -U clear --tar=i --vmdk-desc="$WORK/ref.vmdk" "$WORK/ridx.img" "$WORK/src.tar"
+		mask() { sed -E 's/^RW [0-9]+ FLAT "[^"]*"/RW N FLAT "X"/; s/cylinders = "[0-9]+"/cylinders = "N"/' "$1"; }
+		check "--vmdk-desc: the same text as erofs-utils', numbers and names aside" \
+			cmp -s <(mask "$WORK/idx.vmdk") <(mask "$WORK/ref.vmdk")
+	fi
+fi
+
 # --offset=N: zeros, then the image; fsck.erofs --offset reads it
 head -c 100000 /dev/zero | tr '\0' A >"$WORK/offset.img"
 "$MKFS" --quiet -U clear -T0 --offset=8192 "$WORK/offset.img" "$src" &&
@@ -214,7 +234,7 @@ check "--compress-hints: the odd line uses -C's size" cmp -s "$WORK/odd.img" "$W
 # an option or -E word we lack fails the build, naming it, and writes nothing
 # (erofs-utils options not implemented yet are refused by name too)
 for argv in "--bogus-option" "-E bogus-word" "-E fragments,bogus-word -zlz4" "--s3=bucket" "--oci" \
-	    "--zD" "--MZ=id" "--max-extent-bytes=-1048576" "--dsunit=4" "--vmdk-desc=$WORK/v.vmdk" \
+	    "--zD" "--MZ=id" "--max-extent-bytes=-1048576" "--dsunit=4" \
 	    "--tar=headerball" "--clean=rvsp" "--incremental=data"; do
 	word=${argv#* }; word=${word#-E }; word=${word%% *}; word=${word#--}; word=${word%%=*}
 	word=${word#fragments,}

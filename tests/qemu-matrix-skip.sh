@@ -33,6 +33,7 @@ cat <<'HELP'
  -C#                    specify the size of compress physical cluster
  -E X[,...]             ztailpacking fragments dedupe legacy-compress
  -T#                    specify a fixed UNIX timestamp
+ -UX                    use a given filesystem UUID
  --compress-hints=X     specify a file to configure per-file compression
 HELP
 EOF

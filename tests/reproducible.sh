@@ -74,4 +74,21 @@ for z in "lzma -C 65536 -E ztailpacking" "deflate -E fragments" "zstd,9 -C 10485
 	fi
 done
 
+# erofs-utils 1.9.4's options that change the layout (issue 29): the same
+# image for every worker count too
+for args in "-z lz4hc -E all-fragments,fragdedupe=full" "-z lz4hc -E fragments,fragdedupe=inode" \
+	    "-z lzma,lc=0,lp=4,pb=4 -C 65536" "--chunksize=4096 -E force-chunk-indexes,nosbcrc" \
+	    "-z lz4hc -E fragments,plain-xattr-prefixes --xattr-prefix=trusted.overlay. --root-xattr-isize=128" \
+	    "--zfeature-bits=6 -z lz4 --fsalignblks=16"; do
+	# shellcheck disable=SC2086 # args is a list of options
+	"$MKFS" --quiet -T 0 -U "$uuid" --workers=1 $args "$WORK/a1.img" "$tree"
+	# shellcheck disable=SC2086
+	"$MKFS" --quiet -T 0 -U "$uuid" --workers=4 $args "$WORK/a4.img" "$tree"
+	if cmp -s "$WORK/a1.img" "$WORK/a4.img"; then
+		pass "$args: --workers=1 and --workers=4 give identical images"
+	else
+		fail "$args: the image depends on the worker count"
+	fi
+done
+
 finish
