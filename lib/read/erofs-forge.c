@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,15 +45,28 @@ static struct eforge_image *new_image(const char *path, char *err, size_t errlen
 	return img;
 }
 
+/* Whether opts names each of its devices. */
+static bool devices_named(const struct eforge_open_opts *opts)
+{
+	if (!opts || !opts->nr_devices)
+		return true;
+	if (!opts->devices)
+		return false;
+	for (unsigned int i = 0; i < opts->nr_devices; i++)
+		if (!opts->devices[i])
+			return false;
+	return true;
+}
+
 int eforge_open(struct eforge_image **out, const char *path, const struct eforge_open_opts *opts,
 		char *err, size_t errlen)
 {
 	struct eforge_image *img;
-	int ret;
+	int ret = 0;
 
 	*out = NULL;
-	if (!path || (opts && opts->nr_devices && !opts->devices)) {
-		say(err, errlen, "eforge_open: no image path, or devices without their paths");
+	if (!path || !devices_named(opts)) {
+		say(err, errlen, "eforge_open: no image path, or a device without its path");
 		return -EINVAL;
 	}
 	img = new_image(path, err, errlen);
@@ -60,17 +74,13 @@ int eforge_open(struct eforge_image **out, const char *path, const struct eforge
 		return -ENOMEM;
 	if (opts) {
 		img->src.offset = opts->offset;
-		for (unsigned int i = 0; i < opts->nr_devices; i++) {
-			if (!opts->devices[i] || erofs_rd_source_add_device(&img->src, opts->devices[i])) {
-				say(err, errlen, opts->devices[i] ? "out of memory" : "eforge_open: a device without a path");
-				erofs_rd_source_close(&img->src);
-				free(img);
-				return opts->devices[i] ? -ENOMEM : -EINVAL;
-			}
-		}
+		for (unsigned int i = 0; i < opts->nr_devices && !ret; i++)
+			ret = erofs_rd_source_add_device(&img->src, opts->devices[i]);
 	}
-	ret = erofs_rd_source_open(&img->src, &img->r);
+	if (!ret)
+		ret = erofs_rd_source_open(&img->src, &img->r);
 	if (ret) {
+		/* what failed (an empty device path, the file, the image) is in src.err */
 		say(err, errlen, img->src.err);
 		erofs_rd_source_close(&img->src);
 		free(img);
