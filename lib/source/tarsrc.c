@@ -11,25 +11,16 @@
 #include "erofs/common/diag.h"
 #include "erofs/common/format.h"
 #include "erofs/common/io.h"
+#include "erofs/source/namedtree.h"
 #include "erofs/source/scan.h"
 #include "erofs/source/tar.h"
 #include "erofs/source/tarsrc.h"
 #include "erofs/source/tree.h"
 #include "erofs/source/xattr.h"
 
-#define HAND_OVER_BATCH	64
 #define COPY_BUFFER	(1u << 20)
 #define WHITEOUT_PREFIX	".wh."
 #define OPAQUE_MARKER	".wh..wh..opq"
-#define XATTR_OPAQUE	"trusted.overlay.opaque"
-#define XATTR_ORIGIN	"trusted.overlay.origin"
-
-/* A name in a directory being built: dir->children[idx]. */
-struct slot {
-	struct erofs_inode *dir;
-	uint32_t idx;
-	uint32_t hash;
-};
 
 struct tarsrc {
 	const struct erofs_build_options *opts;
@@ -42,10 +33,7 @@ struct tarsrc {
 	uint64_t base;			/* in place: the tar's first byte in in_fd */
 	uint64_t spool_end;		/* otherwise (and sparse files) the bytes are copied */
 	uint8_t *copy_buf;
-	struct slot *slots;		/* (directory, name) -> its entry */
-	size_t mask, used;
-	struct erofs_inode **all;	/* every inode made, in the tar's order */
-	size_t nr_all, cap_all;
+	struct erofs_tree_builder b;	/* inodes made in the tar's order */
 	bool root_given;		/* the tar has an entry for "." */
 	int64_t newest_mtime;
 	uint32_t newest_nsec;
@@ -62,120 +50,13 @@ static int entry_error(const struct tarsrc *t, const char *why)
 	return -EINVAL;
 }
 
-static uint32_t name_hash(const struct erofs_inode *dir, const char *name, size_t len)
-{
-	uint64_t h = (uint64_t)(uintptr_t)dir * 0x9E3779B97F4A7C15ull;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (uint8_t)name[i]) * 0x100000001b3ull;
-	return (uint32_t)(h ^ (h >> 32));
-}
-
-static struct slot *slot_find(struct tarsrc *t, struct erofs_inode *dir, const char *name,
-			      size_t len, uint32_t hash)
-{
-	for (size_t i = hash & t->mask;; i = (i + 1) & t->mask) {
-		struct slot *s = &t->slots[i];
-		const struct erofs_dentry *d;
-
-		if (!s->dir)
-			return s;
-		d = &s->dir->children[s->idx];
-		if (s->hash == hash && s->dir == dir && d->name_len == len &&
-		    !memcmp(d->name, name, len))
-			return s;
-	}
-}
-
-static int slots_grow(struct tarsrc *t)
-{
-	struct tarsrc bigger = { .mask = t->slots ? t->mask * 2 + 1 : 4095 };
-
-	bigger.slots = calloc(bigger.mask + 1, sizeof(*bigger.slots));
-	if (!bigger.slots)
-		return -ENOMEM;
-	for (size_t i = 0; t->slots && i <= t->mask; i++) {
-		const struct slot *s = &t->slots[i];
-		size_t j;
-
-		if (!s->dir)
-			continue;
-		for (j = s->hash & bigger.mask; bigger.slots[j].dir; j = (j + 1) & bigger.mask)
-			;
-		bigger.slots[j] = *s;
-	}
-	free(t->slots);
-	t->slots = bigger.slots;
-	t->mask = bigger.mask;
-	return 0;
-}
-
-static struct erofs_inode *new_inode(struct tarsrc *t)
-{
-	struct erofs_inode *inode;
-
-	if (t->nr_all == t->cap_all) {
-		size_t cap = t->cap_all ? t->cap_all * 2 : 1024;
-		struct erofs_inode **bigger = realloc(t->all, cap * sizeof(*bigger));
-
-		if (!bigger)
-			return NULL;
-		t->all = bigger;
-		t->cap_all = cap;
-	}
-	inode = calloc(1, sizeof(*inode));
-	if (inode)
-		t->all[t->nr_all++] = inode;
-	return inode;
-}
-
-/* The entry for name in dir; *inode NULL when there is none yet. */
-static struct erofs_dentry *lookup(struct tarsrc *t, struct erofs_inode *dir, const char *name,
-				   size_t len, bool create)
-{
-	uint32_t hash = name_hash(dir, name, len);
-	struct slot *s;
-	struct erofs_dentry *d;
-	char *copy;
-
-	if (!t->slots && slots_grow(t))
-		return NULL;
-	s = slot_find(t, dir, name, len, hash);
-	if (s->dir)
-		return &dir->children[s->idx];
-	if (!create)
-		return NULL;
-	if ((t->used + 1) * 2 > t->mask) {
-		if (slots_grow(t))
-			return NULL;
-		s = slot_find(t, dir, name, len, hash);
-	}
-	/* children grow in powers of two while the tree is built */
-	if (!(dir->nr_children & (dir->nr_children - 1)) || dir->nr_children < 4) {
-		uint32_t cap = dir->nr_children < 4 ? 4 : dir->nr_children * 2;
-		struct erofs_dentry *bigger = realloc(dir->children, cap * sizeof(*bigger));
-
-		if (!bigger)
-			return NULL;
-		dir->children = bigger;
-	}
-	copy = strndup(name, len);
-	if (!copy)
-		return NULL;
-	d = &dir->children[dir->nr_children];
-	*d = (struct erofs_dentry){ .name = copy, .name_len = (uint16_t)len };
-	*s = (struct slot){ .dir = dir, .idx = dir->nr_children++, .hash = hash };
-	t->used++;
-	return d;
-}
-
 /*
  * A directory the tar did not list (yet): 0755, owned as its parent, dated
  * as the entry below it (the root's own date is only known at the end).
  */
 static struct erofs_inode *implicit_dir(struct tarsrc *t, struct erofs_inode *parent)
 {
-	struct erofs_inode *dir = new_inode(t);
+	struct erofs_inode *dir = erofs_builder_new_inode(&t->b);
 
 	if (!dir)
 		return NULL;
@@ -230,13 +111,13 @@ static int walk(struct tarsrc *t, const char *path, bool create, struct erofs_in
 			*last_len = len;
 			break;
 		}
-		d = lookup(t, at, p, len, false);
+		d = erofs_builder_lookup(&t->b, at, p, len, false);
 		if (!d && !create)
 			return -ENOENT;
 		if (!d) {
 			struct erofs_inode *made = implicit_dir(t, at);
 
-			if (!made || !(d = lookup(t, at, p, len, true)))
+			if (!made || !(d = erofs_builder_lookup(&t->b, at, p, len, true)))
 				return -ENOMEM;
 			d->inode = made;
 		} else if (!erofs_inode_is_dir(d->inode)) {
@@ -403,7 +284,7 @@ static int link_target(struct tarsrc *t, struct erofs_inode **inode)
 		return entry_error(t, "hard link to a missing file or to a directory");
 	if (err)
 		return err;
-	target = lookup(t, dir, last, len, false);
+	target = erofs_builder_lookup(&t->b, dir, last, len, false);
 	if (!target || !target->inode || erofs_inode_is_dir(target->inode))
 		return entry_error(t, "hard link to a missing file or to a directory");
 	*inode = target->inode;
@@ -429,209 +310,31 @@ static int add_entry(struct tarsrc *t, const struct erofs_tar_entry *e)
 		return fill(t, dir, false);
 	}
 	if (t->opts->aufs && len == strlen(OPAQUE_MARKER) && !memcmp(last, OPAQUE_MARKER, len))
-		return erofs_xattrs_put(&dir->xattrs, XATTR_OPAQUE, "y", 1, e->path);
+		return erofs_xattrs_put(&dir->xattrs, EROFS_XATTR_OVL_OPAQUE, "y", 1, e->path);
 	if (t->opts->aufs && len > 4 && !memcmp(last, WHITEOUT_PREFIX, 4)) {
 		last += 4;
 		len -= 4;
 		whiteout = true;
 		if (!t->opts->ovlfs_strip &&
-		    (err = erofs_xattrs_put(&dir->xattrs, XATTR_ORIGIN, "", 0, e->path)))
+		    (err = erofs_xattrs_put(&dir->xattrs, EROFS_XATTR_OVL_ORIGIN, "", 0, e->path)))
 			return err;
 	}
 	/* (no name is made before its inode: the tree never names nothing) */
 	if (e->type == '1') {
 		if ((err = link_target(t, &inode)))
 			return err;
-		if (!(d = lookup(t, dir, last, len, true)))
+		if (!(d = erofs_builder_lookup(&t->b, dir, last, len, true)))
 			return -ENOMEM;
 		d->inode = inode;
 		return 0;
 	}
-	d = lookup(t, dir, last, len, false);
+	d = erofs_builder_lookup(&t->b, dir, last, len, false);
 	if (d && erofs_inode_is_dir(d->inode) && e->type == '5' && !whiteout)
 		return fill(t, d->inode, false);	/* tar -x updates the directory */
-	if (!(inode = new_inode(t)) || !(d = lookup(t, dir, last, len, true)))
+	if (!(inode = erofs_builder_new_inode(&t->b)) || !(d = erofs_builder_lookup(&t->b, dir, last, len, true)))
 		return -ENOMEM;
 	d->inode = inode;	/* what the name held before goes (freed at the end) */
 	return fill(t, inode, whiteout);
-}
-
-static bool is_whiteout(const struct erofs_inode *inode)
-{
-	return (inode->mode & S_IFMT) == S_IFCHR && !inode->rdev_major && !inode->rdev_minor;
-}
-
-static int compare_dentries(const void *a, const void *b)
-{
-	const struct erofs_dentry *x = a, *y = b;
-	int c = memcmp(x->name, y->name, x->name_len < y->name_len ? x->name_len : y->name_len);
-
-	return c ? c : (int)x->name_len - (int)y->name_len;
-}
-
-/* A directory's final form: whiteouts stripped if asked, names sorted into one arena. */
-static int seal_dir(struct tarsrc *t, struct erofs_inode *dir)
-{
-	size_t total = 0, used = 0;
-	uint32_t kept = 0;
-	char *arena;
-
-	for (uint32_t i = 0; i < dir->nr_children; i++) {
-		struct erofs_dentry *d = &dir->children[i];
-
-		if (t->opts->ovlfs_strip && is_whiteout(d->inode)) {
-			free((char *)d->name);
-			continue;
-		}
-		dir->children[kept++] = *d;
-		total += d->name_len + 1u;
-	}
-	dir->nr_children = kept;
-	if (kept)	/* (an empty directory has no array) */
-		qsort(dir->children, kept, sizeof(*dir->children), compare_dentries);
-	arena = malloc(total ? total : 1);
-	if (!arena)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < kept; i++) {
-		struct erofs_dentry *d = &dir->children[i];
-
-		memcpy(arena + used, d->name, d->name_len + 1u);
-		free((char *)d->name);
-		d->name = arena + used;
-		used += d->name_len + 1u;
-	}
-	dir->names = arena;
-	return 0;
-}
-
-static void free_unreached(struct erofs_inode *inode)
-{
-	for (uint32_t i = 0; erofs_inode_is_dir(inode) && i < inode->nr_children; i++)
-		free((char *)inode->children[i].name);
-	free(inode->children);
-	if ((inode->mode & S_IFMT) == S_IFLNK)
-		free(inode->symlink);
-	erofs_xattrs_free(inode->xattrs);
-	free(inode);
-}
-
-/*
- * Breadth first from the root: seals each directory, gives each inode its
- * first name, parent and depth, counts links; then frees what no name
- * reaches (replaced entries).  files: the regular files with data, in
- * breadth-first order.
- */
-static int finish_tree(struct tarsrc *t, struct erofs_inode ***files, size_t *nr_files)
-{
-	struct erofs_tree *tree = t->tree;
-	struct erofs_inode **queue = malloc((t->nr_all + 1) * sizeof(*queue));
-	struct erofs_inode **regular = malloc((t->nr_all + 1) * sizeof(*regular));
-	size_t head = 0, tail = 0, nr = 0;
-	int err = 0;
-
-	if (!queue || !regular) {
-		free(queue);
-		free(regular);
-		return -ENOMEM;
-	}
-	queue[tail++] = tree->root;
-	tree->root->nid = 1;		/* "reached", until the planner numbers it */
-	tree->nr_dirs = 1;
-	while (head < tail && !err) {
-		struct erofs_inode *dir = queue[head++];
-
-		if ((err = seal_dir(t, dir)))
-			break;
-		dir->nlink = 2;
-		for (uint32_t i = 0; i < dir->nr_children; i++) {
-			struct erofs_dentry *d = &dir->children[i];
-			struct erofs_inode *child = d->inode;
-
-			if (erofs_inode_is_dir(child))
-				dir->nlink++;
-			if (child->nid) {	/* another name of a hard-linked file */
-				child->nlink++;
-				continue;
-			}
-			child->nid = 1;
-			child->parent = dir;
-			child->dentry = d;
-			child->depth = dir->depth + 1;
-			child->nlink = 1;
-			if (erofs_inode_is_dir(child)) {
-				queue[tail++] = child;
-				tree->nr_dirs++;
-			} else if (erofs_inode_is_reg(child) && child->size) {
-				regular[nr++] = child;
-			}
-		}
-	}
-	free(queue);
-	for (size_t i = 0, n = t->nr_all, kept = t->nr_all = 0; i < n; i++) {
-		struct erofs_inode *inode = t->all[i];
-
-		if (!inode->nid) {
-			free_unreached(inode);
-			continue;
-		}
-		inode->nid = 0;
-		if (t->opts->ovlfs_strip)
-			erofs_xattrs_remove(&inode->xattrs, XATTR_OPAQUE);
-		erofs_xattrs_sort(inode->xattrs);
-		inode->ibody_bound = erofs_xattr_ibody_max(inode->xattrs);
-		t->all[kept++] = inode;
-		t->nr_all = kept;
-	}
-	if (err) {
-		free(regular);
-		return err;
-	}
-	*files = regular;
-	*nr_files = nr;
-	return 0;
-}
-
-/* Hands the files over, in the tree's order or (--sort=none) the tar's. */
-static int hand_over(struct tarsrc *t, struct erofs_inode **files, size_t nr,
-		     erofs_file_sink sink, void *pipeline)
-{
-	const struct erofs_build_options *opts = t->opts;
-	struct erofs_tree *tree = t->tree;
-	struct erofs_size_set sizes = { 0 };
-	bool sizes_wanted = opts->share_identical_files && !opts->chunkbits;
-	size_t done = 0;
-	int err = 0;
-
-	if (opts->tar_sort_none) {
-		nr = 0;
-		for (size_t i = 0; i < t->nr_all; i++)
-			if (erofs_inode_is_reg(t->all[i]) && t->all[i]->size)
-				files[nr++] = t->all[i];
-	}
-	for (size_t i = 0; i < t->nr_all; i++)
-		if (erofs_inode_is_reg(t->all[i]))
-			tree->nr_files++;
-	for (size_t i = 0; i < nr && !err; i++) {
-		struct erofs_inode *inode = files[i];
-		char *path = NULL;
-
-		tree->data_bytes += inode->size;
-		if (opts->nr_hints && !(path = erofs_inode_path(inode))) {
-			err = -ENOMEM;
-			break;
-		}
-		erofs_choose_compression(opts, inode, path ? path : "");
-		free(path);
-		if (sizes_wanted && inode->size > 1u << opts->blkszbits &&
-		    (err = erofs_size_seen(&sizes, inode->size, &inode->size_seen)))
-			break;
-		if (i + 1 - done == HAND_OVER_BATCH || i + 1 == nr) {
-			err = sink(pipeline, files + done, i + 1 - done);
-			done = i + 1;
-		}
-	}
-	free(sizes.slots);
-	return err;
 }
 
 static int open_input(struct tarsrc *t)
@@ -674,7 +377,7 @@ static int read_tar(struct tarsrc *t)
 		tree->data_fd = t->in_fd;
 		t->in_fd = -1;		/* the tree's now */
 	}
-	if (!(tree->root = new_inode(t)))
+	if (!(tree->root = erofs_builder_new_inode(&t->b)))
 		return -ENOMEM;
 	tree->root->parent = tree->root;
 	tree->root->mode = S_IFDIR | 0755;
@@ -695,10 +398,24 @@ static int read_tar(struct tarsrc *t)
 	return err;
 }
 
+/* --sort=none: the regular files with data in the tar's order, not the tree's. */
+static size_t files_in_tar_order(const struct tarsrc *t, struct erofs_inode **files)
+{
+	size_t nr = 0;
+
+	for (size_t i = 0; i < t->b.nr_all; i++)
+		if (erofs_inode_is_reg(t->b.all[i]) && t->b.all[i]->size)
+			files[nr++] = t->b.all[i];
+	return nr;
+}
+
 int erofs_tar_source_run(void *arg, erofs_file_sink sink, void *pipeline)
 {
 	struct erofs_tar_source *src = arg;
-	struct tarsrc t = { .opts = src->opts, .tree = src->tree, .in_fd = -1, .dump_fd = -1 };
+	struct tarsrc t = {
+		.opts = src->opts, .tree = src->tree, .in_fd = -1, .dump_fd = -1,
+		.b = { .opts = src->opts, .tree = src->tree },
+	};
 	struct erofs_inode **files = NULL;
 	size_t nr = 0;
 	int err = open_input(&t);
@@ -707,21 +424,18 @@ int erofs_tar_source_run(void *arg, erofs_file_sink sink, void *pipeline)
 		err = read_tar(&t);
 	erofs_tar_close(t.tar);
 	free(t.copy_buf);
-	free(t.slots);
-	if (err) {	/* the tree is half built: its names are not sealed yet */
-		for (size_t i = 0; i < t.nr_all; i++)
-			free_unreached(t.all[i]);
-		t.nr_all = 0;
-		t.tree->root = NULL;
-	}
+	if (err)
+		erofs_builder_release(&t.b, true);
 	if (!err)
-		err = finish_tree(&t, &files, &nr);
+		err = erofs_builder_finish(&t.b, &files, &nr);
+	if (!err && t.opts->tar_sort_none)
+		nr = files_in_tar_order(&t, files);
 	if (!err)
-		err = hand_over(&t, files, nr, sink, pipeline);
+		err = erofs_builder_hand_over(&t.b, files, nr, sink, pipeline);
 	if (err == -ENOMEM)
 		erofs_err("out of memory while reading %s", t.name ? t.name : "the tar");
 	free(files);
-	free(t.all);
+	erofs_builder_release(&t.b, false);
 	if (t.in_fd >= 0)
 		close(t.in_fd);
 	if (t.dump_fd >= 0 && close(t.dump_fd) && !err) {

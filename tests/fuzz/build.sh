@@ -74,7 +74,7 @@ for h in fuzz-reader fuzz-extract fuzz-fsck fuzz-dump fuzz-fsops fuzz-api; do
 done
 
 # the tar source (fuzz-tar.c, run-tar.sh): parser, stream decoders, tree builder
-tar_sources=(lib/source/tar.c lib/source/tarpax.c lib/source/tario.c lib/source/tarsrc.c lib/source/tree.c lib/source/xattr.c lib/source/scan.c lib/source/android.c
+tar_sources=(lib/source/tar.c lib/source/tarpax.c lib/source/tario.c lib/source/tarsrc.c lib/source/namedtree.c lib/source/tree.c lib/source/xattr.c lib/source/scan.c lib/source/android.c
 	lib/source/fsconfig.c lib/source/fsconfig_tables.c lib/source/selinux.c lib/common/diag.c lib/common/io.c lib/common/ondisk.c lib/common/crc32c.c
 	lib/common/escape.c)
 srcs=("$here/fuzz-tar.c")
