@@ -29,6 +29,7 @@
 #include "opts48.h"
 #include "timeopts.h"
 #include "usage.h"
+#include "rebuild.h"
 #include "vmdk.h"
 
 enum {
@@ -54,6 +55,8 @@ struct mkfs_cmdline {
 	bool build_time_only;		/* bare --mkfs-time: -T is the build time only */
 	const char *compress_hints;	/* read once -b and -C are known */
 	const char *vmdk_desc;		/* --vmdk-desc: written after the image */
+	bool block_size_given;		/* -b: else rebuild mode takes the first layer's */
+	const char *clean;		/* --clean=MODE as given; NULL: not given */
 };
 
 static const struct option long_options[] = {
@@ -200,13 +203,16 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 		      struct mkfs_cmdline *cl)
 {
 	int64_t v;
-	int c;
+	int c, rebuild;
 
 	while ((c = getopt_long(argc, argv, "b:d:E:L:T:U:Vhx:z:C:m:", long_options, NULL)) != -1) {
 		int err = 0;
 
 		switch (c) {
-		case 'b': err = mkfs_parse_block_size(optarg, opts); break;
+		case 'b':
+			err = mkfs_parse_block_size(optarg, opts);
+			cl->block_size_given = true;
+			break;
 		case 'd':
 			err = mkfs_parse_int64(optarg, "debug level", 0, 9, &v);
 			opts->debug_level = (int)v;
@@ -354,13 +360,7 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 			err = mkfs_parse_int64(optarg, "--offset bytes", 0, INT64_MAX / 2, &v);
 			opts->image_offset = (uint64_t)v;
 			break;
-		case OPT_CLEAN:		/* a full build, the only kind made here */
-			if (optarg && strcmp(optarg, "data")) {
-				erofs_err("--clean=%s: only a full build with its data (--clean, "
-					  "--clean=data) is made by this mkfs.erofs", optarg);
-				return -EOPNOTSUPP;
-			}
-			break;
+		case OPT_CLEAN: cl->clean = optarg ? optarg : "data"; break;
 		case OPT_VMDK_DESC: cl->vmdk_desc = optarg; break;
 		case OPT_NOT_YET:
 			erofs_err("%s: an erofs-utils 1.9.4 option this mkfs.erofs does not "
@@ -378,6 +378,9 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 		if (err)
 			return err;
 	}
+	if ((rebuild = mkfs_rebuild_detect(argc, argv, optind, opts, cl->block_size_given)) < 0 ||
+	    mkfs_rebuild_clean(cl->clean, opts))
+		return -EINVAL;
 	if (!opts->pcluster_size)
 		opts->pcluster_size = 1u << opts->blkszbits;
 	if (opts->pcluster_size % (1u << opts->blkszbits)) {
@@ -424,6 +427,8 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 		erofs_err("--tar=f: the Android options and --exclude-* apply to directories only");
 		return -EINVAL;
 	}
+	if (mkfs_rebuild_check(opts))
+		return -EINVAL;
 	if (opts->chunk_form == EROFS_CHUNKS_BLOCKMAP && erofs_opts_extra_device(opts)) {
 		/* a block map names no device: erofs-utils refuses this too */
 		erofs_err("-E force-inode-blockmap: %s puts chunks on an extra device, which "
@@ -448,13 +453,16 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 				largest = opts->hints[h].pcluster_size;
 		erofs_codec_resolve(&opts->algorithms[i], largest);
 	}
+	if (rebuild)
+		return opts->blobdev ? check_blobdev(opts) : 0;
 	if (argc - optind != 2) {
 		erofs_err(opts->tar ? "expected IMAGE and optionally TARBALL (see --help)"
 				    : "expected IMAGE and SOURCE_DIRECTORY (see --help)");
 		return -EINVAL;
 	}
 	if (!opts->tar && (opts->aufs || opts->ovlfs_strip || opts->tar_decoder)) {
-		erofs_err("--aufs, --ovlfs-strip, --ungzip, --unxz and --unzstd need --tar=f");
+		erofs_err("--aufs, --ovlfs-strip, --ungzip, --unxz and --unzstd need --tar=f "
+			  "(--ovlfs-strip also applies to rebuild mode)");
 		return -EINVAL;
 	}
 	opts->image = argv[optind];
@@ -640,14 +648,14 @@ int main(int argc, char **argv)
 	struct erofs_tree tree = { .source_dirfd = -1 };
 	struct erofs_build_result result;
 	struct timespec start;
-	struct mkfs_cmdline cl = { NULL, false, NULL, NULL };
+	struct mkfs_cmdline cl = { 0 };
 	int err;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	uuid_generate(opts.uuid);
 	if (parse_args(argc, argv, &opts, &cl) || check_max_kernel(&opts, cl.max_kernel) ||
 	    mkfs_resolve_times(&opts, cl.build_time_only) ||
-	    (!opts.tar && check_image_outside_source(&opts)))
+	    (!opts.tar && !opts.nr_layers && check_image_outside_source(&opts)))
 		return 1;
 	opts.show_progress = !opts.quiet && isatty(STDERR_FILENO);
 	raise_fd_limit();

@@ -120,7 +120,7 @@ void erofs_chunk_table_encode(const struct erofs_build_options *opts,
 		/* advise 0; a hole names no device, nor does data in the image
 		 * itself (-E force-chunk-indexes without an extra device) */
 		if (chunks->blkaddr[i] != EROFS_NULL_ADDR && erofs_opts_extra_device(opts))
-			put_le16(at + 2, BLOB_DEVICE_ID);
+			put_le16(at + 2, chunks->device_id ? chunks->device_id : BLOB_DEVICE_ID);
 		put_le32(at + 4, chunks->blkaddr[i]);
 	}
 }

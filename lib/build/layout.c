@@ -533,12 +533,14 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 	plan_features(opts, tree, plan);
 	sb_end = erofs_super_end(plan->cfg_algs, opts->metabox);
 	if (erofs_opts_extra_device(opts)) {
-		/* the device table: one 128-byte slot, on a slot boundary */
+		/* the device table: a 128-byte slot per device (the blob or
+		 * tar: one; rebuild mode: a layer each), on a slot boundary */
 		plan->feature_incompat |= EROFS_INCOMPAT_DEVICE_TABLE;
-		plan->extra_devices = 1;
+		plan->extra_devices = tree->nr_devices ? tree->nr_devices : 1;
 		plan->devt_slotoff = (uint16_t)((sb_end + EROFS_DEVT_SLOT_BYTES - 1) /
 						EROFS_DEVT_SLOT_BYTES);
-		sb_end = (plan->devt_slotoff + 1u) * EROFS_DEVT_SLOT_BYTES;
+		sb_end = (plan->devt_slotoff + (uint32_t)plan->extra_devices) *
+			 EROFS_DEVT_SLOT_BYTES;
 	}
 	sb_block_end = (sb_end + (1u << bits) - 1) & ~((1u << bits) - 1);
 

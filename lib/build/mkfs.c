@@ -15,6 +15,7 @@
 #include "erofs/build/layout.h"
 #include "erofs/build/mkfs.h"
 #include "erofs/build/pipeline.h"
+#include "erofs/source/imgsrc.h"
 #include "erofs/source/scan.h"
 #include "erofs/build/tails.h"
 #include "erofs/build/tarindex.h"
@@ -75,6 +76,7 @@ int erofs_mkfs(const struct erofs_build_options *opts, struct erofs_tree *tree,
 		(erofs_super_end((1u << EROFS_COMPR_MAX) - 1, opts->metabox) + blksz - 1) / blksz;
 	struct erofs_scan_source scan = { .opts = opts, .tree = tree };
 	struct erofs_tar_source tar = { .opts = opts, .tree = tree };
+	struct erofs_image_source layers = { .opts = opts, .tree = tree };
 	struct erofs_source source = { .run = erofs_scan_run, .arg = &scan };
 	struct erofs_image img, blob;
 	struct erofs_tails tails;
@@ -84,6 +86,8 @@ int erofs_mkfs(const struct erofs_build_options *opts, struct erofs_tree *tree,
 	memset(result, 0, sizeof(*result));
 	if (opts->tar)
 		source = (struct erofs_source){ .run = erofs_tar_source_run, .arg = &tar };
+	else if (opts->nr_layers)
+		source = (struct erofs_source){ .run = erofs_image_source_run, .arg = &layers };
 	clock_gettime(CLOCK_MONOTONIC, &stage);
 	if ((err = erofs_image_open(&img, opts->image, opts->image_offset, opts->blkszbits,
 				    first_data_blk)))

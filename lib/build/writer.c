@@ -300,6 +300,36 @@ static int put_records(struct write_ctx *w)
 	return err;
 }
 
+/*
+ * The device table.  The blob or the tar: no tag (Linux then wants
+ * -o device=), its blocks.  Rebuild mode: a slot per layer, its blocks and
+ * its tag.  As erofs-utils does, each is mapped after the image's blocks
+ * and the devices before it in the flat block space (the chunk indexes
+ * name the device anyway).
+ */
+static int write_device_table(const struct erofs_plan *plan, const struct erofs_tree *tree,
+			      int fd)
+{
+	uint64_t mapped = plan->nr_blocks;
+
+	for (uint16_t i = 0; i < plan->extra_devices; i++) {
+		uint8_t slot[EROFS_DEVT_SLOT_BYTES] = { 0 };
+		uint64_t blocks = tree->nr_devices ? tree->devices[i].blocks : plan->blob_blocks;
+		int err;
+
+		if (tree->nr_devices)
+			memcpy(slot, tree->devices[i].tag, sizeof(tree->devices[i].tag));
+		put_le32(slot + EROFS_DEVT_SLOT_BLOCKS, (uint32_t)blocks);
+		put_le32(slot + EROFS_DEVT_SLOT_MAPPED, blocks ? (uint32_t)mapped : 0);
+		err = erofs_pwrite_all(fd, slot, sizeof(slot),
+				       ((uint64_t)plan->devt_slotoff + i) * EROFS_DEVT_SLOT_BYTES);
+		if (err)
+			return err;
+		mapped += blocks;
+	}
+	return 0;
+}
+
 static int put_superblock(struct write_ctx *w, int fd)
 {
 	const struct erofs_plan *plan = w->plan;
@@ -379,22 +409,8 @@ static int put_superblock(struct write_ctx *w, int fd)
 		at += 2 + size;
 	}
 
-	if (plan->extra_devices) {
-		/*
-		 * The blob: no tag (Linux then wants -o device=), its blocks,
-		 * and, as erofs-utils does, mapped right after the image's
-		 * blocks in the flat block space (the chunk indexes name the
-		 * device anyway).
-		 */
-		uint8_t slot[EROFS_DEVT_SLOT_BYTES] = { 0 };
-
-		put_le32(slot + EROFS_DEVT_SLOT_BLOCKS, plan->blob_blocks);
-		put_le32(slot + EROFS_DEVT_SLOT_MAPPED, plan->blob_blocks ? plan->nr_blocks : 0);
-		err = erofs_pwrite_all(fd, slot, sizeof(slot),
-				       (uint64_t)plan->devt_slotoff * EROFS_DEVT_SLOT_BYTES);
-		if (err)
-			return err;
-	}
+	if (plan->extra_devices && (err = write_device_table(plan, w->tree, fd)))
+		return err;
 
 	if (!w->opts->sb_checksum)	/* -E nosbcrc: the field stays zero */
 		return 0;

@@ -385,6 +385,7 @@ void erofs_tree_free(struct erofs_tree *tree)
 		close(tree->data_fd);
 	if (tree->data_in_one_file && tree->spool_fd >= 0)
 		close(tree->spool_fd);
+	free(tree->devices);
 	memset(tree, 0, sizeof(*tree));
 	tree->source_dirfd = -1;
 }

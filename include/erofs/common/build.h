@@ -82,6 +82,13 @@ struct erofs_exclude {
 	regex_t regex;		/* used when path is NULL */
 };
 
+/* Rebuild mode: where the merged image's file data comes from (--clean=MODE). */
+enum erofs_layer_data {
+	EROFS_LAYER_DATA_INDEX,		/* default: chunk indexes into the layer images */
+	EROFS_LAYER_DATA_COPY,		/* --clean=data: copied in (and recompressed) */
+	EROFS_LAYER_DATA_RESERVE,	/* --clean=rvsp: blocks reserved, left unwritten */
+};
+
 struct erofs_build_options {
 	const char *source;		/* directory to image */
 	const char *image;		/* output path */
@@ -189,12 +196,24 @@ struct erofs_build_options {
 	/* --tar=i (lib/build/tarindex.c): metadata only, file data left in the tar */
 	bool tar_index;
 	const char *tar_mapfile;	/* --tar=i,FILE: the tar mapped by FILE, else a device */
+
+	/* rebuild mode (lib/source/imgsrc.c): SOURCE is EROFS images, merged */
+	const char *const *layers;	/* bottom first */
+	unsigned int nr_layers;		/* 0: not rebuild mode */
+	enum erofs_layer_data layer_data;	/* --clean=MODE */
 };
 
-/* Whether the image has an extra device: the blob, or the tar of --tar=i. */
+/* Rebuild mode: the merged image holds only metadata, pointing into the layers. */
+static inline bool erofs_opts_layer_index(const struct erofs_build_options *opts)
+{
+	return opts->nr_layers && opts->layer_data == EROFS_LAYER_DATA_INDEX;
+}
+
+/* Whether the image has extra devices: the blob, the tar of --tar=i, the layers. */
 static inline bool erofs_opts_extra_device(const struct erofs_build_options *opts)
 {
-	return opts->blobdev || (opts->tar_index && !opts->tar_mapfile);
+	return opts->blobdev || (opts->tar_index && !opts->tar_mapfile) ||
+	       erofs_opts_layer_index(opts);
 }
 
 /* Whether chunk-based files get 8-byte indexes rather than 4-byte block maps. */

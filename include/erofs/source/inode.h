@@ -66,6 +66,8 @@ static inline bool erofs_zinfo_whole_fragment(const struct erofs_zinfo *zi)
 /* --chunksize: the file's block map. */
 struct erofs_chunks {
 	uint8_t chunkbits;		/* this file's chunk size: runs merged (see chunk.c) */
+	uint16_t device_id;		/* the extra device its chunks are on; 0: the
+					 * build's one (--blobdev, --tar=i) or none */
 	uint32_t count;
 	uint32_t *blkaddr;		/* per chunk: image block, or EROFS_NULL_ADDR */
 };
@@ -122,6 +124,12 @@ struct erofs_inode {
 	uint32_t index_size;		/* compressed: map header and lcluster index */
 };
 
+/* An extra device of the image (rebuild mode: a layer image), for its slot. */
+struct erofs_tree_device {
+	uint64_t blocks;
+	char tag[64];			/* not NUL-terminated when all 64 are used */
+};
+
 struct erofs_tree {
 	struct erofs_inode *root;
 	struct erofs_inode **inodes;	/* breadth-first, children in name order (planner) */
@@ -138,6 +146,9 @@ struct erofs_tree {
 	/* -E fragments: the hidden inode holding fragments (no directory
 	 * names it; not in inodes[]), or NULL */
 	struct erofs_inode *packed;
+	/* rebuild mode's metadata-only image: extra devices 1..n (else none) */
+	struct erofs_tree_device *devices;
+	uint16_t nr_devices;
 };
 
 static inline bool erofs_inode_is_dir(const struct erofs_inode *inode)
