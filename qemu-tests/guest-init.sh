@@ -3,7 +3,7 @@
 # into the initramfs together with:
 #   /forge/conf     shell variables: SLOT_BYTES IMAGE_LIMIT OUR_VERSION
 #   /forge/images   one line per image: INDEX NAME OFFSET SIZE KIND
-#                   [BLOB_OFFSET BLOB_SIZE: an extra device, -o device=]
+#                   [OFFSET SIZE...: extra devices in table order, -o device=]
 #   /forge/modules  stock module file names, in insmod order
 #   /lib/forge/*.ko those modules; erofs-ours.ko and erofs-stock.ko
 # Kernel command line: forge.mode=ours|stock forge.start=FIRST_INDEX
@@ -70,10 +70,14 @@ save_slot() {
 # matrix lines of kind "fuse": erofsfuse (run.sh adds it with its libraries
 # and fuse.ko) mounts the image as a script would, "erofsfuse IMAGE DIR",
 # in the background; umount ends it.  An extra device: --device=, as -o device=
-fuse_mount() { # DEVICE RESULTDIR [EXTRA_DEVICE]
-	[ -e /dev/fuse ] || insmod /lib/forge/fuse.ko 2> "$2/fuse-insmod.err"
-	erofsfuse ${3:+--device="$3"} "$1" /mnt > "$2/erofsfuse.out" 2> "$2/mount.err"
-	echo $? > "$2/mount.rc"
+fuse_mount() { # DEVICE RESULTDIR [EXTRA_DEVICE...]
+	fm_dev=$1 fm_r=$2
+	shift 2
+	fm_args=
+	for b in "$@"; do fm_args="$fm_args --device=$b"; done
+	[ -e /dev/fuse ] || insmod /lib/forge/fuse.ko 2> "$fm_r/fuse-insmod.err"
+	erofsfuse $fm_args "$fm_dev" /mnt > "$fm_r/erofsfuse.out" 2> "$fm_r/mount.err"
+	echo $? > "$fm_r/mount.rc"
 }
 
 fuse_gone() { # RESULTDIR: the daemon must exit after the unmount
@@ -143,8 +147,8 @@ overlay_image() { # RESULTS OFFSET SIZE LOWER
 	fi
 }
 
-while read -r idx name off size kind blob_off blob_size; do
-	blobdev=
+while read -r idx name off size kind extra; do
+	blobdevs=
 	[ "$idx" -lt "$start" ] && continue
 	[ -n "$only" ] && [ "$idx" != "$only" ] && continue
 	say "RUN $idx $name"
@@ -161,13 +165,17 @@ while read -r idx name off size kind blob_off blob_size; do
 	elif [ "${kind%%=*}" = overlay ]; then
 		overlay_image "$r" "$off" "$size" "${kind#overlay=}"
 	elif dev=$(guest-loop attach "$DATADISK" "$off" "$size" 2> "$r/loop.err"); then
-		if [ -n "$blob_off" ]; then
-			blobdev=$(guest-loop attach "$DATADISK" "$blob_off" "$blob_size" 2>> "$r/loop.err")
-		fi
+		# extra devices (a blob, a tar, rebuild mode's layers): OFFSET SIZE each
+		set -- $extra
+		while [ $# -ge 2 ]; do
+			blobdevs="$blobdevs $(guest-loop attach "$DATADISK" "$1" "$2" 2>> "$r/loop.err")"
+			shift 2
+		done
 		if [ "$kind" = fuse ]; then
-			fuse_mount "$dev" "$r" "$blobdev"
+			fuse_mount "$dev" "$r" $blobdevs
 		else
-			opts=ro${blobdev:+,device=$blobdev}
+			opts=ro
+			for b in $blobdevs; do opts=$opts,device=$b; done
 			mount -t erofs -o "$opts" "$dev" /mnt 2> "$r/mount.err"
 			echo $? > "$r/mount.rc"
 		fi
@@ -187,7 +195,7 @@ while read -r idx name off size kind blob_off blob_size; do
 			[ "$kind" = fuse ] && fuse_gone "$r"
 		fi
 		guest-loop detach "$dev" 2>> "$r/loop.err"
-		[ -z "$blobdev" ] || guest-loop detach "$blobdev" 2>> "$r/loop.err"
+		for b in $blobdevs; do guest-loop detach "$b" 2>> "$r/loop.err"; done
 	else
 		echo 1 > "$r/loop.rc"
 	fi

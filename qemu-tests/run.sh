@@ -377,6 +377,29 @@ add_lower_image() { # NAME
 	GUEST_KIND[$1]=overlay=$lower
 }
 
+# rebuild mode (@layers@, @zlayers@): the layer tree's lower directory and
+# upper tar as two EROFS layer images, made by the mkfs under test
+# (@layers@: uncompressed without inline tails, which a metadata-only merge
+# can point into; @zlayers@: compressed with tails and fragments, for
+# --clean=data); LAYER_IMAGES lists them bottom first, and TREE_DIR becomes
+# what a container runtime shows of the two
+layer_images() { # NAME ARGS
+	local base=$SCRATCH/img/$1 z=(-Enoinline_data) zu=(-Enoinline_data)
+	[[ $2 != *@zlayers@* ]] || { z=(-zlz4hc); zu=(-zlz4hc -Eztailpacking,fragments); }
+	prepare_tree layer
+	if ! "$MKFS" --quiet "${z[@]}" "$base.l1" "$SCRATCH/trees/layer/lower" \
+		> "$OUT/mkfs-$1.log" 2>&1 ||
+	   ! "$MKFS" --quiet "${zu[@]}" --tar=f --aufs "$base.l2" "$SCRATCH/trees/layer/upper.tar" \
+		>> "$OUT/mkfs-$1.log" 2>&1; then
+		for mode in $MODES; do
+			report_fail "$mode/$1" "mkfs of a layer failed: $(last_line "$OUT/mkfs-$1.log")" "$OUT/mkfs-$1.log"
+		done
+		return 1
+	fi
+	LAYER_IMAGES="$base.l1 $base.l2"
+	TREE_DIR=$SCRATCH/trees/layer/merged
+}
+
 drop_symlink_modes() { sed -E '/^[^ ]* type=lnk /s/ mode=[0-7]+//'; }
 
 # last non-empty line of a log, without progress-bar escapes, shortened
@@ -526,6 +549,15 @@ build_images() {
 		[[ $args != *@blob@* ]] || BLOB[$name]=$SCRATCH/img/$name.blob
 		args=${args//@blob@/$SCRATCH/img/$name.blob}
 		local source=$TREE_DIR map=
+		LAYER_IMAGES=
+		if [[ $args == *@layers@* || $args == *@zlayers@* ]]; then
+			# rebuild mode: the layer tree's two layers as EROFS images
+			layer_images "$name" "$args" || continue
+			[[ $args == *--clean* ]] || BLOB[$name]=$LAYER_IMAGES	# metadata only
+			args=${args//@layers@/}
+			args=${args//@zlayers@/}
+			source=$LAYER_IMAGES
+		fi
 		if [[ $args == *@tar@* ]]; then	# the source: a tar of the tree
 			source=$SCRATCH/img/$name.tar
 			tar --format=pax --xattrs --xattrs-include='*' -C "$TREE_DIR" -cf "$source" . ||
@@ -542,7 +574,10 @@ build_images() {
 			tar_source "$tree" "$expect"
 			source=$TAR_SOURCE
 		fi
-		if ! "$MKFS" "$@" "$img" "$source" > "$OUT/mkfs-$name.log" 2>&1 ||
+		local sources=("$source")
+		# shellcheck disable=SC2206 # two layer files, words by design
+		[ "$source" != "${LAYER_IMAGES:-}" ] || sources=($source)
+		if ! "$MKFS" "$@" "$img" "${sources[@]}" > "$OUT/mkfs-$name.log" 2>&1 ||
 		   { [ -n "$map" ] && ! apply_mapfile "$img" "$map" "$source" >> "$OUT/mkfs-$name.log" 2>&1; }; then
 			for mode in $MODES; do
 				report_fail "$mode/$name" "mkfs failed: $(last_line "$OUT/mkfs-$name.log")" "$OUT/mkfs-$name.log"
@@ -589,13 +624,16 @@ build_data_disk() {
 		size=$(stat -c %s "${IMG[$name]}")
 		dd if="${IMG[$name]}" of="$DATA_DISK" bs=1M seek=$((off / ALIGN)) \
 			conv=sparse,notrunc status=none
-		local blob='' end=$((off + size))
-		if [ -n "${BLOB[$name]:-}" ]; then	# right after the image: OFFSET SIZE
-			blob="$(( (end + ALIGN - 1) / ALIGN * ALIGN )) $(stat -c %s "${BLOB[$name]}")"
-			dd if="${BLOB[$name]}" of="$DATA_DISK" bs=1M seek=$((${blob% *} / ALIGN)) \
+		local blob='' end=$((off + size)) dev dev_off dev_size
+		# extra devices (space-separated files) right after the image: OFFSET SIZE each
+		for dev in ${BLOB[$name]:-}; do
+			dev_off=$(( (end + ALIGN - 1) / ALIGN * ALIGN ))
+			dev_size=$(stat -c %s "$dev")
+			dd if="$dev" of="$DATA_DISK" bs=1M seek=$((dev_off / ALIGN)) \
 				conv=sparse,notrunc status=none
-			end=$((${blob% *} + ${blob#* }))
-		fi
+			blob="${blob:+$blob }$dev_off $dev_size"
+			end=$((dev_off + dev_size))
+		done
 		echo "$i $name $off $size ${GUEST_KIND[$name]:-manifest}${blob:+ $blob}" >> "$SCRATCH/images"
 		INDEX[$name]=$i
 		off=$(( (end + ALIGN - 1) / ALIGN * ALIGN ))

@@ -203,6 +203,9 @@ static int put_xattr(void *arg, const struct erofs_rd_xattr *x)
 	if (!strcmp(name, EROFS_XATTR_OVL_OPAQUE) && x->value_size == 1 &&
 	    *(const char *)x->value == 'y')
 		xw->opaque = true;
+	/* the empty origin marks a directory holding whiteouts, which go too */
+	if (xw->s->opts->ovlfs_strip && !strcmp(name, EROFS_XATTR_OVL_ORIGIN) && !x->value_size)
+		return 0;
 	return erofs_xattrs_put(xw->set, name, x->value, x->value_size,
 				xw->s->path ? xw->s->path : "");
 }
