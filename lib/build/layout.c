@@ -205,6 +205,13 @@ static int allocator_take(struct meta_allocator *a, uint32_t bytes, uint64_t *po
 	return allocator_keep(a, *pos + bytes);
 }
 
+uint32_t erofs_devt_end(uint32_t sb_end, unsigned int nr_devices)
+{
+	uint32_t slotoff = (sb_end + EROFS_DEVT_SLOT_BYTES - 1) / EROFS_DEVT_SLOT_BYTES;
+
+	return nr_devices ? (slotoff + nr_devices) * EROFS_DEVT_SLOT_BYTES : sb_end;
+}
+
 uint32_t erofs_super_end(uint16_t cfg_algs, unsigned int extslots)
 {
 	uint32_t end = EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE + extslots * EROFS_SB_EXTSLOT_SIZE;
@@ -539,8 +546,7 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 		plan->extra_devices = tree->nr_devices ? tree->nr_devices : 1;
 		plan->devt_slotoff = (uint16_t)((sb_end + EROFS_DEVT_SLOT_BYTES - 1) /
 						EROFS_DEVT_SLOT_BYTES);
-		sb_end = (plan->devt_slotoff + (uint32_t)plan->extra_devices) *
-			 EROFS_DEVT_SLOT_BYTES;
+		sb_end = erofs_devt_end(sb_end, plan->extra_devices);
 	}
 	sb_block_end = (sb_end + (1u << bits) - 1) & ~((1u << bits) - 1);
 

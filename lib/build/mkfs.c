@@ -73,7 +73,8 @@ int erofs_mkfs(const struct erofs_build_options *opts, struct erofs_tree *tree,
 	const uint32_t blksz = 1u << opts->blkszbits;
 	/* data starts after the superblock's block, whatever its config records */
 	const uint32_t first_data_blk =
-		(erofs_super_end((1u << EROFS_COMPR_MAX) - 1, opts->metabox) + blksz - 1) / blksz;
+		(erofs_devt_end(erofs_super_end((1u << EROFS_COMPR_MAX) - 1, opts->metabox),
+				erofs_opts_nr_devices(opts)) + blksz - 1) / blksz;
 	struct erofs_scan_source scan = { .opts = opts, .tree = tree };
 	struct erofs_tar_source tar = { .opts = opts, .tree = tree };
 	struct erofs_image_source layers = { .opts = opts, .tree = tree };

@@ -71,6 +71,8 @@ bool erofs_placed_late(const struct erofs_inode *inode);
 /* The end of what the superblock (with extslots extension slots) and the
  * config records of cfg_algs take in block 0. */
 uint32_t erofs_super_end(uint16_t cfg_algs, unsigned int extslots);
+/* The end of a device table of nr_devices slots after sb_end (sb_end for none). */
+uint32_t erofs_devt_end(uint32_t sb_end, unsigned int nr_devices);
 
 /* data_end: the first block the pipeline left free. */
 int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *tree,

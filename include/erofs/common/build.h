@@ -216,6 +216,12 @@ static inline bool erofs_opts_extra_device(const struct erofs_build_options *opt
 	       erofs_opts_layer_index(opts);
 }
 
+/* The slots of its device table: one per layer, or the blob's or tar's. */
+static inline unsigned int erofs_opts_nr_devices(const struct erofs_build_options *opts)
+{
+	return erofs_opts_layer_index(opts) ? opts->nr_layers : erofs_opts_extra_device(opts);
+}
+
 /* Whether chunk-based files get 8-byte indexes rather than 4-byte block maps. */
 static inline bool erofs_opts_chunk_indexes(const struct erofs_build_options *opts)
 {
