@@ -16,6 +16,7 @@
 #include <uuid/uuid.h>
 
 #include "erofs/build/kneeds.h"
+#include "erofs/build/incremental.h"
 #include "erofs/build/mkfs.h"
 #include "erofs/codec/codec.h"
 #include "erofs/codec/version.h"
@@ -45,7 +46,7 @@ enum {
 	OPT_MAX_KERNEL,
 	/* erofs-utils 1.9.4 spellings */
 	OPT_ALL_TIME, OPT_PRESERVE_MTIME, OPT_ASYNC_QUEUE_LIMIT, OPT_NETWORK_SOURCE,
-	OPT_FSALIGNBLKS, OPT_ZFEATURE_BITS, OPT_OFFSET, OPT_ROOT_XATTR_ISIZE, OPT_CLEAN,
+	OPT_FSALIGNBLKS, OPT_ZFEATURE_BITS, OPT_OFFSET, OPT_ROOT_XATTR_ISIZE, OPT_CLEAN, OPT_INCREMENTAL,
 	OPT_NOT_YET, OPT_VMDK_DESC,
 };
 
@@ -56,6 +57,8 @@ struct mkfs_cmdline {
 	const char *compress_hints;	/* read once -b and -C are known */
 	const char *vmdk_desc;		/* --vmdk-desc: written after the image */
 	bool block_size_given;		/* -b: else rebuild mode takes the first layer's */
+	bool uuid_given;		/* -U: else --incremental keeps the image's */
+	const char *incremental;	/* --incremental=MODE; NULL: not given */
 	const char *clean;		/* --clean=MODE as given; NULL: not given */
 };
 
@@ -89,7 +92,7 @@ static const struct option long_options[] = {
 	{ "gzinfo", optional_argument, NULL, OPT_NOT_YET },
 	{ "dsunit", required_argument, NULL, OPT_NOT_YET },
 
-	{ "incremental", optional_argument, NULL, OPT_NOT_YET },
+	{ "incremental", optional_argument, NULL, OPT_INCREMENTAL },
 	{ "s3", optional_argument, NULL, OPT_NETWORK_SOURCE },
 	{ "oci", optional_argument, NULL, OPT_NETWORK_SOURCE },
 	{ "workers", required_argument, NULL, OPT_WORKERS },
@@ -230,7 +233,10 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 			err = mkfs_parse_int64(optarg, "timestamp", INT64_MIN, INT64_MAX, &opts->fixed_time);
 			opts->time_policy = EROFS_TIME_FIXED;
 			break;
-		case 'U': err = mkfs_parse_uuid(optarg, opts); break;
+		case 'U':
+			err = mkfs_parse_uuid(optarg, opts);
+			cl->uuid_given = true;
+			break;
 		case 'x':
 			err = mkfs_parse_int64(optarg, "xattr tolerance", INT32_MIN, INT32_MAX, &v);
 			opts->xattr_tolerance = (int)v;
@@ -361,6 +367,7 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 			opts->image_offset = (uint64_t)v;
 			break;
 		case OPT_CLEAN: cl->clean = optarg ? optarg : "data"; break;
+		case OPT_INCREMENTAL: cl->incremental = optarg ? optarg : "data"; break;
 		case OPT_VMDK_DESC: cl->vmdk_desc = optarg; break;
 		case OPT_NOT_YET:
 			erofs_err("%s: an erofs-utils 1.9.4 option this mkfs.erofs does not "
@@ -378,8 +385,14 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 		if (err)
 			return err;
 	}
+	if (cl->clean && cl->incremental) {
+		erofs_err("--clean and --incremental: a new image or one added to, not both");
+		return -EINVAL;
+	}
 	if ((rebuild = mkfs_rebuild_detect(argc, argv, optind, opts, cl->block_size_given)) < 0 ||
-	    mkfs_rebuild_clean(cl->clean, opts))
+	    mkfs_rebuild_clean(cl->clean, opts) ||
+	    mkfs_incremental_setup(argc, argv, optind, opts, cl->incremental,
+				   cl->block_size_given, cl->uuid_given))
 		return -EINVAL;
 	if (!opts->pcluster_size)
 		opts->pcluster_size = 1u << opts->blkszbits;
@@ -661,7 +674,8 @@ int main(int argc, char **argv)
 	raise_fd_limit();
 
 	opts.workers = opts.workers ? opts.workers : (unsigned int)sysconf(_SC_NPROCESSORS_ONLN);
-	err = erofs_mkfs(&opts, &tree, &result);
+	err = opts.incremental ? erofs_mkfs_incremental(&opts, &tree, &result)
+			       : erofs_mkfs(&opts, &tree, &result);
 	if (!err && !opts.quiet)
 		print_summary(&opts, &tree, &result, &start);
 	if (!err && cl.vmdk_desc)

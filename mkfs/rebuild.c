@@ -6,7 +6,8 @@
 
 #include "erofs/common/diag.h"
 #include "erofs/common/format.h"
-#include "erofs/source/imgsrc.h"
+#include "erofs/source/copyup.h"
+#include "erofs/source/imglayer.h"
 #include "rebuild.h"
 
 /* The image would replace a layer the build still reads (or points at). */
@@ -34,6 +35,8 @@ int mkfs_rebuild_detect(int argc, char **argv, int first, struct erofs_build_opt
 
 		if (is_image < 0)
 			return is_image;
+		if (!is_image && argc - first == 2)
+			return 0;	/* one source, not an image: the directory build says why */
 		if (!is_image) {
 			erofs_err("%s: neither a directory nor an EROFS image (rebuild mode "
 				  "merges EROFS images; a directory comes alone)", argv[i]);
@@ -120,6 +123,69 @@ int mkfs_rebuild_check(struct erofs_build_options *opts)
 	}
 	if (opts->layer_data == EROFS_LAYER_DATA_RESERVE) {
 		/* every file gets its own blocks, to be filled in later */
+		opts->inline_data = false;
+		opts->share_identical_files = false;
+	}
+	return 0;
+}
+
+int mkfs_incremental_setup(int argc, char **argv, int first, struct erofs_build_options *opts,
+			   const char *mode, bool block_size_given, bool uuid_given)
+{
+	struct erofs_base_info base;
+	unsigned int bits;
+	struct stat st;
+	int is_image;
+
+	if (!mode)
+		return 0;
+	if (strcmp(mode, "data") && strcmp(mode, "rvsp")) {
+		erofs_err("--incremental=%s: expected data or rvsp", mode);
+		return -EINVAL;
+	}
+	if (opts->nr_layers) {
+		/* erofs-utils 1.9.4 takes only rvsp there, and refuses it later */
+		erofs_err("--incremental: rebuild mode's EROFS sources cannot be added to an "
+			  "image; merge them with it instead (mkfs.erofs NEW IMAGE LAYER...)");
+		return -EINVAL;
+	}
+	if (argc - first < 1 || stat(argv[first], &st) || !S_ISREG(st.st_mode)) {
+		erofs_err("--incremental: %s: expected an existing EROFS image file to add to",
+			  argc - first < 1 ? "(none)" : argv[first]);
+		return -EINVAL;
+	}
+	if ((is_image = erofs_layer_probe(argv[first], &bits)) <= 0) {
+		if (!is_image)
+			erofs_err("--incremental: %s: not an EROFS image", argv[first]);
+		return -EINVAL;
+	}
+	if (opts->image_offset || opts->blobdev || opts->tar_index || opts->block_list_file) {
+		erofs_err("--incremental: --offset, --blobdev, --tar=i and --block-list-file "
+			  "do not apply to adding a layer");
+		return -EINVAL;
+	}
+	if (erofs_base_info_read(argv[first], &base))
+		return -EINVAL;
+	if (block_size_given && opts->blkszbits != base.blkszbits) {
+		erofs_err("--incremental: %s has %u-byte blocks; -b must agree", argv[first],
+			  1u << base.blkszbits);
+		return -EINVAL;
+	}
+	if (base.blocks >= UINT32_MAX && !base.layout_48bit) {
+		erofs_err("--incremental: %s already has 2^32 blocks: nothing can be added",
+			  argv[first]);
+		return -EFBIG;
+	}
+	opts->blkszbits = base.blkszbits;
+	opts->base_blocks = (uint32_t)base.blocks;
+	opts->layout_48bit |= base.layout_48bit;
+	if (!uuid_given)
+		memcpy(opts->uuid, base.uuid, sizeof(opts->uuid));
+	if (!opts->label[0])
+		memcpy(opts->label, base.label, sizeof(opts->label) - 1);
+	opts->incremental = true;
+	opts->layer_data = strcmp(mode, "rvsp") ? EROFS_LAYER_DATA_COPY : EROFS_LAYER_DATA_RESERVE;
+	if (opts->layer_data == EROFS_LAYER_DATA_RESERVE) {
 		opts->inline_data = false;
 		opts->share_identical_files = false;
 	}

@@ -26,4 +26,13 @@ int mkfs_rebuild_clean(const char *clean, struct erofs_build_options *opts);
 /* Once every option is known: refuses what the mode cannot honour. */
 int mkfs_rebuild_check(struct erofs_build_options *opts);
 
+/*
+ * --incremental[=MODE] (mode: its value, NULL when not given), after the
+ * options: argv[first] must be an EROFS image to add to; takes its block
+ * size (-b must agree), UUID (unless -U) and label (unless -L), and refuses
+ * what cannot be added to it in place.  0, or -errno (reported).
+ */
+int mkfs_incremental_setup(int argc, char **argv, int first, struct erofs_build_options *opts,
+			   const char *mode, bool block_size_given, bool uuid_given);
+
 #endif

@@ -550,6 +550,21 @@ build_images() {
 		args=${args//@blob@/$SCRATCH/img/$name.blob}
 		local source=$TREE_DIR map=
 		LAYER_IMAGES=
+		if [[ $args == *@incremental@* || $args == *@zincremental@* ]]; then
+			# --incremental: the image starts as the layer tree's lower
+			# directory (@zincremental@: compressed), the tar layer is added
+			local base_args=(--quiet)
+			[[ $args != *@zincremental@* ]] || base_args+=(-zlz4hc -Eztailpacking,fragments)
+			if ! "$MKFS" "${base_args[@]}" "$SCRATCH/img/$name.img" "$SCRATCH/trees/layer/lower" \
+				> "$OUT/mkfs-$name.log" 2>&1; then
+				for mode in $MODES; do
+					report_fail "$mode/$name" "mkfs of the base failed: $(last_line "$OUT/mkfs-$name.log")" "$OUT/mkfs-$name.log"
+				done
+				continue
+			fi
+			args=${args//@incremental@/}
+			args=${args//@zincremental@/}
+		fi
 		if [[ $args == *@layers@* || $args == *@zlayers@* ]]; then
 			# rebuild mode: the layer tree's two layers as EROFS images
 			layer_images "$name" "$args" || continue

@@ -224,6 +224,63 @@ static int copy_to_device(struct erofs_image *img, int *err)
 	return touched;
 }
 
+/* Copies size bytes of in to the image, inside the kernel where it can. */
+static int copy_base(int out, int in, uint64_t size)
+{
+	static const size_t chunk = 1u << 20;
+	loff_t in_off = 0, out_off = 0;
+	uint8_t *buf = NULL;
+	int err = 0;
+
+	while (!err && (uint64_t)out_off < size) {
+		ssize_t n = copy_file_range(in, &in_off, out, &out_off,
+					    (size_t)(size - (uint64_t)out_off), 0);
+
+		if (n > 0)
+			continue;
+		if (!n || (errno != EXDEV && errno != ENOSYS && errno != EOPNOTSUPP &&
+			   errno != EINVAL)) {
+			err = n ? -errno : -EIO;
+			break;
+		}
+		/* no copy_file_range here: through a buffer */
+		if (!buf && !(buf = malloc(chunk)))
+			return -ENOMEM;
+		n = pread(in, buf, size - (uint64_t)out_off < chunk ? (size_t)(size - (uint64_t)out_off)
+								     : chunk, in_off);
+		if (n <= 0)
+			err = n ? -errno : -EIO;
+		else if (!(err = erofs_pwrite_all(out, buf, (size_t)n, (uint64_t)out_off)))
+			in_off = out_off = out_off + n;
+	}
+	free(buf);
+	return err;
+}
+
+int erofs_image_start_from(struct erofs_image *img, const char *base)
+{
+	int in = open(base, O_RDONLY | O_CLOEXEC), err = 0;
+	struct stat st;
+
+	if (in < 0 || fstat(in, &st)) {
+		err = -errno;
+		erofs_err("%s: cannot read the image to add to: %s", base, strerror(-err));
+		if (in >= 0)
+			close(in);
+		return err;
+	}
+	/* a reflink where the filesystem has them, else a copy */
+	if (ioctl(img->fd, FICLONE, in))
+		err = copy_base(img->fd, in, (uint64_t)st.st_size);
+	close(in);
+	if (err) {
+		erofs_err("%s: cannot copy the image to add to: %s", base, strerror(-err));
+		return err;
+	}
+	img->written_end = (uint64_t)st.st_size;
+	return 0;
+}
+
 /* Links the unnamed file at path (which must not exist). */
 static int link_unnamed(int fd, const char *path)
 {

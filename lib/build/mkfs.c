@@ -71,8 +71,9 @@ int erofs_mkfs(const struct erofs_build_options *opts, struct erofs_tree *tree,
 	       struct erofs_build_result *result)
 {
 	const uint32_t blksz = 1u << opts->blkszbits;
-	/* data starts after the superblock's block, whatever its config records */
-	const uint32_t first_data_blk =
+	/* data starts after the superblock's block, whatever its config records;
+	 * --incremental: after the blocks of the image added to */
+	const uint32_t first_data_blk = opts->incremental ? opts->base_blocks :
 		(erofs_devt_end(erofs_super_end((1u << EROFS_COMPR_MAX) - 1, opts->metabox),
 				erofs_opts_nr_devices(opts)) + blksz - 1) / blksz;
 	struct erofs_scan_source scan = { .opts = opts, .tree = tree };
@@ -93,6 +94,10 @@ int erofs_mkfs(const struct erofs_build_options *opts, struct erofs_tree *tree,
 	if ((err = erofs_image_open(&img, opts->image, opts->image_offset, opts->blkszbits,
 				    first_data_blk)))
 		return err;
+	if (opts->incremental && (err = erofs_image_start_from(&img, opts->image))) {
+		erofs_image_abort(&img);
+		return err;
+	}
 	if (opts->blobdev && (err = erofs_image_open(&blob, opts->blobdev, 0, opts->blkszbits, 0))) {
 		erofs_image_abort(&img);
 		return err;

@@ -101,6 +101,8 @@ static enum erofs_work_kind kind_of(const struct pipeline *p, const struct erofs
 {
 	if (inode == p->tree->packed)
 		return EROFS_WORK_COMPRESS;
+	if (inode->kept_blkaddr)
+		return EROFS_WORK_KEEP;
 	if (p->opts->tar_index)
 		return EROFS_WORK_INDEX;
 	/* files within one block keep their inline tails */
@@ -127,7 +129,8 @@ static uint64_t piece_size(const struct pipeline *p, const struct erofs_inode *i
 	case EROFS_WORK_COMPRESS:
 		break;
 	case EROFS_WORK_INDEX:
-		return inode->size;	/* nothing is read */
+	case EROFS_WORK_KEEP:
+		return inode->size;	/* nothing is read, or only the tail at commit */
 	}
 	return erofs_segment_size(p->opts);
 }
@@ -152,8 +155,8 @@ static struct erofs_work *next_piece(struct pipeline *p, bool *finished)
 	end = p->cutting->size - p->cut_pos > p->piece_size ? p->cut_pos + p->piece_size
 							    : p->cutting->size;
 	/* a file copied whole from its source holds no memory */
-	weight = p->cut_kind == EROFS_WORK_PLAIN && p->piece_size == p->cutting->size
-			 ? 0 : end - p->cut_pos;
+	weight = (p->cut_kind == EROFS_WORK_PLAIN && p->piece_size == p->cutting->size) ||
+		 p->cut_kind == EROFS_WORK_KEEP ? 0 : end - p->cut_pos;
 	if (p->next_seq >= p->committed + RING_SIZE ||
 	    (p->bytes_in_flight && p->bytes_in_flight + weight > p->bytes_in_flight_max))
 		return NULL;
@@ -188,6 +191,7 @@ static int process(struct pipeline *p, struct erofs_compressor *c, int init_err,
 	case EROFS_WORK_CHUNKS:
 		return erofs_chunk_work(&p->wctx, w, dirs);
 	case EROFS_WORK_INDEX:
+	case EROFS_WORK_KEEP:
 		return 0;
 	case EROFS_WORK_PLAIN:
 		break;
@@ -289,6 +293,9 @@ static int commit_work(struct pipeline *p, struct erofs_work *w)
 			break;
 		case EROFS_WORK_INDEX:
 			err = erofs_tarindex_commit(&p->cc, w);
+			break;
+		case EROFS_WORK_KEEP:
+			err = erofs_plain_keep(&p->cc, w);
 			break;
 		}
 	}

@@ -230,3 +230,57 @@ int erofs_plain_commit(struct erofs_commit *cc, struct erofs_work *w)
 		return err;
 	return write_blocks(cc, blk, w->data, w->end - w->start);
 }
+
+/* The kept head blocks and one new block with the tail, as a block map. */
+static int keep_as_block_map(struct erofs_commit *cc, struct erofs_inode *inode,
+			     uint32_t head_blocks, uint32_t tail)
+{
+	const unsigned int bits = cc->opts->blkszbits;
+	struct erofs_chunks *ch = calloc(1, sizeof(*ch));
+	uint32_t blk;
+	int err;
+
+	if (!ch || !(ch->blkaddr = malloc((head_blocks + 1u) * sizeof(*ch->blkaddr)))) {
+		free(ch);
+		return -ENOMEM;
+	}
+	ch->chunkbits = (uint8_t)bits;
+	ch->count = head_blocks + 1u;
+	for (uint32_t i = 0; i < head_blocks; i++)
+		ch->blkaddr[i] = inode->kept_blkaddr + i;
+	inode->chunks = ch;
+	memset(cc->scratch2 + tail, 0, (1u << bits) - tail);
+	if ((err = erofs_image_alloc(cc->img, 1, &blk)))
+		return err;
+	ch->blkaddr[head_blocks] = blk;
+	inode->blkaddr = EROFS_NULL_ADDR;
+	inode->nr_blocks = 1;
+	cc->stats->bytes_written += 1u << bits;
+	return erofs_image_pwrite(cc->img, cc->scratch2, 1u << bits, (uint64_t)blk << bits);
+}
+
+int erofs_plain_keep(struct erofs_commit *cc, struct erofs_work *w)
+{
+	const unsigned int bits = cc->opts->blkszbits;
+	struct erofs_inode *inode = w->inode;
+	uint64_t whole = inode->size & ~(uint64_t)((1u << bits) - 1);
+	uint32_t tail = (uint32_t)(inode->size - whole);
+	int err;
+
+	if (!w->first)
+		return 0;
+	inode->blkaddr = whole ? inode->kept_blkaddr : EROFS_NULL_ADDR;
+	inode->nr_blocks = 0;
+	inode->tail_inline = 0;
+	if (!tail)
+		return 0;
+	err = erofs_pread_all(cc->tree->data_fd, cc->scratch2, tail, inode->data_pos + whole);
+	if (err) {
+		erofs_report_source_error(cc->opts, inode, err);
+		return err;
+	}
+	/* the head must be followed by the tail: inline, or not contiguous */
+	if (whole && !erofs_plain_tail_inline(cc->opts, inode))
+		return keep_as_block_map(cc, inode, (uint32_t)(whole >> bits), tail);
+	return put_tail(cc, inode, cc->scratch2, tail);
+}

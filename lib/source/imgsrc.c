@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Rebuild mode's image source (see include/erofs/source/imgsrc.h). */
 #include <errno.h>
-#include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,15 +10,13 @@
 #include "erofs/common/diag.h"
 #include "erofs/common/format.h"
 #include "erofs/common/io.h"
-#include "erofs/common/ondisk.h"
-#include "erofs/read/rdopen.h"
 #include "erofs/read/reader.h"
+#include "erofs/source/imglayer.h"
 #include "erofs/source/imgsrc.h"
 #include "erofs/source/namedtree.h"
 #include "erofs/source/tree.h"
 #include "erofs/source/xattr.h"
 
-#define COPY_BUFFER	(1u << 20)
 #define SPOOL_ALIGN	4096u		/* whole pages: copy_file_range can share them */
 
 /* nid -> the inode made for it in this layer: hard links, and loops. */
@@ -45,43 +41,13 @@ struct imgsrc {
 
 	/* the layer being merged */
 	unsigned int layer;		/* 1-based: its extra device in index mode */
-	const char *name;
-	struct erofs_rd_source src;
-	struct erofs_reader r;
-	bool open;
+	struct erofs_layer l;
 	unsigned int data_device;	/* where its files' blocks are: 0 the layer, 1 its device */
 	struct nid_map seen;
-	char *path;			/* of the entry being merged, "" for the root */
-	size_t path_len, path_cap;
 
 	/* --clean=data and rvsp: the files' bytes, one after another */
 	uint64_t spool_end;
-	uint8_t *buf;
 };
-
-static int layer_error(struct imgsrc *s, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int layer_error(struct imgsrc *s, int err, const char *fmt, ...)
-{
-	char why[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
-	va_end(ap);
-	erofs_err("%s: /%.*s: %s", s->name, (int)(s->path_len > 1024 ? 1024 : s->path_len),
-		  s->path ? s->path : "", why);
-	return err;
-}
-
-static int reader_failed(struct imgsrc *s, int err)
-{
-	if (err == -ENOMEM)
-		return err;
-	return layer_error(s, err == -EOPNOTSUPP ? err : -EINVAL, "%s",
-			   erofs_reader_error(&s->r));
-}
 
 /* ---- the nid map ---- */
 
@@ -150,93 +116,6 @@ static void nid_map_free(struct nid_map *m)
 	memset(m, 0, sizeof(*m));
 }
 
-/* ---- the path, for messages ---- */
-
-static int path_push(struct imgsrc *s, const char *name, size_t len, size_t *mark)
-{
-	size_t need = s->path_len + 1 + len + 1;
-
-	if (need > s->path_cap) {
-		size_t cap = need * 2;
-		char *bigger = realloc(s->path, cap);
-
-		if (!bigger)
-			return -ENOMEM;
-		s->path = bigger;
-		s->path_cap = cap;
-	}
-	*mark = s->path_len;
-	if (s->path_len)
-		s->path[s->path_len++] = '/';
-	memcpy(s->path + s->path_len, name, len);
-	s->path_len += len;
-	s->path[s->path_len] = '\0';
-	return 0;
-}
-
-static void path_pop(struct imgsrc *s, size_t mark)
-{
-	s->path_len = mark;
-	s->path[mark] = '\0';
-}
-
-/* ---- one inode ---- */
-
-struct xattr_walk {
-	struct imgsrc *s;
-	struct erofs_xattr_set **set;
-	bool opaque;
-};
-
-static int put_xattr(void *arg, const struct erofs_rd_xattr *x)
-{
-	struct xattr_walk *xw = arg;
-	const char *prefix = erofs_rd_xattr_prefix(x->index);
-	char name[EROFS_NAME_LEN * 2 + 64];
-	int n;
-
-	if (!prefix)
-		return layer_error(xw->s, -EINVAL, "xattr of unknown prefix index %u", x->index);
-	n = snprintf(name, sizeof(name), "%s%.*s", prefix, (int)x->name_len, x->name);
-	if (n < 0 || (size_t)n >= sizeof(name))
-		return layer_error(xw->s, -EINVAL, "xattr name too long");
-	if (!strcmp(name, EROFS_XATTR_OVL_OPAQUE) && x->value_size == 1 &&
-	    *(const char *)x->value == 'y')
-		xw->opaque = true;
-	/* the empty origin marks a directory holding whiteouts, which go too */
-	if (xw->s->opts->ovlfs_strip && !strcmp(name, EROFS_XATTR_OVL_ORIGIN) && !x->value_size)
-		return 0;
-	return erofs_xattrs_put(xw->set, name, x->value, x->value_size,
-				xw->s->path ? xw->s->path : "");
-}
-
-/* vi's xattrs as a new set (NULL: none), and whether it is an opaque directory. */
-static int read_xattrs(struct imgsrc *s, const struct erofs_rd_inode *vi,
-		       struct erofs_xattr_set **set, bool *opaque)
-{
-	struct xattr_walk xw = { .s = s, .set = set };
-	int err;
-
-	*set = NULL;
-	*opaque = false;
-	if (s->opts->xattr_tolerance < 0)	/* -x -1: no xattrs at all */
-		return 0;
-	err = erofs_xattr_iterate(&s->r, vi, put_xattr, &xw);
-	if (err > 0)
-		err = 0;
-	if (err < 0 && err != -ENOMEM && !erofs_reader_error(&s->r)[0])
-		;	/* put_xattr reported it */
-	else if (err < 0)
-		err = reader_failed(s, err);
-	if (err) {
-		erofs_xattrs_free(*set);
-		*set = NULL;
-		return err;
-	}
-	*opaque = xw.opaque;
-	return 0;
-}
-
 static void fill_common(struct imgsrc *s, struct erofs_inode *inode,
 			const struct erofs_rd_inode *vi)
 {
@@ -273,10 +152,16 @@ static int new_chunks(struct erofs_inode *inode, unsigned int chunkbits, uint64_
 
 #define CLEAN_HINT "use --clean=data to copy the data in"
 
+/* The device a layer's chunks name: its slot, or (--incremental's base) the image. */
+static uint16_t chunk_device(const struct imgsrc *s)
+{
+	return s->opts->incremental && s->layer == 1 ? 0 : (uint16_t)s->layer;
+}
+
 /* Index mode: the file's chunks point at its blocks in the layer. */
 static int index_file(struct imgsrc *s, struct erofs_inode *inode, const struct erofs_rd_inode *vi)
 {
-	const unsigned int bits = s->r.blkszbits;
+	const unsigned int bits = s->l.r.blkszbits;
 	uint64_t size = vi->size;
 	int err;
 
@@ -285,21 +170,21 @@ static int index_file(struct imgsrc *s, struct erofs_inode *inode, const struct 
 		uint64_t blocks = (size + (1u << bits) - 1) >> bits;
 
 		if (vi->flat_head < size)
-			return layer_error(s, -EOPNOTSUPP,
+			return erofs_layer_error(&s->l, -EOPNOTSUPP,
 					   "its last %llu bytes are inlined in the layer's metadata, "
 					   "where a chunk index cannot point; " CLEAN_HINT ", or build "
 					   "the layer with -E^inline_data",
 					   (unsigned long long)(size - vi->flat_head));
 		if (s->data_device && !vi->flat_hole)
-			return layer_error(s, -EOPNOTSUPP,
+			return erofs_layer_error(&s->l, -EOPNOTSUPP,
 					   "its data is in the layer image, but the layer's other "
 					   "files are on its extra device; " CLEAN_HINT);
 		if (chunkbits > bits + EROFS_CHUNK_FORMAT_BLKBITS_MASK)
 			chunkbits = bits + EROFS_CHUNK_FORMAT_BLKBITS_MASK;
 		if (!vi->flat_hole && vi->raw_blkaddr + blocks > UINT32_MAX)
-			return layer_error(s, -EFBIG, "its data lies past block 2^32 of the layer");
+			return erofs_layer_error(&s->l, -EFBIG, "its data lies past block 2^32 of the layer");
 		if ((err = new_chunks(inode, chunkbits, (size + (1ull << chunkbits) - 1) >> chunkbits,
-				      (uint16_t)s->layer)))
+				      chunk_device(s))))
 			return err;
 		for (uint32_t i = 0; i < inode->chunks->count; i++)
 			inode->chunks->blkaddr[i] = vi->flat_hole ? EROFS_NULL_ADDR
@@ -307,30 +192,30 @@ static int index_file(struct imgsrc *s, struct erofs_inode *inode, const struct 
 		return 0;
 	}
 	if (vi->layout != EROFS_LAYOUT_CHUNK_BASED)
-		return layer_error(s, -EOPNOTSUPP,
+		return erofs_layer_error(&s->l, -EOPNOTSUPP,
 				   "compressed in the layer: a chunk index cannot point into "
 				   "compressed data; " CLEAN_HINT " (decoded, and recompressed "
 				   "with -z if given)");
 	if (vi->nchunks > UINT32_MAX)
-		return layer_error(s, -EFBIG, "more than 2^32 chunks");
-	if ((err = new_chunks(inode, vi->chunkbits, vi->nchunks, (uint16_t)s->layer)))
+		return erofs_layer_error(&s->l, -EFBIG, "more than 2^32 chunks");
+	if ((err = new_chunks(inode, vi->chunkbits, vi->nchunks, chunk_device(s))))
 		return err;
 	for (uint64_t i = 0; i < vi->nchunks; i++) {
 		struct erofs_map map;
 
-		if ((err = erofs_map_blocks(&s->r, vi, i << vi->chunkbits, &map)))
-			return reader_failed(s, err);
+		if ((err = erofs_map_blocks(&s->l.r, vi, i << vi->chunkbits, &map)))
+			return erofs_layer_reader_failed(&s->l, err);
 		inode->chunks->blkaddr[i] = EROFS_NULL_ADDR;
 		if (!(map.flags & EROFS_MAP_MAPPED))
 			continue;
 		if (map.device != s->data_device)
-			return layer_error(s, -EOPNOTSUPP,
+			return erofs_layer_error(&s->l, -EOPNOTSUPP,
 					   "chunk %llu is on %s %u of the layer, its other files on "
 					   "%s %u; " CLEAN_HINT, (unsigned long long)i,
 					   map.device ? "device" : "the image, not device", map.device,
 					   s->data_device ? "device" : "the image", s->data_device);
 		if ((map.pa >> bits) > UINT32_MAX)
-			return layer_error(s, -EFBIG, "its data lies past block 2^32 of the layer");
+			return erofs_layer_error(&s->l, -EFBIG, "its data lies past block 2^32 of the layer");
 		inode->chunks->blkaddr[i] = (uint32_t)(map.pa >> bits);
 	}
 	return 0;
@@ -340,26 +225,48 @@ static int index_file(struct imgsrc *s, struct erofs_inode *inode, const struct 
 static int copy_file(struct imgsrc *s, struct erofs_inode *inode, const struct erofs_rd_inode *vi)
 {
 	uint64_t pos = (s->spool_end + SPOOL_ALIGN - 1) / SPOOL_ALIGN * SPOOL_ALIGN;
-	int err;
 
 	inode->data_pos = pos;
 	s->spool_end = pos + vi->size;
-	if (s->opts->layer_data == EROFS_LAYER_DATA_RESERVE)
+	if (s->opts->layer_data == EROFS_LAYER_DATA_RESERVE && !(s->opts->incremental && s->layer == 1))
 		return 0;	/* never written: reads back as zeros, stored as holes */
-	for (uint64_t off = 0; off < vi->size; ) {
-		size_t n = vi->size - off < COPY_BUFFER ? (size_t)(vi->size - off) : COPY_BUFFER;
+	return erofs_layer_copy(&s->l, vi, 0, vi->size, s->tree->data_fd, pos);
+}
 
-		if ((err = erofs_read_data(&s->r, vi, s->buf, n, off)))
-			return reader_failed(s, err);
-		if (!erofs_is_zero(s->buf, n) &&
-		    (err = erofs_pwrite_all(s->tree->data_fd, s->buf, n, pos + off))) {
-			erofs_err("temporary copy of the layers' files: write failed: %s",
-				  strerror(-err));
-			return err;
-		}
-		off += n;
+/*
+ * --incremental, the base image: what lies in whole blocks stays there.  A
+ * plain file keeps its blocks (its inline tail, if any, is spooled to go
+ * inline again); a chunk-based one its chunks; anything else (compressed)
+ * is copied as --clean=data would.
+ */
+static int keep_file(struct imgsrc *s, struct erofs_inode *inode, const struct erofs_rd_inode *vi)
+{
+	const unsigned int bits = s->l.r.blkszbits;
+	uint64_t whole = vi->size & ~(uint64_t)(s->l.r.blksz - 1);
+	uint64_t pos, tail;
+
+	if (s->l.r.nr_devs)	/* its data may be on devices we do not have */
+		return copy_file(s, inode, vi);
+	if (vi->layout == EROFS_LAYOUT_CHUNK_BASED) {
+		s->data_device = 0;
+		return index_file(s, inode, vi);
 	}
-	return 0;
+	if ((vi->layout != EROFS_LAYOUT_FLAT_PLAIN && vi->layout != EROFS_LAYOUT_FLAT_INLINE) ||
+	    vi->flat_hole || vi->flat_head < whole)
+		return copy_file(s, inode, vi);
+	if (!whole)		/* all of it inline: copied into the spool */
+		return copy_file(s, inode, vi);
+	if (vi->raw_blkaddr + (whole >> bits) > UINT32_MAX)
+		return erofs_layer_error(&s->l, -EFBIG, "its data lies past block 2^32");
+	inode->kept_blkaddr = (uint32_t)vi->raw_blkaddr;
+	tail = vi->size - whole;
+	if (!tail)
+		return 0;
+	/* only the tail is new: it sits at data_pos + whole in the spool */
+	pos = (s->spool_end + SPOOL_ALIGN - 1) / SPOOL_ALIGN * SPOOL_ALIGN;
+	inode->data_pos = pos;
+	s->spool_end = pos + vi->size;
+	return erofs_layer_copy(&s->l, vi, whole, tail, s->tree->data_fd, pos);
 }
 
 /* A new inode for vi, a non-directory: its type's payload, its data. */
@@ -367,37 +274,22 @@ static int make_leaf(struct imgsrc *s, const struct erofs_rd_inode *vi,
 		     struct erofs_inode **out)
 {
 	struct erofs_inode *inode = erofs_builder_new_inode(&s->b);
-	char target[EROFS_SYMLINK_MAXLEN + 1];
 	bool opaque;
 	int err;
 
 	if (!inode)
 		return -ENOMEM;
-	if ((err = read_xattrs(s, vi, &inode->xattrs, &opaque)))
+	*out = inode;
+	if ((err = erofs_layer_xattrs(&s->l, vi, &inode->xattrs, &opaque)) ||
+	    (err = erofs_layer_leaf(&s->l, vi, inode)))
 		return err;
 	fill_common(s, inode, vi);
-	*out = inode;
-	switch (vi->di.mode & S_IFMT) {
-	case S_IFLNK:
-		if ((err = erofs_read_symlink(&s->r, vi, target, sizeof(target))))
-			return reader_failed(s, err);
-		if (!(inode->symlink = strdup(target)))
-			return -ENOMEM;
-		inode->size = strlen(target);
+	if (!S_ISREG(vi->di.mode) || !vi->size)
 		return 0;
-	case S_IFCHR:
-	case S_IFBLK:
-		erofs_decode_rdev(vi->di.u, &inode->rdev_major, &inode->rdev_minor);
-		return 0;
-	case S_IFREG:
-		inode->size = vi->size;
-		if (!vi->size)
-			return 0;
-		return erofs_opts_layer_index(s->opts) ? index_file(s, inode, vi)
-						       : copy_file(s, inode, vi);
-	default:		/* FIFOs and sockets */
-		return 0;
-	}
+	if (s->opts->incremental && s->layer == 1)
+		return keep_file(s, inode, vi);
+	return erofs_opts_layer_index(s->opts) ? index_file(s, inode, vi)
+					       : copy_file(s, inode, vi);
 }
 
 static int merge_dir(struct imgsrc *s, const struct erofs_rd_inode *dvi, uint64_t parent_nid,
@@ -418,7 +310,7 @@ static int place_dir(struct imgsrc *s, struct erofs_dentry *d, const struct erof
 	struct erofs_xattr_set *xattrs;
 	struct erofs_inode *dir;
 	bool opaque, lower_opaque = false, over_whiteout = false;
-	int err = read_xattrs(s, vi, &xattrs, &opaque);
+	int err = erofs_layer_xattrs(&s->l, vi, &xattrs, &opaque);
 
 	if (err)
 		return err;
@@ -441,7 +333,7 @@ static int place_dir(struct imgsrc *s, struct erofs_dentry *d, const struct erof
 	 * layer had a whiteout.
 	 */
 	if ((lower_opaque || over_whiteout) && !opaque &&
-	    (err = erofs_xattrs_put(&dir->xattrs, EROFS_XATTR_OVL_OPAQUE, "y", 1, s->path)))
+	    (err = erofs_xattrs_put(&dir->xattrs, EROFS_XATTR_OVL_OPAQUE, "y", 1, s->l.path)))
 		return err;
 	*out = dir;
 	return 0;
@@ -453,14 +345,14 @@ static int merge_entry(struct imgsrc *s, struct erofs_inode *parent, uint64_t pa
 	struct erofs_rd_inode vi;
 	struct erofs_dentry *d;
 	struct erofs_inode *inode;
-	int err = erofs_read_inode(&s->r, nid, &vi);
+	int err = erofs_read_inode(&s->l.r, nid, &vi);
 
 	if (err)
-		return reader_failed(s, err);
+		return erofs_layer_reader_failed(&s->l, err);
 	d = erofs_builder_lookup(&s->b, parent, name, len, false);
 	if (S_ISDIR(vi.di.mode)) {
 		if (nid_map_get(&s->seen, nid))
-			return layer_error(s, -EINVAL, "directory nid %llu is reached twice "
+			return erofs_layer_error(&s->l, -EINVAL, "directory nid %llu is reached twice "
 					   "(a loop in the layer)", (unsigned long long)nid);
 		if ((err = place_dir(s, d, &vi, &inode)))
 			return err;
@@ -519,20 +411,20 @@ static int merge_dir(struct imgsrc *s, const struct erofs_rd_inode *dvi, uint64_
 		     struct erofs_inode *into)
 {
 	struct entry_list l = { 0 };
-	int err = erofs_dir_iterate(&s->r, dvi, parent_nid, collect, &l);
+	int err = erofs_dir_iterate(&s->l.r, dvi, parent_nid, collect, &l);
 
 	if (err == -ENOMEM)
 		;
 	else if (err)
-		err = reader_failed(s, err);
+		err = erofs_layer_reader_failed(&s->l, err);
 	for (size_t i = 0; i < l.nr && !err; i++) {
 		size_t mark;
 
-		if ((err = path_push(s, l.names + l.e[i].name_at, l.e[i].len, &mark)))
+		if ((err = erofs_layer_path_push(&s->l, l.names + l.e[i].name_at, l.e[i].len, &mark)))
 			break;
 		err = merge_entry(s, into, dvi->nid, l.e[i].nid, l.names + l.e[i].name_at,
 				  l.e[i].len);
-		path_pop(s, mark);
+		erofs_layer_path_pop(&s->l, mark);
 	}
 	free(l.e);
 	free(l.names);
@@ -557,25 +449,25 @@ static int layer_device(struct imgsrc *s)
 	struct erofs_tree_device *dev = &s->tree->devices[s->layer - 1];
 
 	memset(dev, 0, sizeof(*dev));
-	if (s->r.blkszbits != s->opts->blkszbits)
-		return layer_error(s, -EINVAL, "%u-byte blocks, the merged image %u-byte ones: "
+	if (s->l.r.blkszbits != s->opts->blkszbits)
+		return erofs_layer_error(&s->l, -EINVAL, "%u-byte blocks, the merged image %u-byte ones: "
 				   "chunk indexes count in the image's blocks; give -b %u, or "
-				   "--clean=data", s->r.blksz, 1u << s->opts->blkszbits, s->r.blksz);
-	if (s->r.nr_devs > 1)
-		return layer_error(s, -EOPNOTSUPP, "the layer has %u extra devices of its own; "
+				   "--clean=data", s->l.r.blksz, 1u << s->opts->blkszbits, s->l.r.blksz);
+	if (s->l.r.nr_devs > 1)
+		return erofs_layer_error(&s->l, -EOPNOTSUPP, "the layer has %u extra devices of its own; "
 				   "a layer may have one (a --tar=i index): " CLEAN_HINT,
-				   s->r.nr_devs);
-	s->data_device = s->r.nr_devs;
-	if (s->r.nr_devs) {	/* an index of a tar: the tar is what the chunks name */
-		dev->blocks = s->r.devs[0].blocks;
-		memcpy(dev->tag, s->r.devs[0].tag, sizeof(dev->tag));
+				   s->l.r.nr_devs);
+	s->data_device = s->l.r.nr_devs;
+	if (s->l.r.nr_devs) {	/* an index of a tar: the tar is what the chunks name */
+		dev->blocks = s->l.r.devs[0].blocks;
+		memcpy(dev->tag, s->l.r.devs[0].tag, sizeof(dev->tag));
 	} else {
-		dev->blocks = s->r.blocks;
+		dev->blocks = s->l.r.blocks;
 	}
 	if (!dev->tag[0])
-		tag_from_uuid(dev->tag, s->r.sb.uuid);
+		tag_from_uuid(dev->tag, s->l.r.sb.uuid);
 	if (dev->blocks > UINT32_MAX)
-		return layer_error(s, -EFBIG, "more than 2^32 blocks: too large for a device slot");
+		return erofs_layer_error(&s->l, -EFBIG, "more than 2^32 blocks: too large for a device slot");
 	return 0;
 }
 
@@ -587,19 +479,14 @@ static int merge_layer(struct imgsrc *s)
 	struct erofs_inode *root;
 	int err;
 
-	erofs_rd_source_init(&s->src, s->name);
-	if ((err = erofs_rd_source_open(&s->src, &s->r))) {
-		erofs_err("%s", s->src.err);
-		erofs_rd_source_close(&s->src);
-		return err == -ENOMEM ? err : -EINVAL;
-	}
-	s->open = true;
+	if ((err = erofs_layer_open(&s->l, s->opts, s->l.name)))
+		return err;
 	if (erofs_opts_layer_index(s->opts) && (err = layer_device(s)))
 		return err;
-	if ((err = erofs_read_inode(&s->r, s->r.root_nid, &vi)))
-		return reader_failed(s, err);
+	if ((err = erofs_read_inode(&s->l.r, s->l.r.root_nid, &vi)))
+		return erofs_layer_reader_failed(&s->l, err);
 	if (!S_ISDIR(vi.di.mode))
-		return layer_error(s, -EINVAL, "the root is not a directory");
+		return erofs_layer_error(&s->l, -EINVAL, "the root is not a directory");
 	/* the root merges as any directory: a new one when it is opaque */
 	if ((err = place_dir(s, tree->root ? &lower : NULL, &vi, &root)))
 		return err;
@@ -614,15 +501,8 @@ static int merge_layer(struct imgsrc *s)
 
 static void close_layer(struct imgsrc *s)
 {
-	if (s->open) {
-		erofs_reader_close(&s->r);
-		erofs_rd_source_close(&s->src);
-		s->open = false;
-	}
+	erofs_layer_close(&s->l);
 	nid_map_free(&s->seen);
-	s->path_len = 0;
-	if (s->path)
-		s->path[0] = '\0';
 }
 
 static int open_spool(struct imgsrc *s)
@@ -637,7 +517,7 @@ static int open_spool(struct imgsrc *s)
 	if ((fd = erofs_scratch_open(s->opts->image)) < 0)
 		return fd;
 	tree->data_fd = fd;
-	return (s->buf = malloc(COPY_BUFFER)) ? 0 : -ENOMEM;
+	return 0;
 }
 
 static int read_layers(struct imgsrc *s)
@@ -660,7 +540,7 @@ static int read_layers(struct imgsrc *s)
 		return err;
 	for (unsigned int i = 0; i < opts->nr_layers && !err; i++) {
 		s->layer = i + 1;
-		s->name = opts->layers[i];
+		s->l.name = opts->layers[i];
 		err = merge_layer(s);
 		close_layer(s);
 	}
@@ -671,11 +551,29 @@ static int read_layers(struct imgsrc *s)
 	return err;
 }
 
-/* Index mode: the files are done (chunks into the layers); only counted. */
-static void count_indexed(struct imgsrc *s, struct erofs_inode **files, size_t nr)
+/*
+ * Files whose data is settled already (chunks into the layers, a base
+ * image's blocks with no tail) are only counted; the others go on to the
+ * pipeline.  Returns how many do.
+ */
+static size_t settle_files(struct imgsrc *s, struct erofs_inode **files, size_t nr)
 {
-	for (size_t i = 0; i < nr; i++)
-		s->tree->data_bytes += files[i]->size;
+	const uint32_t blksz = 1u << s->opts->blkszbits;
+	size_t kept = 0;
+
+	for (size_t i = 0; i < nr; i++) {
+		struct erofs_inode *inode = files[i];
+
+		if (inode->chunks || (inode->kept_blkaddr && !(inode->size & (blksz - 1)))) {
+			if (!inode->chunks)
+				inode->blkaddr = inode->kept_blkaddr;
+			inode->kept_blkaddr = 0;
+			s->tree->data_bytes += inode->size;
+			continue;
+		}
+		files[kept++] = inode;
+	}
+	return kept;
 }
 
 int erofs_image_source_run(void *arg, erofs_file_sink sink, void *pipeline)
@@ -689,16 +587,13 @@ int erofs_image_source_run(void *arg, erofs_file_sink sink, void *pipeline)
 	size_t nr = 0;
 	int err = read_layers(&s);
 
-	free(s.buf);
-	free(s.path);
+	erofs_layer_release(&s.l);
 	if (err)
 		erofs_builder_release(&s.b, true);
 	if (!err)
 		err = erofs_builder_finish(&s.b, &files, &nr);
-	if (!err && erofs_opts_layer_index(s.opts)) {
-		count_indexed(&s, files, nr);
-		nr = 0;
-	}
+	if (!err)
+		nr = settle_files(&s, files, nr);
 	if (!err)
 		err = erofs_builder_hand_over(&s.b, files, nr, sink, pipeline);
 	if (err == -ENOMEM)
@@ -708,27 +603,3 @@ int erofs_image_source_run(void *arg, erofs_file_sink sink, void *pipeline)
 	return err;
 }
 
-int erofs_layer_probe(const char *path, unsigned int *blkszbits)
-{
-	uint8_t sb[EROFS_SUPER_OFFSET + 16];
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
-	ssize_t n;
-
-	if (fd < 0) {
-		err = errno;
-		erofs_err("%s: cannot open: %s", path, strerror(err));
-		return -err;
-	}
-	n = pread(fd, sb, sizeof(sb), 0);
-	if (n < 0)
-		err = errno;
-	close(fd);
-	if (err) {
-		erofs_err("%s: cannot read: %s", path, strerror(err));
-		return -err;
-	}
-	if ((size_t)n < sizeof(sb) || get_le32(sb + EROFS_SUPER_OFFSET) != EROFS_MAGIC)
-		return 0;
-	*blkszbits = sb[EROFS_SUPER_OFFSET + 12];
-	return 1;
-}

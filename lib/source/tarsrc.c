@@ -11,6 +11,7 @@
 #include "erofs/common/diag.h"
 #include "erofs/common/format.h"
 #include "erofs/common/io.h"
+#include "erofs/source/copyup.h"
 #include "erofs/source/namedtree.h"
 #include "erofs/source/scan.h"
 #include "erofs/source/tar.h"
@@ -34,6 +35,7 @@ struct tarsrc {
 	uint64_t spool_end;		/* otherwise (and sparse files) the bytes are copied */
 	uint8_t *copy_buf;
 	struct erofs_tree_builder b;	/* inodes made in the tar's order */
+	struct erofs_copy_up *copy_up;	/* --incremental: the image added to, opened on demand */
 	bool root_given;		/* the tar has an entry for "." */
 	int64_t newest_mtime;
 	uint32_t newest_nsec;
@@ -271,6 +273,54 @@ static int fill(struct tarsrc *t, struct erofs_inode *inode, bool whiteout)
 	return put_xattrs(t, inode);
 }
 
+/*
+ * --incremental: the link's target is only in the image added to.  It is
+ * copied up into this layer, under its own name, so that the merge keeps
+ * the two names one inode (as overlayfs copies up before linking).
+ */
+static int copy_up(struct tarsrc *t, struct erofs_inode **out)
+{
+	const uint32_t align = 4096;
+	struct erofs_inode *dir, *inode;
+	struct erofs_dentry *d;
+	const char *last;
+	size_t len;
+	uint64_t size, pos = 0;
+	int fd = -1, err, found;
+
+	if (!t->copy_up && (err = erofs_copy_up_open(t->opts, t->opts->copy_up_from, &t->copy_up)))
+		return err;
+	found = erofs_copy_up_find(t->copy_up, t->e->link, &size);
+	if (found <= 0)
+		return found ? found : entry_error(t, "hard link to a missing file or to a directory "
+						      "(in this tar and in the image added to)");
+	if ((err = walk(t, t->e->link, true, &dir, &last, &len)))
+		return err;
+	if (!last)
+		return entry_error(t, "hard link to the root");
+	if (!(inode = erofs_builder_new_inode(&t->b)))
+		return -ENOMEM;
+	if (size) {
+		if ((fd = spool_fd(t)) < 0)
+			return fd;
+		pos = (t->spool_end + align - 1) / align * align;
+		inode->data_pos = pos | (t->in_place ? EROFS_DATA_SPOOLED : 0);
+		t->spool_end = pos + size;
+	}
+	if ((err = erofs_copy_up_fill(t->copy_up, inode, fd, pos)))
+		return err;
+	if (size && ftruncate(fd, (off_t)t->spool_end)) {
+		err = errno;
+		erofs_err("temporary copy of the tar's files: %s", strerror(err));
+		return -err;
+	}
+	if (!(d = erofs_builder_lookup(&t->b, dir, last, len, true)))
+		return -ENOMEM;
+	d->inode = inode;
+	*out = inode;
+	return 0;
+}
+
 /* The inode a hard link's target names now. */
 static int link_target(struct tarsrc *t, struct erofs_inode **inode)
 {
@@ -280,11 +330,15 @@ static int link_target(struct tarsrc *t, struct erofs_inode **inode)
 	size_t len;
 	int err = walk(t, t->e->link, false, &dir, &last, &len);
 
+	if (err == -ENOENT && t->opts->copy_up_from)
+		return copy_up(t, inode);
 	if (err == -ENOENT || (!err && !last))
 		return entry_error(t, "hard link to a missing file or to a directory");
 	if (err)
 		return err;
 	target = erofs_builder_lookup(&t->b, dir, last, len, false);
+	if ((!target || !target->inode) && t->opts->copy_up_from)
+		return copy_up(t, inode);
 	if (!target || !target->inode || erofs_inode_is_dir(target->inode))
 		return entry_error(t, "hard link to a missing file or to a directory");
 	*inode = target->inode;
@@ -436,6 +490,7 @@ int erofs_tar_source_run(void *arg, erofs_file_sink sink, void *pipeline)
 		erofs_err("out of memory while reading %s", t.name ? t.name : "the tar");
 	free(files);
 	erofs_builder_release(&t.b, false);
+	erofs_copy_up_close(t.copy_up);
 	if (t.in_fd >= 0)
 		close(t.in_fd);
 	if (t.dump_fd >= 0 && close(t.dump_fd) && !err) {

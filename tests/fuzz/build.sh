@@ -73,12 +73,18 @@ for h in fuzz-reader fuzz-extract fuzz-fsck fuzz-dump fuzz-fsops fuzz-api; do
 	echo "build.sh: $out/bin/$h"
 done
 
-# the tar source (fuzz-tar.c, run-tar.sh): parser, stream decoders, tree builder
+# the tar source (fuzz-tar.c, run-tar.sh): parser, stream decoders, tree
+# builder; and the image source (rebuild mode, --incremental's copy-up),
+# which reads layers through the reader
 tar_sources=(lib/source/tar.c lib/source/tarpax.c lib/source/tario.c lib/source/tarsrc.c lib/source/namedtree.c lib/source/tree.c lib/source/xattr.c lib/source/scan.c lib/source/android.c
-	lib/source/fsconfig.c lib/source/fsconfig_tables.c lib/source/selinux.c lib/common/diag.c lib/common/io.c lib/common/ondisk.c lib/common/crc32c.c
-	lib/common/escape.c)
+	lib/source/fsconfig.c lib/source/fsconfig_tables.c lib/source/selinux.c lib/source/imgsrc.c lib/source/imglayer.c lib/source/copyup.c lib/common/diag.c)
+for layer in common codec read; do
+	for f in "$top"/lib/$layer/*.c; do
+		[ "$f" = "$top/lib/common/diag.c" ] || tar_sources+=("lib/$layer/$(basename "$f")")
+	done
+done
 srcs=("$here/fuzz-tar.c")
 for s in "${tar_sources[@]}"; do srcs+=("$top/$s"); done
-"$CC" "${cflags[@]}" "${srcs[@]}" -lz -llzma -lzstd -lxxhash -o "$out/bin/fuzz-tar.new"
+"$CC" "${cflags[@]}" "${srcs[@]}" "${libs[@]}" -o "$out/bin/fuzz-tar.new"
 mv "$out/bin/fuzz-tar.new" "$out/bin/fuzz-tar"
 echo "build.sh: $out/bin/fuzz-tar"

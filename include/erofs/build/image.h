@@ -46,6 +46,12 @@ struct erofs_image {
  */
 int erofs_image_open(struct erofs_image *img, const char *final_path, uint64_t offset,
 		     unsigned int blkszbits, uint32_t first_blk);
+/*
+ * --incremental: the image starts as a copy of base (shared extents where
+ * the filesystem can clone them), whose blocks [0, next_blk) it keeps; the
+ * base itself is never written.
+ */
+int erofs_image_start_from(struct erofs_image *img, const char *base);
 /* Sets the final size (blocks not written read as zeros). */
 int erofs_image_resize(struct erofs_image *img, uint64_t size);
 /*

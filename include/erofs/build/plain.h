@@ -28,6 +28,14 @@ int erofs_plain_work(const struct erofs_work_ctx *ctx, struct erofs_work *w,
 		     struct erofs_dir_cache *dirs);
 /* Committer: a plain file's segment into the image (or the file shared with an earlier one). */
 int erofs_plain_commit(struct erofs_commit *cc, struct erofs_work *w);
+
+/*
+ * --incremental: a base image's file keeps its whole blocks where they are
+ * (kept_blkaddr); its tail, read from the spool, goes inline again, or,
+ * where the new record has no room for it, into a block of its own, the
+ * file becoming a block map over both.
+ */
+int erofs_plain_keep(struct erofs_commit *cc, struct erofs_work *w);
 /*
  * Committer: stores the whole file plain from its source, from cc->file_blk
  * on (a file whose compressed form did not gain).

@@ -200,7 +200,18 @@ struct erofs_build_options {
 	/* rebuild mode (lib/source/imgsrc.c): SOURCE is EROFS images, merged */
 	const char *const *layers;	/* bottom first */
 	unsigned int nr_layers;		/* 0: not rebuild mode */
-	enum erofs_layer_data layer_data;	/* --clean=MODE */
+	enum erofs_layer_data layer_data;	/* --clean=MODE, --incremental=MODE */
+	/*
+	 * --incremental: image is an EROFS image that SOURCE is added to as a
+	 * new top layer.  mkfs first builds SOURCE alone, then merges it over
+	 * the image as its first layer, whose data stays where it is
+	 * (lib/build/incremental.c); base_blocks is where new blocks start.
+	 */
+	bool incremental;
+	uint32_t base_blocks;
+	/* its first build, of a tar: a hard link to a file only this image
+	 * has copies that file up (lib/source/imgsrc.h) */
+	const char *copy_up_from;
 };
 
 /* Rebuild mode: the merged image holds only metadata, pointing into the layers. */

@@ -46,11 +46,4 @@ struct erofs_image_source {
 /* The erofs_source::run of rebuild mode (arg: struct erofs_image_source). */
 int erofs_image_source_run(void *arg, erofs_file_sink sink, void *pipeline);
 
-/*
- * Whether path is an EROFS image (1), something else (0), or cannot be
- * read (-errno, reported); *blkszbits gets its block size.  Rebuild mode
- * takes the first layer's block size unless -b says otherwise.
- */
-int erofs_layer_probe(const char *path, unsigned int *blkszbits);
-
 #endif

@@ -95,6 +95,9 @@ struct erofs_inode {
 	};
 	uint64_t data_pos;		/* regular files of a tar source: where its bytes
 					 * start in tree->data_fd (the tar or a spool) */
+	uint32_t kept_blkaddr;		/* --incremental: the base image's file whose
+					 * whole blocks stay there (0: none; only its
+					 * tail, at data_pos + those blocks, is new) */
 	uint32_t ibody_bound;		/* largest xattr ibody it can need (all pairs inline) */
 	struct erofs_xattr_set *xattrs;
 	struct erofs_dentry *children;	/* directories: sorted by name bytes */

@@ -35,6 +35,7 @@ enum erofs_work_kind {
 	EROFS_WORK_COMPRESS,		/* compress.h, zcommit.h */
 	EROFS_WORK_CHUNKS,		/* chunk.h */
 	EROFS_WORK_INDEX,		/* tarindex.h: data left where it is */
+	EROFS_WORK_KEEP,		/* plain.h: a base image's blocks kept, its tail new */
 };
 
 struct erofs_work {

@@ -1,0 +1,183 @@
+#!/bin/bash
+# incremental.sh: mkfs.erofs --incremental IMAGE SOURCE adds SOURCE (a
+# directory, or a tar with --tar=f) to IMAGE as a new top layer, with
+# overlayfs rules.  Every step must extract to what tests/overlay-apply.py
+# makes of the layers; the base image's bytes past block 0 must be
+# untouched (its data stays where it is); the UUID is kept; a failure (bad
+# tar, full disk, SIGINT) leaves IMAGE byte for byte as it was and no file
+# beside it.
+. "$(dirname "$0")/lib.sh"
+require_root
+
+ANCHOR_FSCK=$top_srcdir/../shared/anchors/erofs-utils-1.9.4/fsck.erofs
+APPLY=$top_srcdir/tests/overlay-apply.py
+UUID=0a0b0c0d-1111-2222-3333-444455556666
+
+mkfile() { mkdir -p "$(dirname "$1")" && printf '%s' "$2" > "$1"; }
+whiteout() { mkdir -p "$(dirname "$1")" && mknod "$1" c 0 0; }
+
+# check LABEL IMAGE LAYER_DIR...: fsck-clean, and extracts to the layers applied
+check() {
+	local label=$1 img=$2
+	shift 2
+	rm -rf "$WORK/expect"
+	python3 "$APPLY" "$WORK/expect" "$@"
+	ours_extract "$label" "$img" "$WORK/expect"
+}
+
+# kept LABEL OLD NEW: the old image's blocks after block 0 are in NEW unchanged
+kept() {
+	local size
+	size=$(stat -c %s "$2")
+	if cmp -s <(tail -c +4097 "$2") <(head -c "$size" "$3" | tail -c +4097); then
+		pass "$1: the base's $(( size / 4096 - 1 )) blocks after block 0 unchanged"
+	else
+		fail "$1: the base's blocks changed"
+	fi
+}
+
+# --- a plain base and a directory layer with whiteouts and an opaque directory ---
+mkfile "$WORK/l1/a/f" "base f"
+head -c 100000 /dev/urandom > "$WORK/rand" && cp "$WORK/rand" "$WORK/l1/a/big"
+head -c 8192 /dev/urandom > "$WORK/l1/exact"
+mkfile "$WORK/l1/d/x" "in d" && mkfile "$WORK/l1/gone" "deleted later"
+mkfile "$WORK/l1/h1" "hard" && ln "$WORK/l1/h1" "$WORK/l1/h2"
+ln -s a/f "$WORK/l1/sym" && setfattr -n user.base -v 1 "$WORK/l1/a/f"
+mkfile "$WORK/l2/new" "new file" && whiteout "$WORK/l2/gone"
+mkdir -p "$WORK/l2/d" && setfattr -n trusted.overlay.opaque -v y "$WORK/l2/d" && mkfile "$WORK/l2/d/y" "only y"
+mkfile "$WORK/l2/a/f" "replaced f" && mkfile "$WORK/l2/h2" "h2 replaced, h1 stays"
+
+"$MKFS" --quiet -U "$UUID" "$WORK/i.img" "$WORK/l1" || fail "base image"
+cp "$WORK/i.img" "$WORK/base.img"
+"$MKFS" --quiet --incremental "$WORK/i.img" "$WORK/l2" || fail "--incremental with a directory"
+check "directory layer" "$WORK/i.img" "$WORK/l1" "$WORK/l2"
+kept "directory layer" "$WORK/base.img" "$WORK/i.img"
+if "$top_builddir/dump/dump.erofs" -s "$WORK/i.img" | grep -q "UUID: *$UUID"; then
+	pass "the UUID is kept"
+else fail "the UUID changed"; fi
+if [ "$("$top_builddir/dump/dump.erofs" --path=/a/big "$WORK/i.img" | sed -n 's/^NID.*Layout: \([0-9]\).*/\1/p')" = 2 ]; then
+	pass "a file with head blocks and an inline tail keeps its layout"
+else fail "a/big changed layout"; fi
+
+# --- a tar layer with aufs whiteouts, and --ovlfs-strip=1 ---
+python3 - "$WORK/l3.tar" <<'EOF'
+import io, sys, tarfile
+with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
+    def add(name, data=None, kind=None):
+        ti = tarfile.TarInfo(name)
+        ti.mtime = 1700000000
+        if kind == "dir":
+            ti.type, ti.mode = tarfile.DIRTYPE, 0o755
+            t.addfile(ti)
+        elif kind == "link":
+            ti.type, ti.linkname = tarfile.LNKTYPE, data
+            t.addfile(ti)
+        else:
+            ti.size, ti.mode = len(data), 0o644
+            t.addfile(ti, io.BytesIO(data))
+    add(".wh.sym", b"")
+    add("a", kind="dir")
+    add("a/.wh..wh..opq", b"")
+    add("a/only", b"a is opaque now\n")
+    add("new2", b"second layer\n")
+    add("exactlink", "exact", kind="link")
+EOF
+mkdir -p "$WORK/l3/a" && mknod "$WORK/l3/sym" c 0 0
+setfattr -n trusted.overlay.opaque -v y "$WORK/l3/a" && mkfile "$WORK/l3/a/only" "a is opaque now
+" && mkfile "$WORK/l3/new2" "second layer
+"
+cp "$WORK/i.img" "$WORK/base2.img"
+"$MKFS" --quiet --incremental --tar=f --aufs --ovlfs-strip=1 "$WORK/i.img" "$WORK/l3.tar" ||
+	fail "--incremental --tar=f"
+rm -rf "$WORK/x" && "$FSCK" --extract="$WORK/x" "$WORK/i.img" >/dev/null || fail "fsck after the tar layer"
+if [ -f "$WORK/x/a/only" ] && [ ! -e "$WORK/x/a/big" ] && [ ! -e "$WORK/x/sym" ] &&
+   [ -f "$WORK/x/new2" ] && [ -f "$WORK/x/new" ] && [ ! -e "$WORK/x/gone" ] &&
+   cmp -s "$WORK/x/exactlink" "$WORK/l1/exact" &&
+   [ "$(stat -c %i "$WORK/x/exactlink")" = "$(stat -c %i "$WORK/x/exact")" ]; then
+	pass "tar layer: opaque directory, whiteouts stripped, a hard link to a base file"
+else
+	fail "tar layer: wrong tree"; find "$WORK/x" >&2
+fi
+kept "tar layer" "$WORK/base2.img" "$WORK/i.img"
+
+# --- a chain of ten layers: deleting and re-adding a path, a directory becoming a file and back ---
+"$MKFS" --quiet "$WORK/c.img" "$WORK/l1" || fail "chain base"
+layers=("$WORK/l1")
+for i in $(seq 1 10); do
+	c=$WORK/chain/$i
+	mkfile "$c/f$i" "layer $i"
+	case $((i % 3)) in
+	0) whiteout "$c/again" ;;
+	1) mkfile "$c/again" "again in $i" ;;
+	2) mkfile "$c/again/inside" "a directory in $i" ;;
+	esac
+	[ "$i" -lt 2 ] || whiteout "$c/f$((i - 1))"
+	"$MKFS" --quiet --incremental "$WORK/c.img" "$c" || fail "chain step $i"
+	layers+=("$c")
+done
+check "ten layers" "$WORK/c.img" "${layers[@]}"
+
+# --- a compressed base: its files are read back through the reader ---
+mkdir -p "$WORK/zl" && seq 1 30000 > "$WORK/zl/text" && cp "$WORK/rand" "$WORK/zl/rand"
+"$MKFS" --quiet -zlz4hc -Eztailpacking,fragments "$WORK/z.img" "$WORK/zl"
+"$MKFS" --quiet --incremental -zlz4hc "$WORK/z.img" "$WORK/l2" || fail "--incremental on a compressed base"
+check "compressed base" "$WORK/z.img" "$WORK/zl" "$WORK/l2"
+
+# --- one large file first, then a small layer (erofs-utils 1.9.3 could not) ---
+mkdir -p "$WORK/one" && head -c $((24 << 20)) /dev/urandom > "$WORK/one/huge"
+"$MKFS" --quiet "$WORK/one.img" "$WORK/one"
+"$MKFS" --quiet --incremental "$WORK/one.img" "$WORK/l2" || fail "a small layer over one large file"
+check "one large file, then a layer" "$WORK/one.img" "$WORK/one" "$WORK/l2"
+
+# --- failures leave the image as it was, and nothing beside it ---
+unchanged() { # LABEL
+	if cmp -s "$WORK/i.img" "$WORK/before.img"; then pass "$1: the image is unchanged"
+	else fail "$1: the image changed"; fi
+	if ls "$WORK"/i.img?* >/dev/null 2>&1; then fail "$1: files left: $(ls "$WORK"/i.img?*)"
+	else pass "$1: nothing left beside it"; fi
+}
+cp "$WORK/i.img" "$WORK/before.img"
+printf 'not a tar at all, just bytes' > "$WORK/bad.tar"
+expect_failure "a bad tar" "bad.tar: " "$MKFS" --quiet --incremental --tar=f "$WORK/i.img" "$WORK/bad.tar"
+unchanged "a bad tar"
+( trap '' XFSZ; ulimit -f $(( $(stat -c %s "$WORK/i.img") / 1024 + 8 ));
+  "$MKFS" --quiet --incremental "$WORK/i.img" "$WORK/one" >"$WORK/full.log" 2>&1 ) &&
+	fail "a full disk: the build succeeded"
+grep -q "File too large\|No space" "$WORK/full.log" && pass "a full disk: $(head -1 "$WORK/full.log")" ||
+	fail "a full disk: $(cat "$WORK/full.log")"
+unchanged "a full disk"
+mkfifo "$WORK/fifo"
+"$MKFS" --quiet --incremental --tar=f "$WORK/i.img" "$WORK/fifo" 2>/dev/null &
+pid=$!
+exec 9>"$WORK/fifo"
+{ tar -C "$WORK/l1" -cf - . | head -c 20480 >&9; } || true
+sleep 0.5
+kill -INT "$pid"
+exec 9>&-
+wait "$pid" && fail "SIGINT: the build succeeded"
+unchanged "SIGINT"
+
+# --- refusals ---
+expect_failure "not an image" "not an EROFS image" \
+	"$MKFS" --quiet --incremental "$WORK/rand" "$WORK/l2"
+expect_failure "no image" "expected an existing EROFS image" \
+	"$MKFS" --quiet --incremental "$WORK/none.img" "$WORK/l2"
+expect_failure "-b disagrees" "-b must agree" \
+	"$MKFS" --quiet --incremental -b 1024 "$WORK/i.img" "$WORK/l2"
+expect_failure "--clean with --incremental" "not both" \
+	"$MKFS" --quiet --incremental --clean "$WORK/i.img" "$WORK/l2"
+"$MKFS" --quiet -Enoinline_data "$WORK/p.img" "$WORK/l1" >/dev/null
+"$MKFS" --quiet "$WORK/meta.img" "$WORK/p.img" >/dev/null
+expect_failure "an image with extra devices" "extra devices" \
+	"$MKFS" --quiet --incremental "$WORK/meta.img" "$WORK/l2"
+
+if [ -x "$ANCHOR_FSCK" ]; then
+	for img in i c z one; do
+		if "$ANCHOR_FSCK" "$WORK/$img.img" >"$WORK/a.log" 2>&1; then
+			pass "erofs-utils fsck accepts the incremented $img.img"
+		else fail "erofs-utils fsck rejects $img.img: $(tail -1 "$WORK/a.log")"; fi
+	done
+else
+	echo "skip: erofs-utils 1.9.4 not in ../shared/anchors: no second reader"
+fi
+finish
