@@ -157,6 +157,30 @@ exec 9>&-
 wait "$pid" && fail "SIGINT: the build succeeded"
 unchanged "SIGINT"
 
+# while the merge writes into the image: interrupted once the image has
+# grown (the new blocks going in), SIGINT puts it back; SIGKILL cannot, but
+# the old superblock still rules, so the image reads as before
+mkdir -p "$WORK/grow" && head -c $((160 << 20)) /dev/urandom > "$WORK/grow/big"
+interrupt_growing() { # SIGNAL
+	local size pid n=0
+	size=$(stat -c %s "$WORK/i.img")
+	"$MKFS" --quiet --incremental "$WORK/i.img" "$WORK/grow" 2>/dev/null &
+	pid=$!
+	while [ "$(stat -c %s "$WORK/i.img")" -le "$size" ] && [ $n -lt 3000 ] && kill -0 "$pid" 2>/dev/null; do
+		sleep 0.01
+		n=$((n + 1))
+	done
+	kill "-$1" "$pid" 2>/dev/null
+	! wait "$pid"
+}
+if interrupt_growing INT; then unchanged "SIGINT while the image grows"
+else fail "SIGINT while the image grows: the build finished first"; fi
+if interrupt_growing KILL; then
+	rm -rf "$WORK/k" && "$FSCK" --extract="$WORK/k" "$WORK/i.img" >/dev/null &&
+		same_manifest "SIGKILL while the image grows: still the old image" "$WORK/x" "$WORK/k"
+	cp "$WORK/before.img" "$WORK/i.img"
+else fail "SIGKILL while the image grows: the build finished first"; fi
+
 # --- refusals ---
 expect_failure "not an image" "not an EROFS image" \
 	"$MKFS" --quiet --incremental "$WORK/rand" "$WORK/l2"

@@ -58,6 +58,49 @@ static void disarm_cleanup(void)
 	cleanup_armed = 0;
 }
 
+/*
+ * --incremental writes into the old image: its first block and size are
+ * all an interrupted build must put back.  The same one piece of state for
+ * the handler, as above (pwrite and ftruncate are async-signal-safe).
+ */
+static uint8_t append_block0[4096];
+static size_t append_len;
+static int append_fd = -1;
+static off_t append_size;
+static volatile sig_atomic_t append_armed;
+
+static void append_rollback(void)
+{
+	if (!append_armed)
+		return;
+	append_armed = 0;
+	if (pwrite(append_fd, append_block0, append_len, 0) == (ssize_t)append_len)
+		(void)!ftruncate(append_fd, append_size);
+	fsync(append_fd);
+}
+
+static void rollback_on_signal(int sig)
+{
+	append_rollback();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void arm_append_rollback(int fd, off_t size)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+
+	append_fd = fd;
+	append_size = size;
+	append_armed = 1;
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct sigaction sa = { .sa_handler = rollback_on_signal };
+
+		sigemptyset(&sa.sa_mask);
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
 static bool is_device(const char *path)
 {
 	struct stat st;
@@ -185,6 +228,13 @@ int erofs_image_resize(struct erofs_image *img, uint64_t size)
 		return -err;
 	}
 	img->size = size;
+	/* --incremental: what the superblock will point at is on disk before it */
+	if (img->append && fsync(img->fd)) {
+		int err = errno;
+
+		erofs_err("%s: %s", img->final_path, strerror(err));
+		return -err;
+	}
 	return 0;
 }
 
@@ -224,60 +274,48 @@ static int copy_to_device(struct erofs_image *img, int *err)
 	return touched;
 }
 
-/* Copies size bytes of in to the image, inside the kernel where it can. */
-static int copy_base(int out, int in, uint64_t size)
+int erofs_image_open_append(struct erofs_image *img, const char *final_path,
+			    unsigned int blkszbits, uint32_t first_blk)
 {
-	static const size_t chunk = 1u << 20;
-	loff_t in_off = 0, out_off = 0;
-	uint8_t *buf = NULL;
-	int err = 0;
-
-	while (!err && (uint64_t)out_off < size) {
-		ssize_t n = copy_file_range(in, &in_off, out, &out_off,
-					    (size_t)(size - (uint64_t)out_off), 0);
-
-		if (n > 0)
-			continue;
-		if (!n || (errno != EXDEV && errno != ENOSYS && errno != EOPNOTSUPP &&
-			   errno != EINVAL)) {
-			err = n ? -errno : -EIO;
-			break;
-		}
-		/* no copy_file_range here: through a buffer */
-		if (!buf && !(buf = malloc(chunk)))
-			return -ENOMEM;
-		n = pread(in, buf, size - (uint64_t)out_off < chunk ? (size_t)(size - (uint64_t)out_off)
-								     : chunk, in_off);
-		if (n <= 0)
-			err = n ? -errno : -EIO;
-		else if (!(err = erofs_pwrite_all(out, buf, (size_t)n, (uint64_t)out_off)))
-			in_off = out_off = out_off + n;
-	}
-	free(buf);
-	return err;
-}
-
-int erofs_image_start_from(struct erofs_image *img, const char *base)
-{
-	int in = open(base, O_RDONLY | O_CLOEXEC), err = 0;
 	struct stat st;
+	ssize_t n;
+	int err;
 
-	if (in < 0 || fstat(in, &st)) {
-		err = -errno;
-		erofs_err("%s: cannot read the image to add to: %s", base, strerror(-err));
-		if (in >= 0)
-			close(in);
-		return err;
+	memset(img, 0, sizeof(*img));
+	img->device_fd = -1;
+	img->final_path = final_path;
+	img->blkszbits = blkszbits;
+	img->next_blk = first_blk;
+	img->append = true;
+	img->fd = open(final_path, O_RDWR | O_CLOEXEC);
+	if (img->fd < 0 || fstat(img->fd, &st)) {
+		err = errno;
+		erofs_err("%s: cannot open the image to add to: %s", final_path, strerror(err));
+		if (img->fd >= 0)
+			close(img->fd);
+		img->fd = -1;
+		return -err;
 	}
-	/* a reflink where the filesystem has them, else a copy */
-	if (ioctl(img->fd, FICLONE, in))
-		err = copy_base(img->fd, in, (uint64_t)st.st_size);
-	close(in);
-	if (err) {
-		erofs_err("%s: cannot copy the image to add to: %s", base, strerror(-err));
-		return err;
+	if (!S_ISREG(st.st_mode)) {
+		erofs_err("%s: the image to add to is not a regular file", final_path);
+		close(img->fd);
+		img->fd = -1;
+		return -EINVAL;
 	}
-	img->written_end = (uint64_t)st.st_size;
+	img->append_from = (uint64_t)st.st_size;
+	img->written_end = img->append_from;
+	/* what the new superblock overwrites, to put back on failure */
+	append_len = img->append_from < sizeof(append_block0) ? (size_t)img->append_from
+							      : sizeof(append_block0);
+	n = pread(img->fd, append_block0, append_len, 0);
+	if (n != (ssize_t)append_len) {
+		err = n < 0 ? errno : EIO;
+		erofs_err("%s: cannot read the image to add to: %s", final_path, strerror(err));
+		close(img->fd);
+		img->fd = -1;
+		return -err;
+	}
+	arm_append_rollback(img->fd, (off_t)img->append_from);
 	return 0;
 }
 
@@ -334,6 +372,22 @@ int erofs_image_commit(struct erofs_image *img)
 {
 	int err = 0;
 
+	if (img->append) {	/* the superblock is written: it only has to last */
+		if (fsync(img->fd))
+			err = -errno;
+		if (err)
+			append_rollback();
+		if (close(img->fd) && !err)
+			err = -errno;
+		img->fd = -1;
+		if (err) {
+			erofs_err("%s: cannot finish the image: %s", img->final_path, strerror(-err));
+			return err;
+		}
+		append_armed = 0;
+		return 0;
+	}
+
 	if (img->in_place) {
 		bool touched = copy_to_device(img, &err);
 
@@ -363,6 +417,9 @@ int erofs_image_commit(struct erofs_image *img)
 
 void erofs_image_abort(struct erofs_image *img)
 {
+	if (img->append && img->fd >= 0)
+		append_rollback();	/* the old image, as it was */
+	img->append = false;
 	if (img->fd >= 0)
 		close(img->fd);
 	if (img->device_fd >= 0)

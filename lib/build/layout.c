@@ -549,6 +549,10 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 		sb_end = erofs_devt_end(sb_end, plan->extra_devices);
 	}
 	sb_block_end = (sb_end + (1u << bits) - 1) & ~((1u << bits) - 1);
+	/* --incremental: block 0 is the old image's until the superblock, the
+	 * commit, is written; nothing else of the new metadata goes there */
+	if (opts->incremental)
+		sb_block_end = sb_end;
 
 	for (uint32_t i = 0; i < tree->nr_inodes; i++) {
 		struct erofs_inode *inode = tree->inodes[i];

@@ -91,13 +91,12 @@ int erofs_mkfs(const struct erofs_build_options *opts, struct erofs_tree *tree,
 	else if (opts->nr_layers)
 		source = (struct erofs_source){ .run = erofs_image_source_run, .arg = &layers };
 	clock_gettime(CLOCK_MONOTONIC, &stage);
-	if ((err = erofs_image_open(&img, opts->image, opts->image_offset, opts->blkszbits,
-				    first_data_blk)))
+	err = opts->incremental
+		? erofs_image_open_append(&img, opts->image, opts->blkszbits, first_data_blk)
+		: erofs_image_open(&img, opts->image, opts->image_offset, opts->blkszbits,
+				   first_data_blk);
+	if (err)
 		return err;
-	if (opts->incremental && (err = erofs_image_start_from(&img, opts->image))) {
-		erofs_image_abort(&img);
-		return err;
-	}
 	if (opts->blobdev && (err = erofs_image_open(&blob, opts->blobdev, 0, opts->blkszbits, 0))) {
 		erofs_image_abort(&img);
 		return err;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Rebuild mode's image source (see include/erofs/source/imgsrc.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,10 +222,34 @@ static int index_file(struct imgsrc *s, struct erofs_inode *inode, const struct 
 	return 0;
 }
 
+/*
+ * --clean=data: a plain file stored whole in the layer's blocks is read
+ * there by the pipeline; its layer stays open (a descriptor of the tree's).
+ */
+static int read_in_place(struct imgsrc *s, struct erofs_inode *inode,
+			 const struct erofs_rd_inode *vi)
+{
+	int *fd = &s->tree->layer_fds[s->layer - 1];
+
+	if (*fd < 0 && (*fd = fcntl(s->l.src.fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+		int err = -errno;
+
+		erofs_err("%s: %s", s->l.name, strerror(-err));
+		return err;
+	}
+	inode->data_layer = (uint16_t)s->layer;
+	inode->data_pos = s->l.src.offset + (vi->raw_blkaddr << s->l.r.blkszbits);
+	return 0;
+}
+
 /* --clean=data: the file's bytes, decoded, into the spool; zeros stay holes. */
 static int copy_file(struct imgsrc *s, struct erofs_inode *inode, const struct erofs_rd_inode *vi)
 {
 	uint64_t pos = (s->spool_end + SPOOL_ALIGN - 1) / SPOOL_ALIGN * SPOOL_ALIGN;
+
+	if (vi->layout == EROFS_LAYOUT_FLAT_PLAIN && !vi->flat_hole && vi->flat_head == vi->size &&
+	    s->opts->layer_data == EROFS_LAYER_DATA_COPY && !s->l.r.nr_devs)
+		return read_in_place(s, inode, vi);
 
 	inode->data_pos = pos;
 	s->spool_end = pos + vi->size;
@@ -517,6 +542,11 @@ static int open_spool(struct imgsrc *s)
 	if ((fd = erofs_scratch_open(s->opts->image)) < 0)
 		return fd;
 	tree->data_fd = fd;
+	if (!(tree->layer_fds = malloc(s->opts->nr_layers * sizeof(*tree->layer_fds))))
+		return -ENOMEM;
+	tree->nr_layer_fds = (uint16_t)s->opts->nr_layers;
+	for (unsigned int i = 0; i < s->opts->nr_layers; i++)
+		tree->layer_fds[i] = -1;
 	return 0;
 }
 

@@ -186,6 +186,8 @@ int erofs_tree_open_file(const struct erofs_tree *tree, const struct erofs_inode
 	struct erofs_dir_cache own;
 	int at, fd;
 
+	if (inode->data_layer)		/* rebuild mode: in place in its layer */
+		return fcntl(tree->layer_fds[inode->data_layer - 1], F_DUPFD_CLOEXEC, 0);
 	if (tree->data_in_one_file)	/* a tar source: one file holds every file's bytes */
 		return fcntl(inode->data_pos & EROFS_DATA_SPOOLED ? tree->spool_fd : tree->data_fd,
 			     F_DUPFD_CLOEXEC, 0);
@@ -386,6 +388,10 @@ void erofs_tree_free(struct erofs_tree *tree)
 	if (tree->data_in_one_file && tree->spool_fd >= 0)
 		close(tree->spool_fd);
 	free(tree->devices);
+	for (uint16_t i = 0; i < tree->nr_layer_fds; i++)
+		if (tree->layer_fds[i] >= 0)
+			close(tree->layer_fds[i]);
+	free(tree->layer_fds);
 	memset(tree, 0, sizeof(*tree));
 	tree->source_dirfd = -1;
 }

@@ -35,6 +35,8 @@ struct erofs_image {
 	uint64_t written_end;	/* bytes below this may hold data written earlier */
 	uint64_t size;		/* the final size, once set */
 	int error;		/* first write error, already reported */
+	bool append;		/* --incremental: fd is the old image itself, added to */
+	uint64_t append_from;	/* its size before: what an abort truncates back to */
 	struct erofs_image *blob;	/* --blobdev: where chunks go; NULL: here */
 };
 
@@ -47,11 +49,14 @@ struct erofs_image {
 int erofs_image_open(struct erofs_image *img, const char *final_path, uint64_t offset,
 		     unsigned int blkszbits, uint32_t first_blk);
 /*
- * --incremental: the image starts as a copy of base (shared extents where
- * the filesystem can clone them), whose blocks [0, next_blk) it keeps; the
- * base itself is never written.
+ * --incremental: opens the existing image final_path to add to it.  Its
+ * bytes stay as they are while new blocks are written from first_blk on,
+ * and the superblock, written last, is the commit: before it the old image
+ * is whole.  An abort, a failed write or SIGINT, SIGTERM or SIGHUP puts
+ * back its first block and its size, leaving it byte for byte as it was.
  */
-int erofs_image_start_from(struct erofs_image *img, const char *base);
+int erofs_image_open_append(struct erofs_image *img, const char *final_path,
+			    unsigned int blkszbits, uint32_t first_blk);
 /* Sets the final size (blocks not written read as zeros). */
 int erofs_image_resize(struct erofs_image *img, uint64_t size);
 /*

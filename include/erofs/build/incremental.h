@@ -9,10 +9,9 @@
  * excludes), then rebuild mode's merge of that layer over the image
  * (lib/source/imgsrc.c), whose files' whole blocks stay where they are;
  * what the merge writes, new data and all the metadata, goes after the
- * image's blocks, and the superblock keeps its UUID.  The result is a
- * copy of the image (cloned where the filesystem can) renamed over it
- * only once complete, so a failure at any point, or a signal, leaves the
- * image byte for byte as it was.
+ * image's blocks, and the superblock keeps its UUID.  The image is written
+ * in place (erofs_image_open_append()): the superblock, last, is the
+ * commit, and a failure or a signal before puts the image back as it was.
  */
 #ifndef EROFS_INCREMENTAL_H
 #define EROFS_INCREMENTAL_H

@@ -95,6 +95,9 @@ struct erofs_inode {
 	};
 	uint64_t data_pos;		/* regular files of a tar source: where its bytes
 					 * start in tree->data_fd (the tar or a spool) */
+	uint16_t data_layer;		/* rebuild mode: its bytes are read in place from
+					 * tree->layer_fds[data_layer - 1] at data_pos
+					 * (0: from data_fd, as above) */
 	uint32_t kept_blkaddr;		/* --incremental: the base image's file whose
 					 * whole blocks stay there (0: none; only its
 					 * tail, at data_pos + those blocks, is new) */
@@ -145,6 +148,9 @@ struct erofs_tree {
 	 * place) */
 	bool data_in_one_file;
 	int data_fd, spool_fd;
+	/* rebuild mode: the layer images whose plain files are read in place */
+	int *layer_fds;
+	uint16_t nr_layer_fds;
 	uint64_t tar_size;		/* --tar=i from a stream: its bytes, read to the end */
 	/* -E fragments: the hidden inode holding fragments (no directory
 	 * names it; not in inodes[]), or NULL */
