@@ -46,7 +46,7 @@ enum {
 	OPT_MAX_KERNEL,
 	/* erofs-utils 1.9.4 spellings */
 	OPT_ALL_TIME, OPT_PRESERVE_MTIME, OPT_ASYNC_QUEUE_LIMIT, OPT_NETWORK_SOURCE,
-	OPT_FSALIGNBLKS, OPT_ZFEATURE_BITS, OPT_OFFSET, OPT_ROOT_XATTR_ISIZE, OPT_CLEAN, OPT_INCREMENTAL,
+	OPT_FSALIGNBLKS, OPT_ZFEATURE_BITS, OPT_OFFSET, OPT_ROOT_XATTR_ISIZE, OPT_CLEAN, OPT_INCREMENTAL, OPT_DSUNIT,
 	OPT_NOT_YET, OPT_VMDK_DESC,
 };
 
@@ -90,7 +90,7 @@ static const struct option long_options[] = {
 	{ "xattr-inode-digest", optional_argument, NULL, OPT_NOT_YET },
 	{ "max-extent-bytes", required_argument, NULL, OPT_NOT_YET },
 	{ "gzinfo", optional_argument, NULL, OPT_NOT_YET },
-	{ "dsunit", required_argument, NULL, OPT_NOT_YET },
+	{ "dsunit", required_argument, NULL, OPT_DSUNIT },
 
 	{ "incremental", optional_argument, NULL, OPT_INCREMENTAL },
 	{ "s3", optional_argument, NULL, OPT_NETWORK_SOURCE },
@@ -351,6 +351,10 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 			opts->tar_dump_file = optarg;
 			break;
 		case OPT_MAX_KERNEL: cl->max_kernel = optarg; break;
+		case OPT_DSUNIT:
+			err = mkfs_parse_int64(optarg, "--dsunit block count", 0, INT32_MAX, &v);
+			opts->dsunit = (uint32_t)v;
+			break;
 		case OPT_FSALIGNBLKS:
 			err = mkfs_parse_int64(optarg, "--fsalignblks block count", 1, INT32_MAX, &v);
 			opts->fsalign_blocks = (uint32_t)v;

@@ -89,6 +89,8 @@ void mkfs_usage(FILE *out)
 	      "                         (zero padded: room to add xattrs in place later)\n"
 	      " --vmdk-desc=X           write a VMDK descriptor to X joining the image and\n"
 	      "                         its extra device (--tar=i, --blobdev) in one disk\n"
+	      " --dsunit=#              start each file's data (a block or more) on a multiple\n"
+	      "                         of # blocks, as on a RAID stripe\n"
 	      " --offset=#              write the image # bytes into IMAGE (zeros before it)\n"
 	      " --zfeature-bits=#       turn on -E words by bit: 0 legacy-compress,\n"
 	      "                         1 ztailpacking, 2 fragments, 3 all-fragments, 4 dedupe,\n"

@@ -177,6 +177,26 @@ blocks=$(od -An -tu4 -j $((1024 + 0x24)) -N4 "$WORK/aligned.img" | tr -d ' ')
 check "--fsalignblks=8: $blocks blocks, the file as long" bash -c \
 	"[ $((blocks % 8)) = 0 ] && [ $(stat -c %s "$WORK/aligned.img") = $((blocks * 4096)) ] && '$FSCK' '$WORK/aligned.img' >/dev/null"
 
+# --dsunit=N: every file with a block of data starts on a multiple of N
+# blocks (plain, compressed, a duplicate sharing its original's); files
+# without a block take no gap; the image reads back the same
+mkdir -p "$WORK/ds"
+for i in 1 2 3 4 5; do head -c $((i * 5000)) /dev/urandom > "$WORK/ds/f$i"; done
+seq 1 50000 > "$WORK/ds/text" && echo tiny > "$WORK/ds/tiny" && cp "$WORK/ds/f3" "$WORK/ds/dup3"
+for z in "" "-zlz4hc" "--chunksize=65536"; do
+	rm -rf "$WORK/ds-x"
+	"$MKFS" --quiet -U clear -T0 --dsunit=16 $z "$WORK/ds.img" "$WORK/ds" &&
+		"$FSCK" --extract="$WORK/ds-x" "$WORK/ds.img" >/dev/null
+	starts=$(for f in f1 f2 f3 f4 f5 text dup3; do
+		"$top_builddir/dump/dump.erofs" -e --path=/$f "$WORK/ds.img" | awk '/^ +0:/ { print $7 }'
+	done | tr -d . | tr '\n' ' ')
+	check "--dsunit=16 $z: data starts ($starts) on 64 KiB" bash -c \
+		"for s in $starts; do [ \$((s % 65536)) = 0 ] || exit 1; done; [ -n '$starts' ] && diff -r '$WORK/ds' '$WORK/ds-x' >/dev/null"
+done
+"$MKFS" --quiet -U clear -T0 "$WORK/nods.img" "$WORK/ds"
+check "--dsunit=1 is no alignment" bash -c \
+	"'$MKFS' --quiet -U clear -T0 --dsunit=1 '$WORK/ds1.img' '$WORK/ds' && cmp -s '$WORK/ds1.img' '$WORK/nods.img'"
+
 # --root-xattr-isize=N: the root's inline xattrs take N bytes (rounded to 4),
 # zero padded, with or without xattrs of its own; readers skip the padding
 "$MKFS" --quiet -U clear -T0 "$WORK/rootx-plain.img" "$src"
@@ -234,7 +254,7 @@ check "--compress-hints: the odd line uses -C's size" cmp -s "$WORK/odd.img" "$W
 # an option or -E word we lack fails the build, naming it, and writes nothing
 # (erofs-utils options not implemented yet are refused by name too)
 for argv in "--bogus-option" "-E bogus-word" "-E fragments,bogus-word -zlz4" "--s3=bucket" "--oci" \
-	    "--zD" "--MZ=id" "--max-extent-bytes=-1048576" "--dsunit=4" \
+	    "--zD" "--MZ=id" "--max-extent-bytes=-1048576" \
 	    "--tar=headerball" "--clean=rvsp" "--incremental=data"; do
 	word=${argv#* }; word=${word#-E }; word=${word%% *}; word=${word#--}; word=${word%%=*}
 	word=${word#fragments,}

@@ -264,6 +264,35 @@ static void release_work(struct erofs_work *w)
 }
 
 /* A file starts: where its data goes, and what it may take back. */
+/*
+ * --dsunit: a file that will take blocks in the image starts on a multiple
+ * of dsunit blocks (chunks: only when the unit fits in one chunk, as
+ * erofs-utils does, and not on a --blobdev blob).
+ */
+static void align_file(struct erofs_commit *cc, const struct erofs_work *w)
+{
+	const struct erofs_build_options *opts = cc->opts;
+	uint64_t aligned;
+
+	cc->unaligned_blk = cc->img->next_blk;
+	if (opts->dsunit < 2 || w->inode->size < 1u << opts->blkszbits ||
+	    w->kind == EROFS_WORK_INDEX || w->kind == EROFS_WORK_KEEP)
+		return;
+	if (w->kind == EROFS_WORK_CHUNKS &&
+	    (opts->blobdev || opts->dsunit > 1u << (opts->chunkbits - opts->blkszbits)))
+		return;
+	aligned = ((uint64_t)cc->img->next_blk + opts->dsunit - 1) / opts->dsunit * opts->dsunit;
+	if (aligned < UINT32_MAX)
+		erofs_image_rewind(cc->img, (uint32_t)aligned);
+}
+
+/* A file that took no block after all (shared, inline) gives the gap back. */
+static void unalign_file(struct erofs_commit *cc)
+{
+	if (cc->img->next_blk == cc->file_blk && cc->unaligned_blk < cc->file_blk)
+		erofs_image_rewind(cc->img, cc->unaligned_blk);
+}
+
 static void begin_file(struct erofs_commit *cc, struct erofs_inode *inode)
 {
 	cc->file_blk = cc->img->next_blk;
@@ -278,8 +307,10 @@ static int commit_work(struct pipeline *p, struct erofs_work *w)
 {
 	int err = w->err;
 
-	if (!err && w->first)
+	if (!err && w->first) {
+		align_file(&p->cc, w);
 		begin_file(&p->cc, w->inode);
+	}
 	if (!err) {
 		switch (w->kind) {
 		case EROFS_WORK_COMPRESS:
@@ -299,6 +330,8 @@ static int commit_work(struct pipeline *p, struct erofs_work *w)
 			break;
 		}
 	}
+	if (!err && w->last)
+		unalign_file(&p->cc);
 	if (err == -ENOMEM)
 		erofs_err("out of memory while writing data");
 	if (!w->packed) {

@@ -169,6 +169,9 @@ struct erofs_build_options {
 	const char *blobdev;		/* --blobdev: every chunk goes to this extra device */
 	unsigned int workers;		/* compression threads */
 	uint32_t fsalign_blocks;	/* --fsalignblks: image size a multiple of it; 0: off */
+	/* --dsunit: each file's data (a block or more of it) starts on a
+	 * multiple of this many blocks, as on a RAID stripe; 0 or 1: off */
+	uint32_t dsunit;
 	struct erofs_compress_hint *hints;	/* first match wins */
 	size_t nr_hints;
 

@@ -108,6 +108,7 @@ struct erofs_commit {
 
 	/* the file being committed */
 	uint32_t file_blk;		/* its first data block */
+	uint32_t unaligned_blk;		/* --dsunit: the next block before it was aligned */
 	uint32_t zdedupe_mark;		/* the pcluster index before it */
 	uint64_t packed_mark;		/* the packed data before it */
 	XXH3_state_t *file_hash;	/* the hash of its segments' hashes */
