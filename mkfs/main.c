@@ -320,11 +320,11 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 					erofs_err("--tar=i,: the map file name is empty");
 					err = -EINVAL;
 				}
+			} else if (!strcmp(optarg, "headerball")) {
+				opts->tar = opts->tar_headerball = true;
 			} else {
-				erofs_err(!strcmp(optarg, "headerball")
-					  ? "--tar=%s: header-only tar streams are not implemented yet"
-					  : "--tar=%s: expected f (a full image), i (an index of the "
-					    "tar, its extra device) or i,MAPFILE", optarg);
+				erofs_err("--tar=%s: expected f (a full image), i (an index of the tar, "
+					  "its extra device), i,MAPFILE or headerball", optarg);
 				err = -EINVAL;
 			}
 			break;

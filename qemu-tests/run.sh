@@ -579,6 +579,11 @@ build_images() {
 				die "cannot make $source"
 			args=${args//@tar@/}
 			[[ " $args " != *" --tar=i "* ]] || BLOB[$name]=$source	# its extra device
+			if [[ " $args " == *" --tar=headerball "* ]]; then	# its headers only
+				python3 "$top_srcdir/tests/tar-headerball.py" "$source" "$source.hb" ||
+					die "cannot make the headerball of $source"
+				source=$source.hb
+			fi
 			[[ $args != *@map@* ]] || map=$SCRATCH/img/$name.map
 			args=${args//@map@/$map}
 		fi

@@ -44,6 +44,7 @@ struct erofs_tar {
 	struct erofs_tar_ext global, local;	/* 'g' records; 'x' and 'L'/'K' for the next entry */
 	struct erofs_tar_ext entry;		/* what the current entry's strings live in */
 	bool ended;
+	bool headers_only;		/* --tar=headerball: no data after the headers */
 };
 
 static bool all_zero(const void *buf, size_t len)
@@ -551,13 +552,20 @@ int erofs_tar_next(struct erofs_tar *t, struct erofs_tar_entry *e)
 		}
 		if (h[F_TYPE] == 'S' && (err = read_gnu_sparse(t, h, at)))
 			return err;
-		t->data_left = size;
-		t->pad = (BLOCK - size % BLOCK) % BLOCK;
+		t->data_left = t->headers_only ? 0 : size;
+		t->pad = t->headers_only ? 0 : (BLOCK - size % BLOCK) % BLOCK;
 		err = make_entry(t, h, at, size, e);
+		if (!err && t->headers_only && e->sparse)
+			err = bad(t, at, e->path, "a sparse entry in a headerball (no data to map)");
 		if (err == -ENOMEM)
 			erofs_err("out of memory while reading %s", t->name);
 		if (!err && e->type != '0')
 			err = skip_rest(t);
 		return err ? err : 1;
 	}
+}
+
+void erofs_tar_headers_only(struct erofs_tar *t)
+{
+	t->headers_only = true;
 }

@@ -199,6 +199,9 @@ struct erofs_build_options {
 	/* --tar=i (lib/build/tarindex.c): metadata only, file data left in the tar */
 	bool tar_index;
 	const char *tar_mapfile;	/* --tar=i,FILE: the tar mapped by FILE, else a device */
+	/* --tar=headerball: the stream has the headers only, no file data:
+	 * every regular file is as long as its header says, and all zeros */
+	bool tar_headerball;
 
 	/* rebuild mode (lib/source/imgsrc.c): SOURCE is EROFS images, merged */
 	const char *const *layers;	/* bottom first */

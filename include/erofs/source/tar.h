@@ -81,6 +81,9 @@ bool erofs_tar_in_place(const struct erofs_tar *t, uint64_t *base);
 int erofs_tar_drain(struct erofs_tar *t, uint64_t *total);
 /* --ungzip=FILE, --unxz=FILE: the decoded stream is also written to fd. */
 void erofs_tar_dump_decoded(struct erofs_tar *t, int fd);
+/* --tar=headerball: no file data follows the headers (extension records do);
+ * a sparse entry is refused, having no map to follow. */
+void erofs_tar_headers_only(struct erofs_tar *t);
 void erofs_tar_close(struct erofs_tar *t);
 
 #endif
