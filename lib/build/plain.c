@@ -274,7 +274,9 @@ int erofs_plain_keep(struct erofs_commit *cc, struct erofs_work *w)
 	inode->tail_inline = 0;
 	if (!tail)
 		return 0;
-	err = erofs_pread_all(cc->tree->data_fd, cc->scratch2, tail, inode->data_pos + whole);
+	err = erofs_pread_all(inode->data_layer ? cc->tree->layer_fds[inode->data_layer - 1]
+						: cc->tree->data_fd,
+			      cc->scratch2, tail, inode->data_pos + whole);
 	if (err) {
 		erofs_report_source_error(cc->opts, inode, err);
 		return err;

@@ -222,12 +222,8 @@ static int index_file(struct imgsrc *s, struct erofs_inode *inode, const struct 
 	return 0;
 }
 
-/*
- * --clean=data: a plain file stored whole in the layer's blocks is read
- * there by the pipeline; its layer stays open (a descriptor of the tree's).
- */
-static int read_in_place(struct imgsrc *s, struct erofs_inode *inode,
-			 const struct erofs_rd_inode *vi)
+/* The layer stays open for the pipeline to read in place (a descriptor of the tree's). */
+static int keep_layer_open(struct imgsrc *s)
 {
 	int *fd = &s->tree->layer_fds[s->layer - 1];
 
@@ -237,6 +233,20 @@ static int read_in_place(struct imgsrc *s, struct erofs_inode *inode,
 		erofs_err("%s: %s", s->l.name, strerror(-err));
 		return err;
 	}
+	return 0;
+}
+
+/*
+ * --clean=data: a plain file stored whole in the layer's blocks is read
+ * there by the pipeline.
+ */
+static int read_in_place(struct imgsrc *s, struct erofs_inode *inode,
+			 const struct erofs_rd_inode *vi)
+{
+	int err = keep_layer_open(s);
+
+	if (err)
+		return err;
 	inode->data_layer = (uint16_t)s->layer;
 	inode->data_pos = s->l.src.offset + (vi->raw_blkaddr << s->l.r.blkszbits);
 	return 0;
@@ -287,7 +297,17 @@ static int keep_file(struct imgsrc *s, struct erofs_inode *inode, const struct e
 	tail = vi->size - whole;
 	if (!tail)
 		return 0;
-	/* only the tail is new: it sits at data_pos + whole in the spool */
+	/* only the tail is new; read where the image has it, inline after its inode */
+	if (!vi->in_mbox && vi->inline_pos >= whole) {
+		int err = keep_layer_open(s);
+
+		if (err)
+			return err;
+		inode->data_layer = (uint16_t)s->layer;
+		inode->data_pos = s->l.src.offset + vi->inline_pos - whole;
+		return 0;
+	}
+	/* (in the metabox: decoded into the spool, at data_pos + whole) */
 	pos = (s->spool_end + SPOOL_ALIGN - 1) / SPOOL_ALIGN * SPOOL_ALIGN;
 	inode->data_pos = pos;
 	s->spool_end = pos + vi->size;
