@@ -133,6 +133,20 @@ ours_extract "50 layers, metadata-only" "$WORK/many.img" "$WORK/many-expect" "${
 "$MKFS" --quiet --ovlfs-strip=1 --clean=data "$WORK/many-c.img" "${layers[@]}" || fail "50 layers, data"
 ours_extract "50 layers, --clean=data" "$WORK/many-c.img" "$WORK/many-expect"
 
+# --- a layer nested deeper than any C stack would walk by recursion ---
+python3 -c "
+import os, sys
+os.chdir(sys.argv[1])
+for i in range(30000):
+    os.mkdir('d'); os.chdir('d')
+open('f', 'w').write('bottom')
+" "$(mkdir -p "$WORK/deep" && echo "$WORK/deep")"
+"$MKFS" --quiet -Enoinline_data "$WORK/deep.img" "$WORK/deep" || fail "mkfs of the deep layer"
+if "$MKFS" --quiet "$WORK/deepm.img" "$WORK/deep.img" "$WORK/p1.img" &&
+   "$FSCK" --device="$WORK/deep.img" --device="$WORK/p1.img" "$WORK/deepm.img" >/dev/null; then
+	pass "a layer 30000 directories deep merges"
+else fail "a 30000-deep layer does not merge"; fi
+
 # --- reproducible: the same layers, the same bytes ---
 "$MKFS" --quiet -T 0 -U 11111111-2222-3333-4444-555555555555 "$WORK/r1.img" "${P[@]}"
 "$MKFS" --quiet -T 0 -U 11111111-2222-3333-4444-555555555555 "$WORK/r2.img" "${P[@]}"

@@ -337,9 +337,6 @@ static int make_leaf(struct imgsrc *s, const struct erofs_rd_inode *vi,
 					       : copy_file(s, inode, vi);
 }
 
-static int merge_dir(struct imgsrc *s, const struct erofs_rd_inode *dvi, uint64_t parent_nid,
-		     struct erofs_inode *into);
-
 static bool is_opaque(const struct erofs_xattr_set *set)
 {
 	for (uint32_t i = 0; set && i < set->count; i++)
@@ -378,39 +375,47 @@ static int place_dir(struct imgsrc *s, struct erofs_dentry *d, const struct erof
 	 * layer had a whiteout.
 	 */
 	if ((lower_opaque || over_whiteout) && !opaque &&
-	    (err = erofs_xattrs_put(&dir->xattrs, EROFS_XATTR_OVL_OPAQUE, "y", 1, s->l.path)))
+	    (err = erofs_xattrs_put(&dir->xattrs, EROFS_XATTR_OVL_OPAQUE, "y", 1,
+				    s->l.path ? s->l.path : "")))
 		return err;
 	*out = dir;
 	return 0;
 }
 
-static int merge_entry(struct imgsrc *s, struct erofs_inode *parent, uint64_t parent_nid,
-		       uint64_t nid, const char *name, size_t len)
+/*
+ * Merges one entry of the layer into parent.  A directory is placed and
+ * returned in *dir_vi and *dir (1): its own entries come next, on the
+ * walk's stack; anything else is done (0).
+ */
+static int merge_entry(struct imgsrc *s, struct erofs_inode *parent, uint64_t nid,
+		       const char *name, size_t len, struct erofs_rd_inode *dir_vi,
+		       struct erofs_inode **dir)
 {
-	struct erofs_rd_inode vi;
+	struct erofs_rd_inode *vi = dir_vi;
 	struct erofs_dentry *d;
 	struct erofs_inode *inode;
-	int err = erofs_read_inode(&s->l.r, nid, &vi);
+	int err = erofs_read_inode(&s->l.r, nid, vi);
 
 	if (err)
 		return erofs_layer_reader_failed(&s->l, err);
 	d = erofs_builder_lookup(&s->b, parent, name, len, false);
-	if (S_ISDIR(vi.di.mode)) {
+	if (S_ISDIR(vi->di.mode)) {
 		if (nid_map_get(&s->seen, nid))
 			return erofs_layer_error(&s->l, -EINVAL, "directory nid %llu is reached twice "
 					   "(a loop in the layer)", (unsigned long long)nid);
-		if ((err = place_dir(s, d, &vi, &inode)))
+		if ((err = place_dir(s, d, vi, &inode)))
 			return err;
 		if (!d && !(d = erofs_builder_lookup(&s->b, parent, name, len, true)))
 			return -ENOMEM;
 		d->inode = inode;
 		if ((err = nid_map_put(&s->seen, nid, inode)))
 			return err;
-		return merge_dir(s, &vi, parent_nid, inode);
+		*dir = inode;
+		return 1;
 	}
 	inode = nid_map_get(&s->seen, nid);	/* a hard link inside the layer */
 	if (!inode) {
-		if ((err = make_leaf(s, &vi, &inode)))
+		if ((err = make_leaf(s, vi, &inode)))
 			return err;
 		if ((err = nid_map_put(&s->seen, nid, inode)))
 			return err;
@@ -452,27 +457,88 @@ static int collect(void *arg, const struct erofs_rd_dentry *de)
 	return 0;
 }
 
-static int merge_dir(struct imgsrc *s, const struct erofs_rd_inode *dvi, uint64_t parent_nid,
-		     struct erofs_inode *into)
+/* A directory of the layer being merged: its entries, and where the walk is in them. */
+struct walk_frame {
+	struct entry_list l;
+	size_t next;
+	uint64_t nid;
+	struct erofs_inode *into;
+	size_t path_mark;		/* the path before this directory's name */
+};
+
+struct walk {
+	struct walk_frame *f;
+	size_t depth, cap;
+};
+
+/* Reads a directory's entries onto the walk (parent_nid: what its ".." must name). */
+static int walk_push(struct imgsrc *s, struct walk *w, const struct erofs_rd_inode *dvi,
+		     uint64_t parent_nid, struct erofs_inode *into, size_t path_mark)
 {
-	struct entry_list l = { 0 };
-	int err = erofs_dir_iterate(&s->l.r, dvi, parent_nid, collect, &l);
+	struct walk_frame *f;
+	int err;
 
-	if (err == -ENOMEM)
-		;
-	else if (err)
-		err = erofs_layer_reader_failed(&s->l, err);
-	for (size_t i = 0; i < l.nr && !err; i++) {
-		size_t mark;
+	if (w->depth == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 64;
+		struct walk_frame *bigger = realloc(w->f, cap * sizeof(*bigger));
 
-		if ((err = erofs_layer_path_push(&s->l, l.names + l.e[i].name_at, l.e[i].len, &mark)))
-			break;
-		err = merge_entry(s, into, dvi->nid, l.e[i].nid, l.names + l.e[i].name_at,
-				  l.e[i].len);
-		erofs_layer_path_pop(&s->l, mark);
+		if (!bigger)
+			return -ENOMEM;
+		w->f = bigger;
+		w->cap = cap;
 	}
-	free(l.e);
-	free(l.names);
+	f = &w->f[w->depth++];
+	*f = (struct walk_frame){ .nid = dvi->nid, .into = into, .path_mark = path_mark };
+	err = erofs_dir_iterate(&s->l.r, dvi, parent_nid, collect, &f->l);
+	if (err && err != -ENOMEM)
+		err = erofs_layer_reader_failed(&s->l, err);
+	return err;
+}
+
+static void walk_pop(struct imgsrc *s, struct walk *w)
+{
+	struct walk_frame *f = &w->f[--w->depth];
+
+	if (w->depth)		/* the root's frame has no name of its own */
+		erofs_layer_path_pop(&s->l, f->path_mark);
+	free(f->l.e);
+	free(f->l.names);
+}
+
+/*
+ * Merges the layer's tree from its root directory, depth first, on a stack
+ * of its own: a layer may nest directories far deeper than the C stack.
+ */
+static int merge_tree(struct imgsrc *s, const struct erofs_rd_inode *root_vi,
+		      struct erofs_inode *root)
+{
+	struct walk w = { 0 };
+	int err = walk_push(s, &w, root_vi, root_vi->nid, root, 0);
+
+	while (!err && w.depth) {
+		struct walk_frame *f = &w.f[w.depth - 1];
+		struct erofs_rd_inode vi;
+		struct erofs_inode *dir = NULL;
+		size_t mark, at, len;
+
+		if (f->next == f->l.nr) {
+			walk_pop(s, &w);
+			continue;
+		}
+		at = f->l.e[f->next].name_at;
+		len = f->l.e[f->next].len;
+		if ((err = erofs_layer_path_push(&s->l, f->l.names + at, len, &mark)))
+			break;
+		err = merge_entry(s, f->into, f->l.e[f->next++].nid, f->l.names + at, len, &vi,
+				  &dir);
+		if (err == 1)
+			err = walk_push(s, &w, &vi, f->nid, dir, mark);
+		else if (!err)
+			erofs_layer_path_pop(&s->l, mark);
+	}
+	while (w.depth)
+		walk_pop(s, &w);
+	free(w.f);
 	return err;
 }
 
@@ -541,7 +607,7 @@ static int merge_layer(struct imgsrc *s)
 	}
 	if ((err = nid_map_put(&s->seen, vi.nid, root)))
 		return err;
-	return merge_dir(s, &vi, vi.nid, root);
+	return merge_tree(s, &vi, root);
 }
 
 static void close_layer(struct imgsrc *s)
