@@ -30,6 +30,7 @@ static void layer_options(const struct erofs_build_options *opts, const char *pa
 	lo->metabox = false;
 	lo->image_offset = 0;
 	lo->fsalign_blocks = 0;
+	lo->dsunit = 0;
 	/* the whiteouts must reach the merge, which strips them if asked */
 	lo->ovlfs_strip = false;
 	lo->quiet = true;
