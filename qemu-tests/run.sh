@@ -550,11 +550,14 @@ build_images() {
 		args=${args//@blob@/$SCRATCH/img/$name.blob}
 		local source=$TREE_DIR map=
 		LAYER_IMAGES=
-		if [[ $args == *@incremental@* || $args == *@zincremental@* ]]; then
+		if [[ $args =~ @[zf]?incremental@ ]]; then
 			# --incremental: the image starts as the layer tree's lower
-			# directory (@zincremental@: compressed), the tar layer is added
+			# directory (@zincremental@: LZ4HC in 64 KiB pclusters, which
+			# stay in place; @fincremental@: with tails and fragments, which
+			# are read back), the tar layer is added
 			local base_args=(--quiet)
-			[[ $args != *@zincremental@* ]] || base_args+=(-zlz4hc -Eztailpacking,fragments)
+			[[ $args != *@zincremental@* ]] || base_args+=(-zlz4hc -C65536)
+			[[ $args != *@fincremental@* ]] || base_args+=(-zlz4hc -Eztailpacking,fragments)
 			if ! "$MKFS" "${base_args[@]}" "$SCRATCH/img/$name.img" "$SCRATCH/trees/layer/lower" \
 				> "$OUT/mkfs-$name.log" 2>&1; then
 				for mode in $MODES; do
@@ -564,6 +567,7 @@ build_images() {
 			fi
 			args=${args//@incremental@/}
 			args=${args//@zincremental@/}
+			args=${args//@fincremental@/}
 		fi
 		if [[ $args == *@layers@* || $args == *@zlayers@* ]]; then
 			# rebuild mode: the layer tree's two layers as EROFS images

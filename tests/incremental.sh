@@ -25,12 +25,15 @@ check() {
 	ours_extract "$label" "$img" "$WORK/expect"
 }
 
-# kept LABEL OLD NEW: the old image's blocks after block 0 are in NEW unchanged
+# kept LABEL OLD NEW: the old image's blocks after block 0 are in NEW
+# unchanged, and so is block 0 past the superblock (the old records there
+# must survive until the new superblock is written)
 kept() {
 	local size
 	size=$(stat -c %s "$2")
-	if cmp -s <(tail -c +4097 "$2") <(head -c "$size" "$3" | tail -c +4097); then
-		pass "$1: the base's $(( size / 4096 - 1 )) blocks after block 0 unchanged"
+	if cmp -s <(tail -c +4097 "$2") <(head -c "$size" "$3" | tail -c +4097) &&
+	   cmp -s <(head -c 4096 "$2" | tail -c 2048) <(head -c 4096 "$3" | tail -c 2048); then
+		pass "$1: the base's $(( size / 4096 - 1 )) blocks after block 0, and block 0 past the superblock, unchanged"
 	else
 		fail "$1: the base's blocks changed"
 	fi
@@ -122,6 +125,20 @@ mkdir -p "$WORK/zl" && seq 1 30000 > "$WORK/zl/text" && cp "$WORK/rand" "$WORK/z
 "$MKFS" --quiet -zlz4hc -Eztailpacking,fragments "$WORK/z.img" "$WORK/zl"
 "$MKFS" --quiet --incremental -zlz4hc "$WORK/z.img" "$WORK/l2" || fail "--incremental on a compressed base"
 check "compressed base" "$WORK/z.img" "$WORK/zl" "$WORK/l2"
+
+# --- an LZ4 base (big pclusters, shared ones): its pclusters stay where they are ---
+for args in "-zlz4hc -C65536" "-zlz4 -C16384 -Ededupe"; do
+	"$MKFS" --quiet $args "$WORK/k.img" "$WORK/zl"
+	cp "$WORK/k.img" "$WORK/k0.img"
+	"$top_builddir/dump/dump.erofs" -e --path=/text "$WORK/k.img" | grep -E '^ +[0-9]+:' > "$WORK/ext0"
+	"$MKFS" --quiet --incremental "$WORK/k.img" "$WORK/l2" || fail "--incremental on $args"
+	"$top_builddir/dump/dump.erofs" -e --path=/text "$WORK/k.img" | grep -E '^ +[0-9]+:' > "$WORK/ext1"
+	if cmp -s "$WORK/ext0" "$WORK/ext1" && [ -s "$WORK/ext0" ]; then
+		pass "$args base: /text keeps its $(wc -l < "$WORK/ext0") extents where they were"
+	else fail "$args base: /text's extents moved"; diff "$WORK/ext0" "$WORK/ext1" >&2; fi
+	kept "$args base" "$WORK/k0.img" "$WORK/k.img"
+	check "$args base" "$WORK/k.img" "$WORK/zl" "$WORK/l2"
+done
 
 # --- one large file first, then a small layer (erofs-utils 1.9.3 could not) ---
 mkdir -p "$WORK/one" && head -c $((24 << 20)) /dev/urandom > "$WORK/one/huge"

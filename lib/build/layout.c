@@ -631,9 +631,11 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 	if (opts->metabox && ((err = place_in_metabox(tree, plan)) ||
 			      (err = make_metabox_inode(opts, tree, plan))))
 		return err;
-	/* nid 0 at block 0, the rest of the superblock's block holding records... */
+	/* nid 0 at block 0, the rest of the superblock's block holding records
+	 * (not when adding to an image: its block 0 is its own until the new
+	 * superblock is written)... */
 	plan->meta_blkaddr = 0;
-	if ((err = place_records(tree, plan, sb_end, meta_start, true)))
+	if ((err = place_records(tree, plan, sb_end, meta_start, !opts->incremental)))
 		return err;
 	/* ...unless the root ended up too far for the superblock's 16 bits:
 	 * then nid 0 is where the area starts (48-bit: rootnid_8b holds it) */

@@ -269,10 +269,88 @@ static int copy_file(struct imgsrc *s, struct erofs_inode *inode, const struct e
 }
 
 /*
+ * --incremental, the base image: an LZ4 file keeps its pclusters where they
+ * are, its extents indexed again.  1 when kept; 0 when it cannot be (a
+ * tail inline or in the packed inode, another algorithm, interlaced or
+ * partial extents, a legacy image without zero padding, a 48-bit build):
+ * then it is read back and stored again.
+ */
+static int keep_compressed(struct imgsrc *s, struct erofs_inode *inode,
+			   const struct erofs_rd_inode *vi)
+{
+	const unsigned int bits = s->l.r.blkszbits;
+	struct erofs_zinfo *zi;
+	uint64_t la = 0;
+	uint32_t cap = 16;
+	int err = 0;
+
+	if ((vi->z_advise & (EROFS_ZADVISE_INLINE_PCLUSTER | EROFS_ZADVISE_FRAGMENT |
+			     EROFS_ZADVISE_INTERLACED)) || vi->z_idata_size || vi->z_whole_fragment ||
+	    vi->in_mbox || vi->z_algtype[0] != EROFS_COMPR_LZ4 || s->opts->layout_48bit ||
+	    !(s->l.r.sb.feature_incompat & EROFS_INCOMPAT_ZERO_PADDING))
+		return 0;
+	if (!(zi = calloc(1, sizeof(*zi))) || !(zi->extents = malloc(cap * sizeof(*zi->extents)))) {
+		free(zi);
+		return -ENOMEM;
+	}
+	zi->algorithm = EROFS_COMPR_LZ4;
+	while (la < vi->size && !err) {
+		struct erofs_map map;
+		struct erofs_zextent *e;
+
+		if ((err = erofs_map_blocks(&s->l.r, vi, la, &map))) {
+			err = erofs_layer_reader_failed(&s->l, err);
+			break;
+		}
+		if (!(map.flags & EROFS_MAP_MAPPED) || map.device ||
+		    (map.flags & (EROFS_MAP_PARTIAL | EROFS_MAP_FRAGMENT | EROFS_MAP_META |
+				  EROFS_MAP_INTERLACED | EROFS_MAP_MBOX)) ||
+		    ((map.flags & EROFS_MAP_ENCODED) && map.alg != EROFS_COMPR_LZ4) ||
+		    (map.pa >> bits) + (map.plen >> bits) > UINT32_MAX || map.plen >> bits > UINT16_MAX ||
+		    (map.pa | map.plen) & (s->l.r.blksz - 1) || map.la != la) {
+			err = 1;	/* not kept: read back instead */
+			break;
+		}
+		if (zi->nr_extents == cap) {
+			struct erofs_zextent *bigger = realloc(zi->extents, 2 * cap * sizeof(*bigger));
+
+			if (!bigger) {
+				err = -ENOMEM;
+				break;
+			}
+			zi->extents = bigger;
+			cap *= 2;
+		}
+		e = &zi->extents[zi->nr_extents++];
+		*e = (struct erofs_zextent){
+			.lofs = map.la, .pblk = (uint32_t)(map.pa >> bits),
+			.nblks = (uint16_t)(map.plen >> bits), .raw = !(map.flags & EROFS_MAP_ENCODED),
+			.clen = (uint16_t)(map.plen > UINT16_MAX ? UINT16_MAX : map.plen),
+		};
+		if (map.plen > zi->pcluster_size)
+			zi->pcluster_size = (uint32_t)map.plen;
+		zi->shared_blocks += e->nblks;
+		/* compact indexes count pclusters on from one address */
+		if (zi->nr_extents > 1 && e->pblk != e[-1].pblk + e[-1].nblks)
+			zi->full_index = true;
+		la = map.la + map.llen;
+	}
+	if (err) {
+		free(zi->extents);
+		free(zi);
+		return err > 0 ? 0 : err;
+	}
+	inode->z = zi;
+	inode->blkaddr = 0;	/* the extents' blocks count from block 0 */
+	inode->nr_blocks = 0;
+	return 1;
+}
+
+/*
  * --incremental, the base image: what lies in whole blocks stays there.  A
- * plain file keeps its blocks (its inline tail, if any, is spooled to go
- * inline again); a chunk-based one its chunks; anything else (compressed)
- * is copied as --clean=data would.
+ * plain file keeps its blocks (its inline tail is read from the image to
+ * go inline again); a chunk-based one its chunks; an LZ4 one its
+ * pclusters; anything else is copied as --clean=data would.
  */
 static int keep_file(struct imgsrc *s, struct erofs_inode *inode, const struct erofs_rd_inode *vi)
 {
@@ -285,6 +363,12 @@ static int keep_file(struct imgsrc *s, struct erofs_inode *inode, const struct e
 	if (vi->layout == EROFS_LAYOUT_CHUNK_BASED) {
 		s->data_device = 0;
 		return index_file(s, inode, vi);
+	}
+	if (vi->layout == EROFS_LAYOUT_COMPRESSED_FULL ||
+	    vi->layout == EROFS_LAYOUT_COMPRESSED_COMPACT) {
+		int kept = keep_compressed(s, inode, vi);
+
+		return kept ? (kept < 0 ? kept : 0) : copy_file(s, inode, vi);
 	}
 	if ((vi->layout != EROFS_LAYOUT_FLAT_PLAIN && vi->layout != EROFS_LAYOUT_FLAT_INLINE) ||
 	    vi->flat_hole || vi->flat_head < whole)
@@ -680,7 +764,8 @@ static size_t settle_files(struct imgsrc *s, struct erofs_inode **files, size_t 
 	for (size_t i = 0; i < nr; i++) {
 		struct erofs_inode *inode = files[i];
 
-		if (inode->chunks || (inode->kept_blkaddr && !(inode->size & (blksz - 1)))) {
+		if (inode->chunks || inode->z ||
+		    (inode->kept_blkaddr && !(inode->size & (blksz - 1)))) {
 			if (!inode->chunks)
 				inode->blkaddr = inode->kept_blkaddr;
 			inode->kept_blkaddr = 0;

@@ -177,6 +177,9 @@ static void free_unreached(struct erofs_inode *inode)
 	erofs_xattrs_free(inode->xattrs);
 	free(inode->chunks ? inode->chunks->blkaddr : NULL);
 	free(inode->chunks);
+	if (inode->z)		/* --incremental's kept compressed files */
+		free(inode->z->extents);
+	free(inode->z);
 	free(inode);
 }
 

@@ -7,7 +7,8 @@
  * Two builds: SOURCE alone into an unnamed scratch image beside the image
  * (every option about the tree applies there: --aufs, owners, times,
  * excludes), then rebuild mode's merge of that layer over the image
- * (lib/source/imgsrc.c), whose files' whole blocks stay where they are;
+ * (lib/source/imgsrc.c), whose files' blocks and LZ4 pclusters stay where
+ * they are;
  * what the merge writes, new data and all the metadata, goes after the
  * image's blocks, and the superblock keeps its UUID.  The image is written
  * in place (erofs_image_open_append()): the superblock, last, is the
