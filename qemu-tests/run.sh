@@ -550,7 +550,7 @@ build_images() {
 		args=${args//@blob@/$SCRATCH/img/$name.blob}
 		local source=$TREE_DIR map=
 		LAYER_IMAGES=
-		if [[ $args =~ @[zf]?incremental@ ]]; then
+		if [[ $args =~ @[a-z]*incremental@ ]]; then
 			# --incremental: the image starts as the layer tree's lower
 			# directory (@zincremental@: LZ4HC in 64 KiB pclusters, which
 			# stay in place; @fincremental@: with tails and fragments, which
@@ -558,6 +558,7 @@ build_images() {
 			local base_args=(--quiet)
 			[[ $args != *@zincremental@* ]] || base_args+=(-zlz4hc -C65536)
 			[[ $args != *@fincremental@* ]] || base_args+=(-zlz4hc -Eztailpacking,fragments)
+			[[ $args != *@lzmaincremental@* ]] || base_args+=(-zlzma -C65536)
 			if ! "$MKFS" "${base_args[@]}" "$SCRATCH/img/$name.img" "$SCRATCH/trees/layer/lower" \
 				> "$OUT/mkfs-$name.log" 2>&1; then
 				for mode in $MODES; do
@@ -568,6 +569,7 @@ build_images() {
 			args=${args//@incremental@/}
 			args=${args//@zincremental@/}
 			args=${args//@fincremental@/}
+			args=${args//@lzmaincremental@/}
 		fi
 		if [[ $args == *@layers@* || $args == *@zlayers@* ]]; then
 			# rebuild mode: the layer tree's two layers as EROFS images

@@ -126,8 +126,9 @@ mkdir -p "$WORK/zl" && seq 1 30000 > "$WORK/zl/text" && cp "$WORK/rand" "$WORK/z
 "$MKFS" --quiet --incremental -zlz4hc "$WORK/z.img" "$WORK/l2" || fail "--incremental on a compressed base"
 check "compressed base" "$WORK/z.img" "$WORK/zl" "$WORK/l2"
 
-# --- an LZ4 base (big pclusters, shared ones): its pclusters stay where they are ---
-for args in "-zlz4hc -C65536" "-zlz4 -C16384 -Ededupe"; do
+# --- a compressed base (big pclusters, shared ones, every algorithm): its
+# pclusters stay where they are, with no -z given for the new layer ---
+for args in "-zlz4hc -C65536" "-zlz4 -C16384 -Ededupe" "-zlzma -C65536" "-zdeflate" "-zzstd,5"; do
 	"$MKFS" --quiet $args "$WORK/k.img" "$WORK/zl"
 	cp "$WORK/k.img" "$WORK/k0.img"
 	"$top_builddir/dump/dump.erofs" -e --path=/text "$WORK/k.img" | grep -E '^ +[0-9]+:' > "$WORK/ext0"
@@ -138,6 +139,9 @@ for args in "-zlz4hc -C65536" "-zlz4 -C16384 -Ededupe"; do
 	else fail "$args base: /text's extents moved"; diff "$WORK/ext0" "$WORK/ext1" >&2; fi
 	kept "$args base" "$WORK/k0.img" "$WORK/k.img"
 	check "$args base" "$WORK/k.img" "$WORK/zl" "$WORK/l2"
+	if [ -x "$ANCHOR_FSCK" ] && ! "$ANCHOR_FSCK" "$WORK/k.img" >"$WORK/a.log" 2>&1; then
+		fail "$args base: erofs-utils fsck rejects the result: $(tail -1 "$WORK/a.log")"
+	fi
 done
 
 # --- one large file first, then a small layer (erofs-utils 1.9.3 could not) ---

@@ -507,13 +507,17 @@ static void plan_features(const struct erofs_build_options *opts, const struct e
 		plan->sb_u1 = used;
 		plan->cfg_algs = used;
 	}
-	/* as erofs-utils: the largest dictionary of the -z entries writing each format */
+	/* as erofs-utils: the largest dictionary of the -z entries writing each
+	 * format (--incremental: and of the image's files kept compressed) */
 	for (unsigned int i = 0; i < opts->nr_algorithms; i++) {
 		unsigned int alg = erofs_codec_format(opts->algorithms[i].kind);
 
 		if (opts->algorithms[i].dict_size > plan->dict_size[alg])
 			plan->dict_size[alg] = opts->algorithms[i].dict_size;
 	}
+	for (unsigned int alg = 0; alg < EROFS_COMPR_MAX; alg++)
+		if (tree->kept_dict_size[alg] > plan->dict_size[alg])
+			plan->dict_size[alg] = tree->kept_dict_size[alg];
 }
 
 int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *tree,

@@ -268,10 +268,22 @@ static int copy_file(struct imgsrc *s, struct erofs_inode *inode, const struct e
 	return erofs_layer_copy(&s->l, vi, 0, vi->size, s->tree->data_fd, pos);
 }
 
+/* The dictionary the kept file's algorithm was configured with (read by now). */
+static void keep_dictionary(struct imgsrc *s, unsigned int alg)
+{
+	const struct erofs_reader *r = &s->l.r;
+	uint32_t dict = alg == EROFS_COMPR_LZMA ? r->lzma_dict_size
+		      : alg == EROFS_COMPR_DEFLATE ? 1u << r->deflate_windowbits
+		      : alg == EROFS_COMPR_ZSTD ? 1u << r->zstd_window_log : 0;
+
+	if (dict > s->tree->kept_dict_size[alg])
+		s->tree->kept_dict_size[alg] = dict;
+}
+
 /*
- * --incremental, the base image: an LZ4 file keeps its pclusters where they
- * are, its extents indexed again.  1 when kept; 0 when it cannot be (a
- * tail inline or in the packed inode, another algorithm, interlaced or
+ * --incremental, the base image: a compressed file keeps its pclusters
+ * where they are, its extents indexed again.  1 when kept; 0 when it cannot
+ * be (a tail inline or in the packed inode, two algorithms, interlaced or
  * partial extents, a legacy image without zero padding, a 48-bit build):
  * then it is read back and stored again.
  */
@@ -286,14 +298,14 @@ static int keep_compressed(struct imgsrc *s, struct erofs_inode *inode,
 
 	if ((vi->z_advise & (EROFS_ZADVISE_INLINE_PCLUSTER | EROFS_ZADVISE_FRAGMENT |
 			     EROFS_ZADVISE_INTERLACED)) || vi->z_idata_size || vi->z_whole_fragment ||
-	    vi->in_mbox || vi->z_algtype[0] != EROFS_COMPR_LZ4 || s->opts->layout_48bit ||
+	    vi->in_mbox || vi->z_algtype[0] >= EROFS_COMPR_MAX || s->opts->layout_48bit ||
 	    !(s->l.r.sb.feature_incompat & EROFS_INCOMPAT_ZERO_PADDING))
 		return 0;
 	if (!(zi = calloc(1, sizeof(*zi))) || !(zi->extents = malloc(cap * sizeof(*zi->extents)))) {
 		free(zi);
 		return -ENOMEM;
 	}
-	zi->algorithm = EROFS_COMPR_LZ4;
+	zi->algorithm = vi->z_algtype[0];
 	while (la < vi->size && !err) {
 		struct erofs_map map;
 		struct erofs_zextent *e;
@@ -305,7 +317,7 @@ static int keep_compressed(struct imgsrc *s, struct erofs_inode *inode,
 		if (!(map.flags & EROFS_MAP_MAPPED) || map.device ||
 		    (map.flags & (EROFS_MAP_PARTIAL | EROFS_MAP_FRAGMENT | EROFS_MAP_META |
 				  EROFS_MAP_INTERLACED | EROFS_MAP_MBOX)) ||
-		    ((map.flags & EROFS_MAP_ENCODED) && map.alg != EROFS_COMPR_LZ4) ||
+		    ((map.flags & EROFS_MAP_ENCODED) && map.alg != zi->algorithm) ||
 		    (map.pa >> bits) + (map.plen >> bits) > UINT32_MAX || map.plen >> bits > UINT16_MAX ||
 		    (map.pa | map.plen) & (s->l.r.blksz - 1) || map.la != la) {
 			err = 1;	/* not kept: read back instead */
@@ -343,6 +355,7 @@ static int keep_compressed(struct imgsrc *s, struct erofs_inode *inode,
 	inode->z = zi;
 	inode->blkaddr = 0;	/* the extents' blocks count from block 0 */
 	inode->nr_blocks = 0;
+	keep_dictionary(s, zi->algorithm);
 	return 1;
 }
 

@@ -7,7 +7,7 @@
  * Two builds: SOURCE alone into an unnamed scratch image beside the image
  * (every option about the tree applies there: --aufs, owners, times,
  * excludes), then rebuild mode's merge of that layer over the image
- * (lib/source/imgsrc.c), whose files' blocks and LZ4 pclusters stay where
+ * (lib/source/imgsrc.c), whose files' blocks and pclusters stay where
  * they are;
  * what the merge writes, new data and all the metadata, goes after the
  * image's blocks, and the superblock keeps its UUID.  The image is written

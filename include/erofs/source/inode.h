@@ -15,6 +15,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "erofs/common/format.h"
+
 struct erofs_xattr_set;
 
 struct erofs_dentry {
@@ -155,6 +157,9 @@ struct erofs_tree {
 	/* -E fragments: the hidden inode holding fragments (no directory
 	 * names it; not in inodes[]), or NULL */
 	struct erofs_inode *packed;
+	/* --incremental: the dictionaries (bytes) of the image's compressed
+	 * files kept as they are; the configs written must allow them */
+	uint32_t kept_dict_size[EROFS_COMPR_MAX];
 	/* rebuild mode's metadata-only image: extra devices 1..n (else none) */
 	struct erofs_tree_device *devices;
 	uint16_t nr_devices;
