@@ -147,6 +147,15 @@ if "$MKFS" --quiet "$WORK/deepm.img" "$WORK/deep.img" "$WORK/p1.img" &&
 	pass "a layer 30000 directories deep merges"
 else fail "a 30000-deep layer does not merge"; fi
 
+# --- a layer file that is all holes is copied as holes, not read (1 TiB) ---
+mkdir -p "$WORK/holes" && truncate -s 1T "$WORK/holes/huge"
+"$MKFS" --quiet --chunksize=1048576 "$WORK/holes.img" "$WORK/holes"
+if timeout 20 "$MKFS" --quiet --clean=data "$WORK/holes-c.img" "$WORK/holes.img" &&
+   "$FSCK" "$WORK/holes-c.img" >/dev/null &&
+   "$top_builddir/dump/dump.erofs" --path=/huge "$WORK/holes-c.img" | grep -q "Size: 1099511627776 "; then
+	pass "--clean=data: a 1 TiB file of holes in $(stat -c %s "$WORK/holes-c.img") bytes, at once"
+else fail "--clean=data of a 1 TiB hole"; fi
+
 # --- reproducible: the same layers, the same bytes ---
 "$MKFS" --quiet -T 0 -U 11111111-2222-3333-4444-555555555555 "$WORK/r1.img" "${P[@]}"
 "$MKFS" --quiet -T 0 -U 11111111-2222-3333-4444-555555555555 "$WORK/r2.img" "${P[@]}"

@@ -252,10 +252,33 @@ static int read_in_place(struct imgsrc *s, struct erofs_inode *inode,
 	return 0;
 }
 
+/* A chunk-based file of the layer whose chunks are all holes. */
+static int all_holes(struct imgsrc *s, const struct erofs_rd_inode *vi, bool *holes)
+{
+	*holes = vi->layout == EROFS_LAYOUT_CHUNK_BASED;
+	for (uint64_t i = 0; *holes && i < vi->nchunks; i++) {
+		struct erofs_map map;
+		int err = erofs_map_blocks(&s->l.r, vi, i << vi->chunkbits, &map);
+
+		if (err)
+			return erofs_layer_reader_failed(&s->l, err);
+		*holes = !(map.flags & EROFS_MAP_MAPPED);
+	}
+	return 0;
+}
+
 /* --clean=data: the file's bytes, decoded, into the spool; zeros stay holes. */
 static int copy_file(struct imgsrc *s, struct erofs_inode *inode, const struct erofs_rd_inode *vi)
 {
 	uint64_t pos = (s->spool_end + SPOOL_ALIGN - 1) / SPOOL_ALIGN * SPOOL_ALIGN;
+	bool holes = vi->flat_hole;
+	int err;
+
+	/* nothing stored: nothing to read (a hostile size would take hours) */
+	if (!holes && (err = all_holes(s, vi, &holes)))
+		return err;
+	if (holes)
+		return erofs_inode_make_hole(inode, vi->size, s->opts->blkszbits);
 
 	if (vi->layout == EROFS_LAYOUT_FLAT_PLAIN && !vi->flat_hole && vi->flat_head == vi->size &&
 	    s->opts->layer_data == EROFS_LAYER_DATA_COPY && !s->l.r.nr_devs)

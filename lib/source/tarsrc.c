@@ -171,37 +171,6 @@ static int spool_copy(struct tarsrc *t, int fd, uint64_t pos, uint64_t len)
 	return 0;
 }
 
-/* --tar=headerball: a file of zeros, a chunk-based file with one hole. */
-static int zero_file(struct erofs_inode *inode, uint64_t size, unsigned int blkszbits)
-{
-	unsigned int chunkbits = blkszbits;
-	struct erofs_chunks *ch = calloc(1, sizeof(*ch));
-
-	while (chunkbits < blkszbits + 31 && 1ull << chunkbits < size)
-		chunkbits++;
-	if (!ch || !(ch->blkaddr = malloc(sizeof(*ch->blkaddr)))) {
-		free(ch);
-		return -ENOMEM;
-	}
-	ch->chunkbits = (uint8_t)chunkbits;
-	ch->count = (uint32_t)((size + (1ull << chunkbits) - 1) >> chunkbits);
-	if (ch->count > 1) {	/* past 2^31 blocks: more holes */
-		uint32_t *more = realloc(ch->blkaddr, ch->count * sizeof(*more));
-
-		if (!more) {
-			free(ch->blkaddr);
-			free(ch);
-			return -ENOMEM;
-		}
-		ch->blkaddr = more;
-	}
-	for (uint32_t i = 0; i < ch->count; i++)
-		ch->blkaddr[i] = EROFS_NULL_ADDR;
-	inode->chunks = ch;
-	inode->blkaddr = EROFS_NULL_ADDR;
-	return 0;
-}
-
 /* Copies the entry's data into the spool, or notes where it is in the tar. */
 static int place_data(struct tarsrc *t, struct erofs_inode *inode, uint64_t size)
 {
@@ -211,7 +180,7 @@ static int place_data(struct tarsrc *t, struct erofs_inode *inode, uint64_t size
 	int fd, err;
 
 	if (t->opts->tar_headerball)	/* no data: all zeros, one hole */
-		return zero_file(inode, size, t->opts->blkszbits);
+		return erofs_inode_make_hole(inode, size, t->opts->blkszbits);
 	if (t->in_place && !e->sparse) {
 		inode->data_pos = t->base + e->data_offset;
 		return 0;

@@ -395,3 +395,26 @@ void erofs_tree_free(struct erofs_tree *tree)
 	memset(tree, 0, sizeof(*tree));
 	tree->source_dirfd = -1;
 }
+
+int erofs_inode_make_hole(struct erofs_inode *inode, uint64_t size, unsigned int blkszbits)
+{
+	unsigned int chunkbits = blkszbits;
+	struct erofs_chunks *ch = calloc(1, sizeof(*ch));
+
+	while (chunkbits < blkszbits + 31 && 1ull << chunkbits < size)
+		chunkbits++;
+	if (!ch)
+		return -ENOMEM;
+	ch->chunkbits = (uint8_t)chunkbits;
+	ch->count = (uint32_t)((size + (1ull << chunkbits) - 1) >> chunkbits);
+	/* past 2^31 blocks a chunk each: a few more holes */
+	if (!(ch->blkaddr = malloc((ch->count ? ch->count : 1) * sizeof(*ch->blkaddr)))) {
+		free(ch);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < ch->count; i++)
+		ch->blkaddr[i] = EROFS_NULL_ADDR;
+	inode->chunks = ch;
+	inode->blkaddr = EROFS_NULL_ADDR;
+	return 0;
+}

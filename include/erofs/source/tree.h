@@ -104,4 +104,11 @@ int erofs_tree_list(struct erofs_tree *tree);
 
 void erofs_tree_free(struct erofs_tree *tree);
 
+/*
+ * A regular file of size bytes that are all zeros, stored as nothing: a
+ * chunk-based file whose chunks are holes (--tar=headerball, a layer's
+ * file without a block).  Its data is settled: it goes to no pipeline.
+ */
+int erofs_inode_make_hole(struct erofs_inode *inode, uint64_t size, unsigned int blkszbits);
+
 #endif
