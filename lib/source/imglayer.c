@@ -198,10 +198,24 @@ int erofs_layer_copy(struct erofs_layer *l, const struct erofs_rd_inode *vi, uin
 
 	if (!l->buf && !(l->buf = malloc(EROFS_LAYER_COPY_BUFFER)))
 		return -ENOMEM;
-	for (uint64_t end = off + len; off < end; ) {
+	for (uint64_t end = off + len, mapped_end = off; off < end; ) {
 		size_t n = end - off < EROFS_LAYER_COPY_BUFFER ? (size_t)(end - off)
 							       : EROFS_LAYER_COPY_BUFFER;
 
+		/* holes are skipped, not read: a sparse file costs what it stores */
+		if (off >= mapped_end) {
+			struct erofs_map map;
+
+			if ((err = erofs_map_blocks(&l->r, vi, off, &map)))
+				return erofs_layer_reader_failed(l, err);
+			if (!(map.flags & EROFS_MAP_MAPPED)) {
+				off = map.la + map.llen;
+				continue;
+			}
+			mapped_end = map.la + map.llen;
+		}
+		if (n > mapped_end - off)
+			n = (size_t)(mapped_end - off);
 		if ((err = erofs_read_data(&l->r, vi, l->buf, n, off)))
 			return erofs_layer_reader_failed(l, err);
 		if (!erofs_is_zero(l->buf, n) &&
