@@ -46,7 +46,7 @@ enum {
 	OPT_MAX_KERNEL,
 	/* erofs-utils 1.9.4 spellings */
 	OPT_ALL_TIME, OPT_PRESERVE_MTIME, OPT_ASYNC_QUEUE_LIMIT, OPT_NETWORK_SOURCE,
-	OPT_FSALIGNBLKS, OPT_ZFEATURE_BITS, OPT_OFFSET, OPT_ROOT_XATTR_ISIZE, OPT_CLEAN, OPT_INCREMENTAL, OPT_DSUNIT,
+	OPT_FSALIGNBLKS, OPT_ZFEATURE_BITS, OPT_OFFSET, OPT_ROOT_XATTR_ISIZE, OPT_CLEAN, OPT_INCREMENTAL, OPT_DSUNIT, OPT_MAX_EXTENT_BYTES,
 	OPT_NOT_YET, OPT_VMDK_DESC,
 };
 
@@ -88,7 +88,7 @@ static const struct option long_options[] = {
 	{ "zD", optional_argument, NULL, OPT_NOT_YET },
 	{ "MZ", optional_argument, NULL, OPT_NOT_YET },
 	{ "xattr-inode-digest", optional_argument, NULL, OPT_NOT_YET },
-	{ "max-extent-bytes", required_argument, NULL, OPT_NOT_YET },
+	{ "max-extent-bytes", required_argument, NULL, OPT_MAX_EXTENT_BYTES },
 	{ "gzinfo", optional_argument, NULL, OPT_NOT_YET },
 	{ "dsunit", required_argument, NULL, OPT_DSUNIT },
 
@@ -351,6 +351,16 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 			opts->tar_dump_file = optarg;
 			break;
 		case OPT_MAX_KERNEL: cl->max_kernel = optarg; break;
+		case OPT_MAX_EXTENT_BYTES:
+			err = mkfs_parse_int64(optarg, "--max-extent-bytes", INT32_MIN, INT32_MAX, &v);
+			if (!err && v < 0) {
+				/* erofs-utils' fixed-input extents of -E48bit */
+				erofs_err("--max-extent-bytes=%s: a negative size (unaligned extents of "
+					  "fixed input, -E48bit) is not implemented yet", optarg);
+				err = -EOPNOTSUPP;
+			}
+			opts->max_extent_bytes = (uint32_t)(v > 0 ? v : 0);
+			break;
 		case OPT_DSUNIT:
 			err = mkfs_parse_int64(optarg, "--dsunit block count", 0, INT32_MAX, &v);
 			opts->dsunit = (uint32_t)v;
@@ -408,6 +418,12 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 	if (opts->packed_pcluster_size % (1u << opts->blkszbits)) {
 		erofs_err("-E fragments=%u: the pcluster size must be a multiple of the block size %u",
 			  opts->packed_pcluster_size, 1u << opts->blkszbits);
+		return -EINVAL;
+	}
+	if (opts->max_extent_bytes && opts->max_extent_bytes < 1u << opts->blkszbits) {
+		/* one extent may start per lcluster: none shorter than a block */
+		erofs_err("--max-extent-bytes=%u: at least the block size, %u", opts->max_extent_bytes,
+			  1u << opts->blkszbits);
 		return -EINVAL;
 	}
 	if (opts->fragments && opts->compressor == EROFS_COMPRESS_NONE) {

@@ -89,6 +89,8 @@ void mkfs_usage(FILE *out)
 	      "                         (zero padded: room to add xattrs in place later)\n"
 	      " --vmdk-desc=X           write a VMDK descriptor to X joining the image and\n"
 	      "                         its extra device (--tar=i, --blobdev) in one disk\n"
+	      " --max-extent-bytes=#    no compressed extent decodes to more than # bytes\n"
+	      "                         (at least the block size)\n"
 	      " --dsunit=#              start each file's data (a block or more) on a multiple\n"
 	      "                         of # blocks, as on a RAID stripe\n"
 	      " --offset=#              write the image # bytes into IMAGE (zeros before it)\n"

@@ -197,6 +197,23 @@ done
 check "--dsunit=1 is no alignment" bash -c \
 	"'$MKFS' --quiet -U clear -T0 --dsunit=1 '$WORK/ds1.img' '$WORK/ds' && cmp -s '$WORK/ds1.img' '$WORK/nods.img'"
 
+# --max-extent-bytes=N: no extent of a compressed file decodes to more than
+# N bytes, whatever the algorithm or tail packing; under a block: refused
+mkdir -p "$WORK/me" && seq 1 200000 > "$WORK/me/text"
+for z in "-zlz4hc -C65536" "-zlzma -C131072" "-zzstd -C65536" "-zdeflate -C65536 -Eztailpacking"; do
+	rm -rf "$WORK/me-x"
+	# shellcheck disable=SC2086
+	"$MKFS" --quiet -U clear -T0 $z --max-extent-bytes=16384 "$WORK/me.img" "$WORK/me" &&
+		"$FSCK" --extract="$WORK/me-x" "$WORK/me.img" >/dev/null
+	longest=$("$top_builddir/dump/dump.erofs" -e --path=/text "$WORK/me.img" |
+		awk '/^ +[0-9]+:/ { split($0, a, "|"); split(a[2], b, ":"); if (b[1] + 0 > m) m = b[1] + 0; n++ }
+		     END { print n + 0, m + 0 }')
+	check "--max-extent-bytes=16384 $z: ${longest% *} extents, the longest ${longest#* } bytes" bash -c \
+		"[ ${longest% *} -gt 10 ] && [ ${longest#* } -le 16384 ] && cmp -s '$WORK/me/text' '$WORK/me-x/text'"
+done
+check "--max-extent-bytes under a block is refused" bash -c \
+	"! '$MKFS' --quiet -zlz4 --max-extent-bytes=1000 '$WORK/never.img' '$WORK/me' 2>/dev/null && [ ! -e '$WORK/never.img' ]"
+
 # --root-xattr-isize=N: the root's inline xattrs take N bytes (rounded to 4),
 # zero padded, with or without xattrs of its own; readers skip the padding
 "$MKFS" --quiet -U clear -T0 "$WORK/rootx-plain.img" "$src"

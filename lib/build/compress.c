@@ -115,6 +115,11 @@ int erofs_compressor_new(const struct erofs_build_options *opts, struct erofs_co
 				? EXTENT_INPUT_MAX : (EROFS_LI_DELTA_MAX - 1) << opts->blkszbits;
 	c->extent_max_dense = EXTENT_INPUT_MAX_DENSE < (EROFS_LI_DELTA_MAX - 1) << opts->blkszbits
 				? EXTENT_INPUT_MAX_DENSE : (EROFS_LI_DELTA_MAX - 1) << opts->blkszbits;
+	/* --max-extent-bytes: what one extent may decode to, for readers of it */
+	if (opts->max_extent_bytes && opts->max_extent_bytes < c->extent_max)
+		c->extent_max = opts->max_extent_bytes;
+	if (opts->max_extent_bytes && opts->max_extent_bytes < c->extent_max_dense)
+		c->extent_max_dense = opts->max_extent_bytes;
 	c->input = malloc(erofs_segment_size(opts));
 	c->pcluster = malloc(EROFS_PCLUSTER_MAX_SIZE);
 	c->estimate = malloc(LZ4_COMPRESSBOUND(ESTIMATE_PIECE));

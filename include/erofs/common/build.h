@@ -169,6 +169,8 @@ struct erofs_build_options {
 	const char *blobdev;		/* --blobdev: every chunk goes to this extra device */
 	unsigned int workers;		/* compression threads */
 	uint32_t fsalign_blocks;	/* --fsalignblks: image size a multiple of it; 0: off */
+	/* --max-extent-bytes: no extent decodes to more; 0: no limit of ours */
+	uint32_t max_extent_bytes;
 	/* --dsunit: each file's data (a block or more of it) starts on a
 	 * multiple of this many blocks, as on a RAID stripe; 0 or 1: off */
 	uint32_t dsunit;
