@@ -67,4 +67,12 @@ void erofs_kneeds_from_options(const struct erofs_build_options *opts,
 		erofs_kneeds_add(needs, EROFS_KF_CHUNKS, "--tar=i");
 	if (opts->tar_index && !opts->tar_mapfile)
 		erofs_kneeds_add(needs, EROFS_KF_DEVICES, "--tar=i");
+	/* files of zeros are chunk-based files of holes */
+	if (opts->tar_headerball)
+		erofs_kneeds_add(needs, EROFS_KF_CHUNKS, "--tar=headerball");
+	/* rebuild mode's metadata-only image: chunk indexes into the layers */
+	if (erofs_opts_layer_index(opts)) {
+		erofs_kneeds_add(needs, EROFS_KF_CHUNKS, "rebuild mode");
+		erofs_kneeds_add(needs, EROFS_KF_DEVICES, "rebuild mode");
+	}
 }
