@@ -103,7 +103,7 @@ expect_failure "--tar=i with --chunksize" "keeps file data in the tar" \
 	"$MKFS" --quiet --tar=i --chunksize=4096 "$out/i" "$tarf"
 expect_failure "--tar=i, with an empty map name" "map file name is empty" \
 	"$MKFS" --quiet --tar=i, "$out/i" "$tarf"
-expect_failure "--tar=x" "expected f .*, i .* or i,MAPFILE" \
+expect_failure "--tar=x" "expected f .*, i .*, i,MAPFILE or headerball" \
 	"$MKFS" --quiet --tar=x "$out/i" "$tarf"
 expect_failure "--tar=i -b 1024" "512-byte blocks; -b 1024 needs --tar=i,MAPFILE" \
 	"$MKFS" --quiet --tar=i -b 1024 "$out/i" "$tarf"
