@@ -17,6 +17,11 @@
  *       kept images in the guest).
  *   fuzz-mutate -p SEED.img
  *       prints the fields the parser found (a debugging aid).
+ *   fuzz-mutate -E NAME[#WHO]=VALUE [-E ...] -o IMG SEED.img
+ *       named edits of one seed (the findings' reproducers; see
+ *       apply_named), resealed.
+ *   fuzz-mutate -R IMG
+ *       reseals IMG's superblock checksum in place (fuzz.sh --reduce).
  *
  * Disk header: "FORGE-FUZZ 1 COUNT HEADER_BYTES\n", then one line per image,
  * "NUMBER OFFSET SIZE[ BLOB_OFFSET BLOB_SIZE]\n", NUL-padded to HEADER_BYTES
@@ -1551,6 +1556,48 @@ static const struct seed *make_mutant(uint64_t campaign, uint64_t number, unsign
 	return s;
 }
 
+/*
+ * -E NAME[#WHO]=VALUE: set the field NAME (as -p prints it) of inode WHO (a
+ * nid, or root, mbox, packed; default: the first field of that name) to
+ * VALUE.  Findings are kept as a seed image plus such edits
+ * (qemu-tests/fuzz-findings.list), so the reproducer survives format
+ * changes of the tree it was found on.
+ */
+static void apply_named(const struct seed *s, struct mutant *m, const char *edit)
+{
+	char name[64], who[32] = "";
+	const char *eq = strchr(edit, '='), *hash = strchr(edit, '#');
+	uint64_t nid = UINT64_MAX, val;
+	const struct field *f = NULL;
+	size_t nl;
+
+	if (!eq)
+		die("-E %s: NAME[#WHO]=VALUE", edit);
+	nl = (size_t)((hash && hash < eq ? hash : eq) - edit);
+	if (nl >= sizeof(name))
+		die("-E %s: name too long", edit);
+	memcpy(name, edit, nl);
+	name[nl] = 0;
+	if (hash && hash < eq)
+		snprintf(who, sizeof(who), "%.*s", (int)(eq - hash - 1), hash + 1);
+	val = strtoull(eq + 1, NULL, 0);
+	if (!strcmp(who, "root"))
+		nid = (s->is48 && get64(s->img + SB_OFF + 0x70)) ? get64(s->img + SB_OFF + 0x70)
+								 : get16(s->img + SB_OFF + 14);
+	else if (!strcmp(who, "mbox"))
+		nid = s->mbox_nid;
+	else if (!strcmp(who, "packed"))
+		nid = get64(s->img + SB_OFF + 96);
+	else if (who[0])
+		nid = strtoull(who, NULL, 0);
+	for (size_t i = 0; i < s->nf && !f; i++)
+		if (!strcmp(s->f[i].name, name) && (nid == UINT64_MAX || s->f[i].nid == nid))
+			f = &s->f[i];
+	if (!f)
+		die("-E %s: no field %s%s%s in %s", edit, name, who[0] ? " of " : "", who, s->path);
+	set_field(m, f, val, "named");
+}
+
 /* ---------------------------------------------------------------- main --- */
 
 static void write_all(int fd, const void *buf, size_t len, uint64_t off, const char *what)
@@ -1651,9 +1698,11 @@ int main(int argc, char **argv)
 	uint64_t campaign = 1, first = 0, count = 100, only = UINT64_MAX;
 	unsigned int reseal = 95;
 	const char *out = NULL, *logpath = NULL;
-	int opt, print = 0, pack = 0;
+	int opt, print = 0, pack = 0, reseal_only = 0;
+	const char *edits[32];
+	int nedits = 0;
 
-	while ((opt = getopt(argc, argv, "s:f:n:r:o:l:x:pPF")) != -1) {
+	while ((opt = getopt(argc, argv, "s:f:n:r:o:l:x:pPFE:R")) != -1) {
 		switch (opt) {
 		case 's': campaign = strtoull(optarg, NULL, 0); break;
 		case 'f': first = strtoull(optarg, NULL, 0); break;
@@ -1665,14 +1714,37 @@ int main(int argc, char **argv)
 		case 'p': print = 1; break;
 		case 'P': pack = 1; break;
 		case 'F': g_newops = 1; break;
+		case 'R': reseal_only = 1; break;
+		case 'E':
+			if (nedits == 32)
+				die("at most 32 -E");
+			edits[nedits++] = optarg;
+			break;
 		default: return 2;
 		}
+	}
+	if (reseal_only && optind + 1 == argc) {	/* -R IMG: reseal in place */
+		size_t size;
+		unsigned char *img = read_file(argv[optind], &size);
+		int64_t c = size >= SB_OFF + 128 ? erofs_sb_csum(img, size) : -1;
+		int fd;
+
+		if (c < 0 || !(get32(img + SB_OFF + 8) & COMPAT_SB_CHKSUM))
+			return 0;
+		put32(img + SB_OFF + 4, (uint32_t)c);
+		fd = open(argv[optind], O_WRONLY);
+		if (fd < 0)
+			die("%s: %s", argv[optind], strerror(errno));
+		write_all(fd, img + SB_OFF + 4, 4, SB_OFF + 4, argv[optind]);
+		return close(fd) ? 1 : 0;
 	}
 	if (optind >= argc || (!out && !print)) {
 		fprintf(stderr, "usage: fuzz-mutate [-s SEED] [-f FIRST] [-n COUNT] [-r RESEAL%%] [-F] "
 				"-o DISK [-l LOG] SEED.img...\n"
 				"       fuzz-mutate -x NUMBER [-s SEED] [-F] -o IMG SEED.img...\n"
 				"       fuzz-mutate -P -o DISK IMG...\n"
+				"       fuzz-mutate -E NAME[#NID|root|mbox|packed]=VALUE... -o IMG SEED.img\n"
+				"       fuzz-mutate -R IMG\n"
 				"       fuzz-mutate -p SEED.img...\n");
 		return 2;
 	}
@@ -1692,6 +1764,30 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < nseeds; i++)
 		if (!seeds[i].nf || !seeds[i].ninodes)
 			die("%s: nothing parsed", seeds[i].path);
+	if (nedits) {	/* named edits of the one seed, resealed */
+		struct mutant m = { 0 };
+		int fd;
+
+		if (nseeds != 1 || !out)
+			die("-E: one seed image and -o IMG");
+		m.img = xrealloc(NULL, seeds[0].size);
+		memcpy(m.img, seeds[0].img, seeds[0].size);
+		m.size = seeds[0].size;
+		for (int i = 0; i < nedits; i++)
+			apply_named(&seeds[0], &m, edits[i]);
+		if (get32(m.img + SB_OFF + 8) & COMPAT_SB_CHKSUM) {
+			int64_t c = erofs_sb_csum(m.img, m.size);
+
+			if (c >= 0)
+				put32(m.img + SB_OFF + 4, (uint32_t)c);
+		}
+		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0)
+			die("%s: %s", out, strerror(errno));
+		write_all(fd, m.img, m.size, 0, out);
+		fprintf(stderr, "%s%s\n", seeds[0].base, m.log);
+		return close(fd) ? 1 : 0;
+	}
 
 	if (only != UINT64_MAX) {
 		struct mutant m = { 0 };

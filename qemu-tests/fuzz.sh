@@ -6,6 +6,20 @@
 #                           [--kernel 6.12|7] [--batch B] [--out DIR]
 #                           [--walk-seconds S] [--seeds REGEX]
 #   bash qemu-tests/fuzz.sh --replay [--mode ours|stock|--kernel K] IMG...
+#   bash qemu-tests/fuzz.sh --kernel K --findings [LIST]
+#   bash qemu-tests/fuzz.sh [--kernel K|--mode M] --reduce CRASH.img SEED.img
+#
+# --reduce shrinks a kept finding to the fewest byte changes against its
+# seed (seeds/ of the run; the first word of its edit log) that still end
+# the guest the same way: each run of changed bytes (and a truncation) is
+# put back in turn, the image resealed and replayed alone, and kept back
+# when the guest still crashes (or hangs).  Prints the changes left with
+# the fields they touch; OUT/reduced.img is the result.
+#
+# --findings replays the reduced findings of fuzz-findings.list for kernel
+# K, each in a fresh guest, after checking that our fsck.erofs and
+# dump.erofs refuse them; a line expecting the stock kernel to crash or
+# hang FAILs loudly when it no longer does (fixed: update the line).
 #
 # --kernel 6.12|7 fuzzes a newer Debian kernel (fetch-kernel.sh, as run.sh's
 # KERNELS) with its own packaged erofs.ko instead of the host's 6.1: the
@@ -56,7 +70,7 @@ FUZZ_NICE=${FUZZ_NICE:-10}
 FUZZ_KEEP_LOGS=${FUZZ_KEEP_LOGS:-0}
 
 IMAGES=10000 SEED=1 MODE=ours BATCH=1000 OUTDIR='' WALK_S=8 KILL_S=20 HANG_S=90 SEED_RE=''
-KSERIES='' FUZZ_F=() MODE_SET=0
+KSERIES='' FUZZ_F=() MODE_SET=0 FINDINGS='' REDUCE=0
 KERNEL_DIR=${KERNEL_DIR:-$top_builddir/qemu-tests/kernels}
 CAP=$((4 * 1024 * 1024)) RESEAL=95 REPLAY_CRASHES=1 REPLAY=0
 CACHE_LIMIT_KB=$((64 * 1024))	# page-cache growth allowed for one walk
@@ -69,7 +83,7 @@ first() { awk -v n="$1" 'NR <= n'; }
 die() { msg "error: $*"; exit 2; }
 
 usage() {
-	sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 }
 
@@ -87,6 +101,9 @@ while [ $# -gt 0 ]; do
 	--seeds) SEED_RE=$2; shift ;;
 	--no-replay) REPLAY_CRASHES=0 ;;
 	--replay) REPLAY=1 ;;
+	--reduce) REDUCE=1 ;;
+	--findings) FINDINGS=$here/fuzz-findings.list
+		case ${2:-} in ''|--*) ;; *) FINDINGS=$2; shift ;; esac ;;
 	-h|--help) usage ;;
 	--*) die "unknown option $1" ;;
 	*) break ;;
@@ -526,6 +543,132 @@ run_batch() {
 	done
 }
 
+# --------------------------------------------------------------- findings ---
+
+# the tree of the reduced findings: a file with an xattr, a 5000-byte file
+# in a directory, a symlink
+make_tiny_tree() {
+	mkdir -p "$1/d"
+	printf 'hello\n' > "$1/hello"
+	head -c 5000 /dev/zero | tr '\0' 'z' > "$1/d/five-k"
+	ln -s ../hello "$1/d/link"
+	setfattr -n user.colour -v blue "$1/hello"
+	find "$1" -exec touch -h -d '2020-01-01 00:00:00' {} +
+}
+
+# findings LIST: each line "NAME KERNEL EXPECT MKFS-ARGS... -- EDITS..." of
+# this kernel series: mkfs of the tiny tree, fuzz-mutate -E EDITS, our
+# readers must refuse it, then the image alone in a fresh guest, whose end
+# must match EXPECT (crash, hang, or survive: the walk ends, any errors)
+findings() {
+	local list=$1 name kser expect rest margs edits img end pass=0 fail=0 r
+	[ -f "$list" ] || die "no findings list $list"
+	make_tiny_tree "$SCRATCH/tiny"
+	while read -r name kser expect rest; do
+		[ -n "$name" ] && [ "${name:0:1}" != '#' ] && [ "$kser" = "$KSERIES" ] || continue
+		margs=${rest%% -- *} edits=${rest#* -- }
+		img=$OUT/$name.img
+		# shellcheck disable=SC2086 # word lists from the list file
+		"$MKFS" --quiet -T 1577836800 -U clear $margs "$img.seed" "$SCRATCH/tiny" > "$SCRATCH/mkfs.log" 2>&1 ||
+			{ echo "FAIL: $KSHORT/$name (mkfs $margs: $(tail -n 1 "$SCRATCH/mkfs.log"))"; fail=$((fail + 1)); continue; }
+		# shellcheck disable=SC2086
+		"$SCRATCH/bin/fuzz-mutate" $(printf -- '-E %s ' $edits) -o "$img" "$img.seed" 2> "$SCRATCH/edit.log" ||
+			{ echo "FAIL: $KSHORT/$name (edit: $(tail -n 1 "$SCRATCH/edit.log"))"; fail=$((fail + 1)); continue; }
+		r=
+		for tool in "$top_builddir/fsck/fsck.erofs" "$top_builddir/dump/dump.erofs --path=/ --ls"; do
+			# shellcheck disable=SC2086
+			if $tool "$img" > "$SCRATCH/reader.out" 2>&1; then
+				r="${r}${tool##*/} accepts it; "
+			elif ! grep -q 'error:' "$SCRATCH/reader.out"; then
+				r="${r}${tool##*/} fails without an error message; "
+			fi
+		done
+		[ -z "$r" ] || { echo "FAIL: $KSHORT/$name (${r%; })"; fail=$((fail + 1)); continue; }
+		replay_one "$img" "$name"
+		end=${REPLAY_END%%:*}
+		case $expect:$end in
+		crash:crash|hang:hang|survive:done)
+			echo "PASS: $KSHORT/$name ($expect as expected: $(crash_lines "$OUT/boots/replay-$name.log" | grep -m1 -aE 'BUG:|RIP:|watchdog|blocked' || echo "${REPLAY_END:0:120}"); our readers: $(grep -m1 'error:' "$SCRATCH/reader.out" | cut -c1-100))"
+			pass=$((pass + 1)) ;;
+		crash:done|hang:done)
+			echo "FAIL: $KSHORT/$name ($KVER no longer ${expect}es on it: fixed? then make the line expect survive) (log: $OUT/boots/replay-$name.log)"
+			fail=$((fail + 1)) ;;
+		*)	echo "FAIL: $KSHORT/$name (expected $expect, got $REPLAY_END) (log: $OUT/boots/replay-$name.log)"
+			fail=$((fail + 1)) ;;
+		esac
+	done < "$list"
+	echo "$pass passed, $fail failed"
+	[ "$fail" = 0 ]
+}
+
+# ----------------------------------------------------------------- reduce ---
+
+# the runs of bytes IMG changes against SEED ("OFFSET LENGTH", runs closer
+# than 8 bytes merged, the superblock checksum left out), then "trunc" if
+# IMG is shorter
+diff_runs() { # IMG SEED
+	python3 - "$1" "$2" <<-'PY'
+		import sys
+		a = open(sys.argv[1], 'rb').read(); b = open(sys.argv[2], 'rb').read()
+		runs = []
+		for i in range(min(len(a), len(b))):
+		    if a[i] != b[i] and not 1028 <= i < 1032:
+		        if runs and i - runs[-1][1] <= 8:
+		            runs[-1][1] = i + 1
+		        else:
+		            runs.append([i, i + 1])
+		for s, e in runs:
+		    print(s, e - s)
+		if len(a) < len(b):
+		    print("trunc")
+	PY
+}
+
+# put_back IMG SEED RUN: RUN's bytes of SEED back into IMG ("trunc": its tail)
+put_back() {
+	if [ "$3" = trunc ]; then
+		dd if="$2" of="$1" bs=4096 skip=$(( $(stat -c %s "$1") / 4096 )) \
+			seek=$(( $(stat -c %s "$1") / 4096 )) conv=notrunc status=none
+	else
+		dd if="$2" of="$1" bs=1 skip="${3% *}" seek="${3% *}" count="${3#* }" conv=notrunc status=none
+	fi
+	"$SCRATCH/bin/fuzz-mutate" -R "$1"
+}
+
+reduce() { # CRASH SEED
+	local img=$1 seed=$2 cur=$OUT/reduced.img try=$SCRATCH/try.img want run n=0 kept=()
+	cp "$img" "$cur"
+	replay_one "$cur" base
+	want=${REPLAY_END%%:*}
+	case $want in crash|hang) ;; *) die "$img does not crash or hang alone ($REPLAY_END)" ;; esac
+	msg "$img: $want alone; $(diff_runs "$cur" "$seed" | wc -l) run(s) of changes against $seed"
+	while read -r run; do
+		n=$((n + 1))
+		cp "$cur" "$try"
+		put_back "$try" "$seed" "$run"
+		replay_one "$try" "try-$n"
+		if [ "${REPLAY_END%%:*}" = "$want" ]; then
+			cp "$try" "$cur"
+			msg "run $run: not needed (still $want)"
+		else
+			kept+=("$run")
+			msg "run $run: needed (without it: ${REPLAY_END:0:60})"
+		fi
+	done < <(diff_runs "$img" "$seed")
+	"$SCRATCH/bin/fuzz-mutate" -F -p "$seed" > "$SCRATCH/fields"
+	echo "reduced: $cur ($want), ${#kept[@]} change(s) left against $(basename "$seed"):"
+	for run in "${kept[@]}"; do
+		if [ "$run" = trunc ]; then
+			echo "  truncated to $(stat -c %s "$cur") bytes"
+			continue
+		fi
+		echo "  bytes ${run% *}+${run#* }: $(od -An -tx1 -j "${run% *}" -N "${run#* }" "$seed" | tr -s ' ') -> $(od -An -tx1 -j "${run% *}" -N "${run#* }" "$cur" | tr -s ' ')"
+		awk -v s="${run% *}" -v l="${run#* }" '$2 ~ /^@/ {
+			split(substr($2, 2), p, "[./]"); o = p[1] + 0; w = int((p[2] + p[3] + 7) / 8)
+			if (o < s + l && o + w > s) print "    field " $1 " (" $2 ", nid " $6 ")" }' "$SCRATCH/fields" | first 6
+	done
+}
+
 # ----------------------------------------------------------------- report ---
 
 report() {
@@ -604,6 +747,16 @@ main() {
 	build_fuzz_initramfs
 	FAILURES=() BOOTS=0
 	: > "$OUT/results"
+	if [ "$REDUCE" = 1 ]; then
+		[ $# -eq 2 ] || die "--reduce CRASH.img SEED.img"
+		reduce "$1" "$2"
+		exit
+	fi
+	if [ -n "$FINDINGS" ]; then
+		[ -n "$KSERIES" ] || die "--findings needs --kernel"
+		findings "$FINDINGS"
+		exit
+	fi
 	if [ "$REPLAY" = 1 ]; then
 		for img in "$@"; do
 			replay_one "$img" "$(basename "$img" .img)"
