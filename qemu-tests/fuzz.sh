@@ -3,7 +3,7 @@
 # of the default test command; see ROBUSTNESS.md, "Kernel fuzz campaign".
 #
 #   bash qemu-tests/fuzz.sh [--images N] [--seed S] [--mode ours|stock]
-#                           [--kernel 6.12|7] [--batch B] [--out DIR]
+#                           [--kernel 6.12|7 [--module KO]] [--batch B] [--out DIR]
 #                           [--walk-seconds S] [--seeds REGEX]
 #   bash qemu-tests/fuzz.sh --replay [--mode ours|stock|--kernel K] IMG...
 #   bash qemu-tests/fuzz.sh --kernel K --findings [LIST]
@@ -20,6 +20,9 @@
 # K, each in a fresh guest, after checking that our fsck.erofs and
 # dump.erofs refuse them; a line expecting the stock kernel to crash or
 # hang FAILs loudly when it no longer does (fixed: update the line).
+# --module KO (with --kernel) loads KO, a module built for that kernel
+# (kmod/build-7x.sh), instead of its own: with --findings every line must
+# then survive.
 #
 # --kernel 6.12|7 fuzzes a newer Debian kernel (fetch-kernel.sh, as run.sh's
 # KERNELS) with its own packaged erofs.ko instead of the host's 6.1: the
@@ -70,7 +73,7 @@ FUZZ_NICE=${FUZZ_NICE:-10}
 FUZZ_KEEP_LOGS=${FUZZ_KEEP_LOGS:-0}
 
 IMAGES=10000 SEED=1 MODE=ours BATCH=1000 OUTDIR='' WALK_S=8 KILL_S=20 HANG_S=90 SEED_RE=''
-KSERIES='' FUZZ_F=() MODE_SET=0 FINDINGS='' REDUCE=0
+KSERIES='' FUZZ_F=() MODE_SET=0 FINDINGS='' REDUCE=0 MODULE_KO=''
 KERNEL_DIR=${KERNEL_DIR:-$top_builddir/qemu-tests/kernels}
 CAP=$((4 * 1024 * 1024)) RESEAL=95 REPLAY_CRASHES=1 REPLAY=0
 CACHE_LIMIT_KB=$((64 * 1024))	# page-cache growth allowed for one walk
@@ -93,6 +96,7 @@ while [ $# -gt 0 ]; do
 	--seed) SEED=$2; shift ;;
 	--mode) MODE=$2; MODE_SET=1; shift ;;
 	--kernel) KSERIES=$2; shift ;;
+	--module) MODULE_KO=$2; shift ;;
 	--batch) BATCH=$2; shift ;;
 	--out) OUTDIR=$2; shift ;;
 	--walk-seconds) WALK_S=$2; KILL_S=$((WALK_S + 12)); shift ;;
@@ -113,9 +117,15 @@ done
 case $MODE in ours|stock) ;; *) die "--mode: ours or stock" ;; esac
 case $KSERIES in
 '') ;;
-6.12|7)	# only the kernel's own module: kmod/ is 6.1's
-	[ "$MODE_SET" = 0 ] || [ "$MODE" = stock ] || die "--kernel $KSERIES: only --mode stock (kmod/ builds for 6.1)"
-	MODE=stock FUZZ_F=(-F) ;;
+6.12|7)	# the kernel's own module, or (--module) one built for it, e.g. by
+	# kmod/build-7x.sh: kmod/ itself is 6.1's
+	[ "$MODE_SET" = 0 ] || [ "$MODE" = stock ] || die "--kernel $KSERIES: only --mode stock, or --module KO"
+	MODE=stock FUZZ_F=(-F)
+	if [ -n "$MODULE_KO" ]; then
+		[ -f "$MODULE_KO" ] || die "--module $MODULE_KO: no such file"
+		MODULE_KO=$(cd "$(dirname "$MODULE_KO")" && pwd)/$(basename "$MODULE_KO")
+		MODE=ours
+	fi ;;
 *) die "--kernel: 6.12 or 7" ;;
 esac
 [ "$REPLAY" = 0 ] || [ $# -gt 0 ] || die "--replay needs images"
@@ -559,7 +569,9 @@ make_tiny_tree() {
 # findings LIST: each line "NAME KERNEL EXPECT MKFS-ARGS... -- EDITS..." of
 # this kernel series: mkfs of the tiny tree, fuzz-mutate -E EDITS, our
 # readers must refuse it, then the image alone in a fresh guest, whose end
-# must match EXPECT (crash, hang, or survive: the walk ends, any errors)
+# must match EXPECT (crash, hang, flood: the walk ends but grows the page
+# cache past CACHE_LIMIT_KB, or survive: the walk ends, any errors; or a
+# comma list of them)
 findings() {
 	local list=$1 name kser expect rest margs edits img end pass=0 fail=0 r
 	[ -f "$list" ] || die "no findings list $list"
@@ -575,7 +587,7 @@ findings() {
 		"$SCRATCH/bin/fuzz-mutate" $(printf -- '-E %s ' $edits) -o "$img" "$img.seed" 2> "$SCRATCH/edit.log" ||
 			{ echo "FAIL: $KSHORT/$name (edit: $(tail -n 1 "$SCRATCH/edit.log"))"; fail=$((fail + 1)); continue; }
 		r=
-		for tool in "$top_builddir/fsck/fsck.erofs" "$top_builddir/dump/dump.erofs --path=/ --ls"; do
+		for tool in "$top_builddir/fsck/fsck.erofs" "$top_builddir/dump/dump.erofs -S"; do
 			# shellcheck disable=SC2086
 			if $tool "$img" > "$SCRATCH/reader.out" 2>&1; then
 				r="${r}${tool##*/} accepts it; "
@@ -585,13 +597,27 @@ findings() {
 		done
 		[ -z "$r" ] || { echo "FAIL: $KSHORT/$name (${r%; })"; fail=$((fail + 1)); continue; }
 		replay_one "$img" "$name"
+		if grep -aq '^forge: INSMODFAILED' "$OUT/boots/replay-$name.log"; then
+			echo "FAIL: $KSHORT/$name (the module did not load: $(grep -a -m1 'module: ' "$OUT/boots/replay-$name.log" | tr -d '\r' | cut -c1-120))"
+			fail=$((fail + 1))
+			continue
+		fi
 		end=${REPLAY_END%%:*}
+		# flood: the walk ends, but grows the page cache past CACHE_LIMIT_KB
+		if [ "$end" = 'done' ] && [ "$expect" = flood ]; then
+			r=$(sed -n 's/.* cache_kb=\([0-9]*\) .*/\1/p' <<< "$REPLAY_END")
+			[ "${r:-0}" -gt "$CACHE_LIMIT_KB" ] && end=flood || end=done
+		fi
+		# a module of ours (--module) must survive every finding, floods too
+		[ "$MODE" = stock ] || expect=survive
+		# EXPECT may list alternatives: hang,crash (a soft lockup panics)
+		[[ ,$expect, == *,$end,* ]] && expect=$end
 		case $expect:$end in
-		crash:crash|hang:hang|survive:done)
+		crash:crash|hang:hang|survive:done|flood:flood)
 			echo "PASS: $KSHORT/$name ($expect as expected: $(crash_lines "$OUT/boots/replay-$name.log" | grep -m1 -aE 'BUG:|RIP:|watchdog|blocked' || echo "${REPLAY_END:0:120}"); our readers: $(grep -m1 'error:' "$SCRATCH/reader.out" | cut -c1-100))"
 			pass=$((pass + 1)) ;;
-		crash:done|hang:done)
-			echo "FAIL: $KSHORT/$name ($KVER no longer ${expect}es on it: fixed? then make the line expect survive) (log: $OUT/boots/replay-$name.log)"
+		*:done)
+			echo "FAIL: $KSHORT/$name ($KVER no longer shows the $expect: fixed? then make the line expect survive) (log: $OUT/boots/replay-$name.log)"
 			fail=$((fail + 1)) ;;
 		*)	echo "FAIL: $KSHORT/$name (expected $expect, got $REPLAY_END) (log: $OUT/boots/replay-$name.log)"
 			fail=$((fail + 1)) ;;
@@ -736,6 +762,10 @@ main() {
 		KSHORT=$(sed -E 's/^([0-9]+\.[0-9]+).*/\1/' <<< "$KVER")
 		msg "run $RUN_ID: kernel $KVER ($KROOT) with its own erofs.ko, accel $QEMU_ACCEL, out $OUT"
 		MODULE_VERSION="$KVER's own erofs.ko"
+		if [ -n "$MODULE_KO" ]; then
+			OUR_KO=$MODULE_KO
+			MODULE_VERSION="$MODULE_KO on $KVER"
+		fi
 	else
 		KVER=${KVER:-$(detect_kver)}
 		msg "run $RUN_ID: mode $MODE, kernel $KVER, accel $QEMU_ACCEL, out $OUT"
