@@ -610,6 +610,7 @@ findings() {
 		fi
 		# a module of ours (--module) must survive every finding, floods too
 		[ "$MODE" = stock ] || expect=survive
+		case $end in stuck|timeout) end=hang ;; esac	# the walker outlived SIGKILL
 		# EXPECT may list alternatives: hang,crash (a soft lockup panics)
 		[[ ,$expect, == *,$end,* ]] && expect=$end
 		case $expect:$end in
