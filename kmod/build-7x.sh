@@ -26,8 +26,9 @@ fetch=$top_srcdir/qemu-tests/fetch-kernel.sh
 
 die() { echo "build-7x.sh: $*" >&2; exit 1; }
 
-read -r kver kroot < <(top_builddir=$top_builddir bash "$fetch" 7 \
-	"${KERNEL_DIR:-$top_builddir/qemu-tests/kernels}") || die "no 7.x kernel (fetch-kernel.sh 7)"
+kdir=${KERNEL_DIR:-$top_builddir/qemu-tests/kernels}
+read -r kver kroot < <(top_builddir=$top_builddir bash "$fetch" 7 "$kdir") ||
+	die "no 7.x kernel (fetch-kernel.sh 7)"
 short=$(sed -E 's/^([0-9]+\.[0-9]+).*/\1/' <<< "$kver")
 mapfile -t debs < <(bash "$fetch" --debs 7 "linux-source-$short" "linux-headers-$kver")
 [ ${#debs[@]} = 2 ] || die "cannot fetch linux-source-$short and linux-headers-$kver"

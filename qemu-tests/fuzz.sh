@@ -583,8 +583,9 @@ findings() {
 		# shellcheck disable=SC2086 # word lists from the list file
 		"$MKFS" --quiet -T 1577836800 -U clear $margs "$img.seed" "$SCRATCH/tiny" > "$SCRATCH/mkfs.log" 2>&1 ||
 			{ echo "FAIL: $KSHORT/$name (mkfs $margs: $(tail -n 1 "$SCRATCH/mkfs.log"))"; fail=$((fail + 1)); continue; }
-		# shellcheck disable=SC2086
-		"$SCRATCH/bin/fuzz-mutate" $(printf -- '-E %s ' $edits) -o "$img" "$img.seed" 2> "$SCRATCH/edit.log" ||
+		local eargs=() e
+		for e in $edits; do eargs+=(-E "$e"); done
+		"$SCRATCH/bin/fuzz-mutate" "${eargs[@]}" -o "$img" "$img.seed" 2> "$SCRATCH/edit.log" ||
 			{ echo "FAIL: $KSHORT/$name (edit: $(tail -n 1 "$SCRATCH/edit.log"))"; fail=$((fail + 1)); continue; }
 		r=
 		for tool in "$top_builddir/fsck/fsck.erofs" "$top_builddir/dump/dump.erofs -S"; do
@@ -606,7 +607,7 @@ findings() {
 		# flood: the walk ends, but grows the page cache past CACHE_LIMIT_KB
 		if [ "$end" = 'done' ] && [ "$expect" = flood ]; then
 			r=$(sed -n 's/.* cache_kb=\([0-9]*\) .*/\1/p' <<< "$REPLAY_END")
-			[ "${r:-0}" -gt "$CACHE_LIMIT_KB" ] && end=flood || end=done
+			if [ "${r:-0}" -gt "$CACHE_LIMIT_KB" ]; then end=flood; fi
 		fi
 		# a module of ours (--module) must survive every finding, floods too
 		[ "$MODE" = stock ] || expect=survive
@@ -764,6 +765,7 @@ main() {
 		msg "run $RUN_ID: kernel $KVER ($KROOT) with its own erofs.ko, accel $QEMU_ACCEL, out $OUT"
 		MODULE_VERSION="$KVER's own erofs.ko"
 		if [ -n "$MODULE_KO" ]; then
+			# shellcheck disable=SC2034 # lib.sh's initramfs_base copies it in
 			OUR_KO=$MODULE_KO
 			MODULE_VERSION="$MODULE_KO on $KVER"
 		fi
