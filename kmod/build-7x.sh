@@ -18,17 +18,9 @@
 # pahole (dwarves).
 set -euo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-top_srcdir=$(dirname "$here")
-top_builddir=${top_builddir:-$PWD}
+. "$(dirname "${BASH_SOURCE[0]}")/newer-lib.sh"
+newer_kernel build-7x.sh 7
 work=${1:-$top_builddir/kmod-7x}
-fetch=$top_srcdir/qemu-tests/fetch-kernel.sh
-
-die() { echo "build-7x.sh: $*" >&2; exit 1; }
-
-kdir=${KERNEL_DIR:-$top_builddir/qemu-tests/kernels}
-read -r kver kroot < <(top_builddir=$top_builddir bash "$fetch" 7 "$kdir") ||
-	die "no 7.x kernel (fetch-kernel.sh 7)"
 short=$(sed -E 's/^([0-9]+\.[0-9]+).*/\1/' <<< "$kver")
 mapfile -t debs < <(bash "$fetch" --debs 7 "linux-source-$short" "linux-headers-$kver")
 [ ${#debs[@]} = 2 ] || die "cannot fetch linux-source-$short and linux-headers-$kver"
@@ -63,14 +55,6 @@ if [ ! -f "$src/.prepared-$kver" ]; then
 	touch "$src/.prepared-$kver"
 fi
 
-mod=$work/erofs-$kver
-rm -rf "$mod"
-cp -r "$src/fs/erofs" "$mod"
-for p in "$here"/patches-7x/*.patch; do
-	patch -s -d "$mod" -p3 < "$p" || die "$(basename "$p") does not apply to $kver's fs/erofs"
-done
-make -C "$src" -j"$(nproc)" M="$mod" modules > "$work/build.log" 2>&1 ||
-	{ tail -n 20 "$work/build.log" >&2; die "module build failed (log: $work/build.log)"; }
-[ "$(modinfo -F vermagic "$mod/erofs.ko" | cut -d' ' -f1)" = "$kver" ] || die "vermagic is not $kver"
-strip --strip-debug "$mod/erofs.ko"
-echo "$mod/erofs.ko"
+ko=$(newer_module "$src/fs/erofs" "$here/patches-7x" "$src" "$work/erofs-$kver")
+strip --strip-debug "$ko"
+echo "$ko"

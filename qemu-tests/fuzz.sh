@@ -21,7 +21,7 @@
 # dump.erofs refuse them; a line expecting the stock kernel to crash or
 # hang FAILs loudly when it no longer does (fixed: update the line).
 # --module KO (with --kernel) loads KO, a module built for that kernel
-# (kmod/build-7x.sh), instead of its own: with --findings every line must
+# (kmod/build-7x.sh, build-612.sh), instead of its own: with --findings every line must
 # then survive.
 #
 # --kernel 6.12|7 fuzzes a newer Debian kernel (fetch-kernel.sh, as run.sh's
@@ -762,13 +762,13 @@ main() {
 			die "no $KSERIES kernel: $(tail -n 1 "$OUT/fetch-$KSERIES.log")"
 		read -r KVER KROOT <<< "$line"
 		KSHORT=$(sed -E 's/^([0-9]+\.[0-9]+).*/\1/' <<< "$KVER")
-		msg "run $RUN_ID: kernel $KVER ($KROOT) with its own erofs.ko, accel $QEMU_ACCEL, out $OUT"
 		MODULE_VERSION="$KVER's own erofs.ko"
 		if [ -n "$MODULE_KO" ]; then
 			# shellcheck disable=SC2034 # lib.sh's initramfs_base copies it in
 			OUR_KO=$MODULE_KO
 			MODULE_VERSION="$MODULE_KO on $KVER"
 		fi
+		msg "run $RUN_ID: kernel $KVER ($KROOT), module: $MODULE_VERSION, accel $QEMU_ACCEL, out $OUT"
 	else
 		KVER=${KVER:-$(detect_kver)}
 		msg "run $RUN_ID: mode $MODE, kernel $KVER, accel $QEMU_ACCEL, out $OUT"
