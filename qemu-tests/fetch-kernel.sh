@@ -18,8 +18,21 @@
 # so the .deb files survive between runs; when the index cannot be fetched
 # (offline CI rerun), the newest kernel of the series already unpacked in
 # DEST is used.  KERNEL_MIRROR overrides http://deb.debian.org/debian.
+#
+# fetch-kernel.sh --debs SERIES PKG...: download (or reuse) the named
+# packages of the series' suite the same private way, printing each .deb's
+# path (kmod/build-7x.sh: linux-source-7.N and linux-headers-KVER).
 set -euo pipefail
 
+debs_only=()
+if [ "${1:-}" = --debs ]; then
+	shift
+	series=${1:-}
+	shift || true
+	debs_only=("$@")
+	[ ${#debs_only[@]} -gt 0 ] || { echo "usage: fetch-kernel.sh --debs 6.12|7 PKG..." >&2; exit 2; }
+	set -- "$series"
+fi
 series=${1:-}
 dest=${2:-${top_builddir:-$PWD}/qemu-tests/kernels}
 cache=${KERNEL_CACHE:-/var/tmp/erofs-forge-kernels}
@@ -59,8 +72,28 @@ flock 9
 
 if ! apt-get -q "${apt_opts[@]}" update > "$state/update.log" 2>&1 ||
    grep -qE '^(W|E): ' "$state/update.log"; then
-	unpacked && exit 0
-	fail "apt-get update of $suite failed: $(grep -E '^(W|E): ' "$state/update.log" | head -n 1)"
+	[ ${#debs_only[@]} -eq 0 ] || debs_offline=1	# the cached .debs may do
+	[ -n "${debs_offline:-}" ] || ! unpacked || exit 0
+	[ -n "${debs_offline:-}" ] ||
+		fail "apt-get update of $suite failed: $(grep -E '^(W|E): ' "$state/update.log" | head -n 1)"
+fi
+
+# one .deb of the suite by package name, downloaded once into the cache
+deb_of() {
+	local deb
+	deb=$(ls "$cache/debs/${1}_"*.deb 2>/dev/null | head -n 1 || true)
+	if [ -z "$deb" ]; then
+		(cd "$cache/debs" && apt-get -q "${apt_opts[@]}" download "$1" > "$state/download.log" 2>&1) ||
+			fail "apt-get download $1 failed: $(tail -n 1 "$state/download.log")"
+		deb=$(ls "$cache/debs/${1}_"*.deb 2>/dev/null | head -n 1 || true)
+		[ -n "$deb" ] || fail "apt-get download $1 left no .deb"
+	fi
+	echo "$deb"
+}
+
+if [ ${#debs_only[@]} -gt 0 ]; then
+	for p in "${debs_only[@]}"; do deb_of "$p"; done
+	exit 0
 fi
 
 # the metapackage's candidate is the newest kernel the suite serves
@@ -85,14 +118,7 @@ pkgs=$(apt-cache "${apt_opts[@]}" show --no-all-versions "$image" |
 pkgs="$image $pkgs"
 debs=()
 for p in $pkgs; do
-	deb=$(ls "$cache/debs/${p}_"*.deb 2>/dev/null | head -n 1 || true)
-	if [ -z "$deb" ]; then
-		(cd "$cache/debs" && apt-get -q "${apt_opts[@]}" download "$p" > "$state/download.log" 2>&1) ||
-			fail "apt-get download $p failed: $(tail -n 1 "$state/download.log")"
-		deb=$(ls "$cache/debs/${p}_"*.deb 2>/dev/null | head -n 1 || true)
-		[ -n "$deb" ] || fail "apt-get download $p left no .deb"
-	fi
-	debs+=("$deb")
+	debs+=("$(deb_of "$p")")
 done
 
 tmp=$dest/$kver.tmp.$$

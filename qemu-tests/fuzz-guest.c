@@ -6,7 +6,9 @@
  *   fuzz-guest [-t WALK_S] [-k KILL_S] [-c CAP] [-s START] [-M MODULE.ko] DISK
  *
  * DISK is the batch written by fuzz-mutate: a header ("FORGE-FUZZ 1 COUNT
- * HEADER_BYTES", then "NUMBER OFFSET SIZE" per image) and the images.  From
+ * HEADER_BYTES", then "NUMBER OFFSET SIZE [BLOB_OFFSET BLOB_SIZE]" per
+ * image) and the images; an image with a blob gets it as its extra device,
+ * a second size-limited loop device passed as -o device=.  From
  * line START on, each image is attached to a read-only loop device limited
  * to its own bytes (guest-loop.c), mounted read-only with mount options
  * that vary with the image number (cache_strategy, acl, user_xattr), and
@@ -352,15 +354,23 @@ int main(int argc, char **argv)
 	line = strchr(hdr, '\n');
 	for (k = 0; line && k < count; k++) {
 		static const char *const cache[] = { "readaround", "readahead", "disabled" };
-		unsigned long long number, off, size;
-		char dev[32], opts[96], msg[200], etext[400];
+		unsigned long long number, off, size, boff = 0, bsize = 0;
+		char dev[32], bdev[32] = "", opts[160], msg[200], etext[400];
 		const char *what;
 		struct walk w = { 0 };
 		int merr = 0, killed = 0, kern;
 		double t0;
 
 		line++;
-		if (sscanf(line, "%llu %llu %llu", &number, &off, &size) != 3)
+		char one[128];
+		size_t ll = strcspn(line, "\n");
+		int nf;
+
+		/* one line only: %llu would skip the newline into the next one */
+		snprintf(one, sizeof(one), "%.*s", (int)(ll < sizeof(one) ? ll : sizeof(one) - 1), line);
+		nf = sscanf(one, "%llu %llu %llu %llu %llu", &number, &off, &size, &boff, &bsize);
+
+		if (nf < 3)
 			break;
 		line = strchr(line, '\n');
 		if (k < start)
@@ -372,9 +382,16 @@ int main(int argc, char **argv)
 			say("FATAL %s: %s", what, strerror(errno));
 			goto off;
 		}
-		snprintf(opts, sizeof(opts), "cache_strategy=%s,%s,%s", cache[number % 3],
+		/* an extra device (device table seeds): its own size-limited loop */
+		bdev[0] = 0;
+		if (nf == 5 && bsize && loop_attach(disk, boff, bsize, bdev, sizeof(bdev), &what)) {
+			say("FATAL %s: %s", what, strerror(errno));
+			goto off;
+		}
+		snprintf(opts, sizeof(opts), "cache_strategy=%s,%s,%s%s%s", cache[number % 3],
 			 (number / 3) % 2 ? "noacl" : "acl",
-			 (number / 6) % 2 ? "nouser_xattr" : "user_xattr");
+			 (number / 6) % 2 ? "nouser_xattr" : "user_xattr",
+			 bdev[0] ? ",device=" : "", bdev);
 		if (mount(dev, "/mnt", "erofs", MS_RDONLY | MS_NOSUID | MS_NODEV, opts) < 0) {
 			merr = errno;
 		} else {
@@ -385,7 +402,7 @@ int main(int argc, char **argv)
 				goto off;
 			}
 		}
-		if (loop_detach(dev, &what)) {
+		if (loop_detach(dev, &what) || (bdev[0] && loop_detach(bdev, &what))) {
 			say("FATAL %s: %s", what, strerror(errno));
 			goto off;
 		}

@@ -17,9 +17,38 @@
  *       kept images in the guest).
  *   fuzz-mutate -p SEED.img
  *       prints the fields the parser found (a debugging aid).
+ *   fuzz-mutate -E NAME[#WHO]=VALUE [-E ...] -o IMG SEED.img
+ *       named edits of one seed (the findings' reproducers; see
+ *       apply_named), resealed.
+ *   fuzz-mutate -R IMG
+ *       reseals IMG's superblock checksum in place (fuzz.sh --reduce).
  *
  * Disk header: "FORGE-FUZZ 1 COUNT HEADER_BYTES\n", then one line per image,
- * "NUMBER OFFSET SIZE\n", NUL-padded to HEADER_BYTES (a multiple of 4096).
+ * "NUMBER OFFSET SIZE[ BLOB_OFFSET BLOB_SIZE]\n", NUL-padded to HEADER_BYTES
+ * (a multiple of 4096).  A seed SEED.img with a SEED.img.blob beside it (a
+ * --blobdev or --tar=i image) carries that file as its extra device: the
+ * guest mounts the image with -o device= on it (-P does the same for
+ * IMG.blob, -x writes IMG.blob).
+ *
+ * -F adds the format-aware edits of the newer kernels' campaigns (fuzz.sh
+ * --kernel): 48-bit fields (rootnid_8b, blocks_hi, i_nb start-block high
+ * bits, device slot high bits), the metabox nid, encoded extent records
+ * (plen, pstart, lstart), the long xattr prefix table, and one "format"
+ * edit in 20% of the edits:
+ *
+ *   ext-*      extent records swapped, overlapping (logically or
+ *              physically), going backwards, starting past i_size
+ *   stream     compressed lengths that lie: plen, i_size of a compressed
+ *              file +- up to a block, h_idata_size, i_compressed_blocks, a
+ *              pcluster address shifted by one
+ *   mbox-*     the metabox nid inside its own data, the root or the packed
+ *              inode as the metabox or past its data, its size and mode
+ *   addr48     high 16 address bits set: past any device
+ *   pfx-*      xattr name indexes past the prefix table, its count and
+ *              records lying
+ *   filter     the xattr name filter turned on with bits that lie
+ *   dev-*      device slots of absurd sizes, device ids past the table
+ *   blob-trunc the extra device shorter than the slot says (5%)
  *
  * Each seed image (a valid image of our mkfs.erofs) is parsed once into a
  * table of typed fields: every superblock field, the compression config
@@ -66,6 +95,13 @@
 #include "erofs-image.h"
 
 #define ALIGN_DISK 4096u
+#define COMPAT_XATTR_FILTER 0x4u
+#define COMPAT_PLAIN_XATTR_PFX 0x10u
+#define INCOMPAT_DEVICE_TABLE 0x8u
+#define INCOMPAT_XATTR_PREFIXES 0x40u
+#define INCOMPAT_48BIT 0x80u
+#define INCOMPAT_METABOX 0x100u
+#define NID_METABOX (1ull << 63)
 #define MAX_INODES 4096
 #define MAX_EDITS 8
 
@@ -111,7 +147,7 @@ static int chance(unsigned int pct) { return below(100) < pct; }
 enum kind {
 	K_MAGIC, K_CSUM, K_FLAGS, K_BLKBITS, K_NID, K_BLKADDR, K_SIZE, K_COUNT,
 	K_NAMEOFF, K_MODE, K_FORMAT, K_ENUM, K_OTHER, K_CLUSTERBITS, K_DELTA,
-	K_CLUSTEROFS,
+	K_CLUSTEROFS, K_PLEN, K_BYTEADDR, K_HI16,
 };
 
 struct field {
@@ -144,10 +180,28 @@ struct seed {
 	struct region *payload;	/* file data */
 	size_t npayload;
 	uint64_t meta_lo, meta_hi;	/* byte range holding the parsed metadata */
+	unsigned char *blob;	/* SEED.img.blob: the extra device (device table seeds) */
+	size_t blobsize;
+	int is48;		/* INCOMPAT_48BIT */
+	uint64_t mbox_nid;	/* the metabox inode (METABOX), else UINT64_MAX */
+	uint64_t mbox_base, mbox_size;	/* its data, when stored flat (else size 0) */
+	struct exttab *ext;	/* encoded extent tables (48-bit) */
+	size_t next_;
+};
+
+/* an encoded extent table: NRECS records of RECSZ bytes at OFF */
+struct exttab {
+	uint64_t off, nrecs, nid, isize;
+	unsigned int recsz;
 };
 
 static struct seed *seeds;
 static size_t nseeds;
+/* -F: the format-aware edits of the newer kernels' campaigns (op_format);
+ * without it mutant N is the same as before they existed */
+static int g_newops;
+/* some image carries an extra device: header lines get two more fields */
+static int g_blobs;
 
 #define PUSH(arr, n, v) do { \
 	(arr) = xrealloc((arr), ((n) + 1) * sizeof(*(arr))); \
@@ -216,6 +270,16 @@ static int in_image(const struct seed *s, uint64_t off, uint64_t len)
 static uint64_t meta_base(const struct seed *s)
 {
 	return (uint64_t)get32(s->img + SB_OFF + 40) << s->blkbits;
+}
+
+/* byte offset of inode NID (metabox nids: in a flat metabox), or UINT64_MAX */
+static uint64_t nid_off(const struct seed *s, uint64_t nid)
+{
+	if (nid >> 63) {
+		nid &= ~(1ull << 63);
+		return nid < (s->mbox_size >> 5) ? s->mbox_base + 32 * nid : UINT64_MAX;
+	}
+	return nid <= (s->size >> 5) ? meta_base(s) + 32 * nid : UINT64_MAX;
 }
 
 static int seen_nid(const struct seed *s, uint64_t nid)
@@ -339,6 +403,48 @@ static void parse_zmap(struct seed *s, uint64_t nid, uint64_t ioff, unsigned int
 	}
 	if (total > 65536)
 		total = 65536;
+	if (layout == 1 && s->is48 && (advise & 1)) {	/* encoded extent records */
+		unsigned int recsz = 4u << ((advise >> 1) & 3);
+		uint64_t pos = (h + 8 + recsz - 1) & ~(uint64_t)(recsz - 1), n;
+		struct exttab t;
+
+		if (recsz <= 8) {
+			unsigned int lcb = s->blkbits + (s->img[h + 7] & 15);
+
+			n = size ? ((size - 1) >> (lcb < 63 ? lcb : 63)) + 1 : 0;
+			if (recsz == 4) {
+				add(s, pos, 8, K_BYTEADDR, "ext.base", nid, size);
+				pos += 8;
+			}
+		} else {
+			add(s, h, 4, K_COUNT, "h_extents_lo", nid, size);
+			add(s, h + 6, 2, K_COUNT, "h_extents_hi", nid, size);
+			n = get32(s->img + h) | (uint64_t)get16(s->img + h + 6) << 32;
+		}
+		if (n > 4096)
+			n = 4096;
+		for (lcn = 0; lcn < n && in_image(s, pos + recsz * lcn, recsz); lcn++) {
+			uint64_t p = pos + recsz * lcn;
+
+			add(s, p, 4, K_PLEN, "ext.plen", nid, size);
+			if (recsz >= 8)
+				add(s, p + 4, 4, K_BYTEADDR, "ext.pstart_lo", nid, size);
+			if (recsz >= 16) {
+				add(s, p + 8, 4, K_HI16, "ext.pstart_hi", nid, size);
+				add(s, p + 12, 4, K_SIZE, "ext.lstart_lo", nid, size);
+			}
+			if (recsz >= 32)
+				add(s, p + 16, 4, K_HI16, "ext.lstart_hi", nid, size);
+		}
+		t.off = pos;
+		t.nrecs = lcn;
+		t.nid = nid;
+		t.isize = size;
+		t.recsz = recsz;
+		if (lcn)
+			PUSH(s->ext, s->next_, t);
+		return;
+	}
 	if (layout == 1) {	/* full indexes */
 		uint64_t e = h + 16;
 
@@ -416,7 +522,11 @@ static void parse_chunks(struct seed *s, uint64_t nid, uint64_t ioff, unsigned i
 static void parse_inode(struct seed *s, uint64_t nid, uint64_t parent, uint64_t *queue,
 			uint64_t *qparent, size_t *nq)
 {
-	uint64_t ioff = meta_base(s) + 32 * nid, size;
+	uint64_t ioff = nid_off(s, nid), size;
+
+	/* a metabox nid names a slot of the metabox data: parsed when it is flat */
+	if (ioff == UINT64_MAX)
+		return;
 	const unsigned char *p;
 	unsigned int fmt, ext, layout, isz, icount, xsize, hdr;
 	uint16_t mode;
@@ -463,6 +573,14 @@ static void parse_inode(struct seed *s, uint64_t nid, uint64_t parent, uint64_t 
 		add(s, ioff + 26, 2, K_OTHER, "i_gid", nid, size);
 	}
 	add(s, ioff + 20, 4, K_OTHER, "i_ino", nid, size);
+	if (s->is48) {
+		/* i_nb: the high 16 bits of the start block (extended inodes, and
+		 * compact non-directories with NLINK_1), else nlink */
+		if (ext || ((fmt & 0x10) && (mode & 0170000) != 0040000))
+			add(s, ioff + 6, 2, K_HI16, "i_startblk_hi", nid, size);
+		if (!ext)
+			add(s, ioff + 12, 4, K_OTHER, "i_mtime48", nid, size);
+	}
 	switch (mode & 0170000) {
 	case 0020000: case 0060000: case 0010000: case 0140000:
 		add(s, ioff + 16, 4, K_OTHER, "i_rdev", nid, size);
@@ -537,6 +655,46 @@ static void parse_seed(struct seed *s)
 	PUSH(s->blkaddrs, s->nblk, get32(sb + 40));
 	PUSH(s->blkaddrs, s->nblk, get32(sb + 44));
 	incompat = get32(sb + 80);
+	s->is48 = !!(incompat & INCOMPAT_48BIT);
+	s->mbox_nid = UINT64_MAX;
+	if (g_newops)
+		add(s, SB_OFF + 0x6B, 1, K_OTHER, "sb.xattr_filter_reserved", 0, 0);
+	if (s->is48) {
+		add(s, SB_OFF + 0x6C, 4, K_OTHER, "sb.build_time_delta", 0, 0);
+		add(s, SB_OFF + 0x70, 8, K_NID, "sb.rootnid_8b", 0, 0);
+		/* with rootnid_8b, the 16-bit root nid field holds blocks_hi */
+		for (size_t i = 0; get64(sb + 0x70) && i < s->nf; i++)
+			if (!strcmp(s->f[i].name, "sb.root_nid")) {
+				s->f[i].name = "sb.blocks_hi";
+				s->f[i].kind = K_HI16;
+			}
+	}
+	if (sb[13] >= 1 && (incompat & INCOMPAT_METABOX)) {
+		uint64_t mo;
+
+		add(s, SB_OFF + 0x80, 8, K_NID, "sb.metabox_nid", 0, 0);
+		s->mbox_nid = get64(sb + 0x80);
+		mo = nid_off(s, s->mbox_nid);
+		/* a flat (uncompressed, -m without an algorithm) metabox: its
+		 * inodes are parsed like the others */
+		if (mo != UINT64_MAX && in_image(s, mo, 32) && !(get16(s->img + mo) & 1) &&
+		    ((get16(s->img + mo) >> 1) & 7) == 0) {
+			s->mbox_base = (uint64_t)get32(s->img + mo + 16) << s->blkbits;
+			s->mbox_size = get32(s->img + mo + 8);
+			if (!in_image(s, s->mbox_base, s->mbox_size))
+				s->mbox_size = 0;
+		}
+	}
+	/* the long xattr prefix table, when it lies in the image itself */
+	if ((incompat & INCOMPAT_XATTR_PREFIXES) && (get32(sb + 8) & COMPAT_PLAIN_XATTR_PFX)) {
+		uint64_t p = 4ull * get32(sb + 92);
+
+		for (unsigned int i = 0; i < sb[91] && in_image(s, p, 3); i++) {
+			add(s, p, 2, K_SIZE, "pfx.len", 0, 0);
+			add(s, p + 2, 1, K_ENUM, "pfx.base_index", 0, 0);
+			p = (p + 2 + get16(s->img + p) + 3) & ~3ull;
+		}
+	}
 
 	/* compression configuration records after the superblock */
 	if (incompat & 0x2) {
@@ -570,11 +728,23 @@ static void parse_seed(struct seed *s)
 			add(s, p, 8, K_OTHER, "devslot.tag", 0, 0);
 			add(s, p + 64, 4, K_BLKADDR, "devslot.blocks", 0, 0);
 			add(s, p + 68, 4, K_BLKADDR, "devslot.mapped_blkaddr", 0, 0);
+			if (s->is48) {
+				add(s, p + 72, 4, K_HI16, "devslot.blocks_hi", 0, 0);
+				add(s, p + 76, 2, K_HI16, "devslot.mapped_hi", 0, 0);
+			}
 		}
 	}
 
-	queue[nq] = get16(sb + 14);
-	qparent[nq++] = get16(sb + 14);
+	{
+		uint64_t root = (s->is48 && get64(sb + 0x70)) ? get64(sb + 0x70) : get16(sb + 14);
+
+		queue[nq] = root;
+		qparent[nq++] = root;
+	}
+	if (s->mbox_nid != UINT64_MAX) {
+		queue[nq] = s->mbox_nid;
+		qparent[nq++] = s->mbox_nid;
+	}
 	if ((incompat & 0x20) && get64(sb + 96) != get16(sb + 14)) {
 		queue[nq] = get64(sb + 96);
 		qparent[nq++] = get64(sb + 96);
@@ -583,6 +753,9 @@ static void parse_seed(struct seed *s)
 	for (qi = 0; qi < nq && s->ninodes < MAX_INODES; qi++)
 		if (!seen_nid(s, queue[qi]))
 			parse_inode(s, queue[qi], qparent[qi], queue, qparent, &nq);
+	/* a compressed metabox hides the inodes: random bits reach its pclusters */
+	if (s->mbox_nid != UINT64_MAX && !s->mbox_size)
+		s->meta_hi = s->size;
 	free(queue);
 	free(qparent);
 }
@@ -619,6 +792,16 @@ static void load_seed(const char *path)
 		die("%s: too small", path);
 	if (get32(s.img + SB_OFF) != SB_MAGIC)
 		die("%s: no EROFS magic", path);
+	{
+		char bp[4096];
+		struct stat st;
+
+		snprintf(bp, sizeof(bp), "%s.blob", path);
+		if (!stat(bp, &st)) {
+			s.blob = read_file(bp, &s.blobsize);
+			g_blobs = 1;
+		}
+	}
 	s.blkbits = s.img[SB_OFF + 12];
 	if (s.blkbits < 9 || s.blkbits > 12)
 		die("%s: blkszbits %u", path, s.blkbits);
@@ -631,6 +814,8 @@ static void load_seed(const char *path)
 struct mutant {
 	unsigned char *img;
 	size_t size, cap;
+	unsigned char *blob;	/* the extra device, if any (not owned, except by -P) */
+	size_t blobsize;
 	char log[4096];
 	size_t loglen;
 };
@@ -730,6 +915,8 @@ static uint64_t kind_value(const struct seed *s, const struct field *f, uint64_t
 			return (old & ~0xEull) | below(8) << 1;	/* another layout */
 		if (chance(50))
 			return old ^ 1;				/* compact <-> extended */
+		if (g_newops && chance(50))
+			return old ^ 0x10;			/* NLINK_1 / DOT_OMITTED */
 		break;
 	case K_ENUM:
 		if (chance(60))
@@ -737,6 +924,33 @@ static uint64_t kind_value(const struct seed *s, const struct field *f, uint64_t
 		break;
 	case K_CLUSTERBITS:
 		return below(8);
+	case K_HI16:		/* high address bits: past any device */
+		switch (below(4)) {
+		case 0: return 1;
+		case 1: return 0xffff;
+		case 2: return 1ull << below(f->nbits);
+		default: break;
+		}
+		break;
+	case K_BYTEADDR:	/* a byte address: unaligned, past the end, in the metadata */
+		switch (below(6)) {
+		case 0: return old + 1 + below(blksz - 1);
+		case 1: return s->size + below(2 * blksz);
+		case 2: return SB_OFF;
+		case 3: return old - blksz;
+		default: break;
+		}
+		break;
+	case K_PLEN:		/* extent plen: length lies, partial bit, format */
+		switch (below(6)) {
+		case 0: return old + below(3) - 1;
+		case 1: return (old & ~0x1fffffull) | (1 + below(0x1fffff));
+		case 2: return old ^ (1u << 27);
+		case 3: return (old & 0x0fffffffull) | below(16) << 28;
+		case 4: return (old & ~0x1fffffull) | ((old & 0x1fffff) + blksz);
+		default: break;
+		}
+		break;
 	case K_BLKBITS:
 		if (chance(60))
 			return 8 + below(6);
@@ -899,10 +1113,10 @@ static void op_struct(const struct seed *s, struct mutant *m)
 			return;
 		switch (below(4)) {
 		case 0: {	/* whole-file fragment bit with a huge i_size */
-			uint64_t ioff = meta_base(s) + 32 * hf->nid;
+			uint64_t ioff = nid_off(s, hf->nid);
 
 			m->img[hf->off + 3] |= 0x80;
-			if (ioff + 16 <= m->size) {
+			if (ioff != UINT64_MAX && ioff + 16 <= m->size) {
 				if (get16(m->img + ioff) & 1)
 					put64(m->img + ioff + 8, 1ull << (20 + below(20)));
 				else
@@ -935,6 +1149,300 @@ static void op_struct(const struct seed *s, struct mutant *m)
 		}
 	}
 	}
+}
+
+/* a random field named NAME (a prefix with a trailing '*'), of inode NID
+ * unless NID is UINT64_MAX, that fits the mutant */
+static const struct field *pick_named(const struct seed *s, const struct mutant *m,
+				      const char *name, uint64_t nid)
+{
+	size_t len = strlen(name), seen = 0;
+	const struct field *got = NULL;
+	int prefix = len && name[len - 1] == '*';
+
+	for (size_t i = 0; i < s->nf; i++) {
+		const struct field *f = &s->f[i];
+
+		if (prefix ? strncmp(f->name, name, len - 1) : strcmp(f->name, name))
+			continue;
+		if (nid != UINT64_MAX && f->nid != nid)
+			continue;
+		if (f->off + (f->bit + f->nbits + 7) / 8 > m->size)
+			continue;
+		if (below(++seen) == 0)
+			got = f;
+	}
+	return got;
+}
+
+static uint64_t inode_isize(const struct seed *s, uint64_t nid)
+{
+	uint64_t ioff = nid_off(s, nid);
+
+	if (ioff == UINT64_MAX || !in_image(s, ioff, 16))
+		return 0;
+	return (get16(s->img + ioff) & 1) ? get64(s->img + ioff + 8) : get32(s->img + ioff + 8);
+}
+
+/* extent tables: records out of order, overlapping, past i_size */
+static int fmt_ext_order(const struct seed *s, struct mutant *m)
+{
+	const struct exttab *t;
+	uint64_t a, b, i;
+	unsigned char tmp[32];
+
+	if (!s->next_)
+		return 0;
+	t = &s->ext[below(s->next_)];
+	if (t->nrecs < 2 && t->recsz < 16)
+		return 0;
+	i = t->nrecs > 1 ? 1 + below(t->nrecs - 1) : 0;
+	a = t->off + t->recsz * i;
+	b = i ? a - t->recsz : a;
+	if (a + t->recsz > m->size)
+		return 0;
+	switch (t->recsz >= 16 ? below(5) : 3 + below(2)) {
+	case 0:		/* lstart equal to the previous one's, or inside it */
+		put32(m->img + a + 12, get32(m->img + b + 12) + (uint32_t)below(1u << s->blkbits));
+		note(m, " format ext-overlap-l nid %" PRIu64 " rec %" PRIu64 ";", t->nid, i);
+		return 1;
+	case 1:		/* lstart at or past i_size */
+		put32(m->img + a + 12, (uint32_t)(t->isize + below(3)));
+		note(m, " format ext-past-isize nid %" PRIu64 " rec %" PRIu64 ";", t->nid, i);
+		return 1;
+	case 2:		/* lstart going backwards by a little */
+		put32(m->img + a + 12, get32(m->img + a + 12) - 1 - (uint32_t)below(64));
+		note(m, " format ext-back nid %" PRIu64 " rec %" PRIu64 ";", t->nid, i);
+		return 1;
+	case 3:		/* two records swapped */
+		if (a == b)
+			return 0;
+		memcpy(tmp, m->img + a, t->recsz);
+		memcpy(m->img + a, m->img + b, t->recsz);
+		memcpy(m->img + b, tmp, t->recsz);
+		note(m, " format ext-swap nid %" PRIu64 " rec %" PRIu64 ";", t->nid, i);
+		return 1;
+	default:	/* physically overlapping: pstart of the previous one (+ a bit) */
+		if (t->recsz < 8) {	/* 4-byte records: a plen swallowing the next */
+			put32(m->img + a, get32(m->img + a) + (1u << s->blkbits));
+			note(m, " format ext-plen-swallow nid %" PRIu64 " rec %" PRIu64 ";", t->nid, i);
+			return 1;
+		}
+		put32(m->img + a + 4, get32(m->img + b + 4) + (uint32_t)below(16));
+		note(m, " format ext-overlap-p nid %" PRIu64 " rec %" PRIu64 ";", t->nid, i);
+		return 1;
+	}
+}
+
+/* compressed streams whose lengths lie: plen, i_size, idata size, block counts */
+static int fmt_stream_lie(const struct seed *s, struct mutant *m)
+{
+	const struct field *f = pick_named(s, m, "h_advise", UINT64_MAX), *g;
+	uint64_t bs = 1ull << s->blkbits, d = 1 + below(bs);
+
+	if (!f)
+		return 0;
+	switch (below(5)) {
+	case 0:
+		if ((g = pick_named(s, m, "ext.plen", f->nid))) {
+			set_field(m, g, kind_value(s, g, field_get(m->img, g)), "format-plen");
+			return 1;
+		}
+		/* fall through */
+	case 1:		/* the file decodes shorter or longer than its extents */
+		if ((g = pick_named(s, m, "i_size", f->nid))) {
+			uint64_t v = field_get(m->img, g);
+
+			set_field(m, g, chance(50) ? v + d : v > d ? v - d : v + 1, "format-isize");
+			return 1;
+		}
+		return 0;
+	case 2:
+		if ((g = pick_named(s, m, "h_idata_size", f->nid))) {
+			set_field(m, g, field_get(m->img, g) + (chance(50) ? d : -d), "format-idata");
+			return 1;
+		}
+		return 0;
+	case 3:
+		if ((g = pick_named(s, m, "i_compressed_blocks", f->nid))) {
+			set_field(m, g, field_get(m->img, g) + below(3) - 1, "format-cblocks");
+			return 1;
+		}
+		return 0;
+	default:	/* a pcluster shifted by a block (or a byte, in byte addresses) */
+		if ((g = pick_named(s, m, "ci.blkaddr", f->nid)) ||
+		    (g = pick_named(s, m, "li.blkaddr", f->nid)) ||
+		    (g = pick_named(s, m, "ext.pstart_lo", f->nid)) ||
+		    (g = pick_named(s, m, "ext.base", f->nid))) {
+			set_field(m, g, field_get(m->img, g) + (chance(50) ? 1 : -1), "format-shift");
+			return 1;
+		}
+		return 0;
+	}
+}
+
+/* metabox nids into themselves, past the metabox, the root as the metabox */
+static int fmt_metabox(const struct seed *s, struct mutant *m)
+{
+	const struct field *f;
+	uint64_t msz, slot;
+
+	if (s->mbox_nid == UINT64_MAX) {
+		/* a 48-bit image that suddenly claims a metabox: its own root */
+		if (!s->is48 || !chance(30) || m->size < SB_OFF + 0x88)
+			return 0;
+		put32(m->img + SB_OFF + 80, get32(m->img + SB_OFF + 80) | INCOMPAT_METABOX);
+		m->img[SB_OFF + 13] = 1;
+		put64(m->img + SB_OFF + 0x80, get16(m->img + SB_OFF + 14));
+		note(m, " format mbox-claimed;");
+		return 1;
+	}
+	msz = inode_isize(s, s->mbox_nid);
+	slot = msz / 32;
+	switch (below(6)) {
+	case 0:		/* the metabox inode inside its own data */
+		f = pick_named(s, m, "sb.metabox_nid", UINT64_MAX);
+		if (!f)
+			return 0;
+		set_field(m, f, NID_METABOX | (chance(50) ? 0 : below(slot + 1)), "format-mbox-self");
+		return 1;
+	case 1:		/* the root is the metabox inode, or past its data */
+		f = pick_named(s, m, "sb.rootnid_8b", UINT64_MAX);
+		if (!f)
+			return 0;
+		set_field(m, f, chance(50) ? s->mbox_nid : NID_METABOX | (slot + below(4)),
+			  "format-mbox-root");
+		return 1;
+	case 2:		/* the packed inode in the metabox, past it */
+		f = pick_named(s, m, "sb.packed_nid", UINT64_MAX);
+		if (!f)
+			return 0;
+		set_field(m, f, NID_METABOX | (chance(50) ? slot - 1 : slot + below(1u << 20)),
+			  "format-mbox-packed");
+		return 1;
+	case 3:		/* the metabox inode's size: longer or shorter than its data */
+		f = pick_named(s, m, "i_size", s->mbox_nid);
+		if (!f)
+			return 0;
+		set_field(m, f, chance(50) ? msz * 2 + below(64) : msz / 2 + below(32), "format-mbox-size");
+		return 1;
+	case 4:		/* the metabox inode is a directory, a symlink, a device */
+		f = pick_named(s, m, "i_mode", s->mbox_nid);
+		if (!f)
+			return 0;
+		set_field(m, f, kind_value(s, f, field_get(m->img, f)), "format-mbox-mode");
+		return 1;
+	default:	/* the metabox inode's map: any of its fields */
+		f = pick_named(s, m, "*", s->mbox_nid);
+		if (!f)
+			return 0;
+		set_field(m, f, kind_value(s, f, field_get(m->img, f)), "format-mbox-field");
+		return 1;
+	}
+}
+
+/* 48-bit addresses past the device: the high 16 bits of every address */
+static int fmt_addr48(const struct seed *s, struct mutant *m)
+{
+	static const char *const names[] = {
+		"i_startblk_hi", "ext.pstart_hi", "devslot.blocks_hi", "devslot.mapped_hi",
+		"sb.blocks_hi", "chunk.advise", "ext.lstart_hi",
+	};
+	const struct field *f;
+
+	if (!s->is48)
+		return 0;
+	f = pick_named(s, m, names[below(sizeof(names) / sizeof(names[0]))], UINT64_MAX);
+	if (!f)
+		return 0;
+	set_field(m, f, chance(50) ? 1 + below(4) : mask_of(f->nbits) - below(4), "format-addr48");
+	return 1;
+}
+
+/* long xattr name prefixes: indexes past the table, lying lengths */
+static int fmt_prefix(const struct seed *s, struct mutant *m)
+{
+	unsigned int count = m->img[SB_OFF + 91];
+	const struct field *f;
+
+	if (!(get32(m->img + SB_OFF + 80) & INCOMPAT_XATTR_PREFIXES))
+		return 0;
+	switch (below(4)) {
+	case 0:
+	case 1:
+		f = pick_named(s, m, "e_name_index", UINT64_MAX);
+		if (!f)
+			return 0;
+		set_field(m, f, chance(70) ? 0x80 | ((count + below(3)) & 0x7f) : 0x80 | below(128),
+			  "format-pfx-index");
+		return 1;
+	case 2:
+		f = pick_named(s, m, "sb.xattr_prefix_count", UINT64_MAX);
+		if (!f)
+			return 0;
+		set_field(m, f, chance(50) ? (count ? count - 1 : 0) : chance(50) ? count + 1 : 255,
+			  "format-pfx-count");
+		return 1;
+	default:
+		f = pick_named(s, m, "pfx.*", UINT64_MAX);
+		if (!f)
+			f = pick_named(s, m, "sb.xattr_prefix_start", UINT64_MAX);
+		if (!f)
+			return 0;
+		set_field(m, f, kind_value(s, f, field_get(m->img, f)), "format-pfx-table");
+		return 1;
+	}
+}
+
+/* name-filter bits that lie: the filter claims names absent (or all present) */
+static int fmt_filter(const struct seed *s, struct mutant *m)
+{
+	const struct field *f = pick_named(s, m, "h_name_filter", UINT64_MAX);
+	static const uint64_t vals[] = { 0xffffffff, 0, 0x7fffffff, 0xfffffffe };
+
+	if (!f)
+		return 0;
+	put32(m->img + SB_OFF + 8, get32(m->img + SB_OFF + 8) | COMPAT_XATTR_FILTER);
+	m->img[SB_OFF + 0x6B] = 0;
+	set_field(m, f, chance(60) ? vals[below(4)] : field_get(m->img, f) ^ (1ull << below(32)),
+		  "format-filter");
+	return 1;
+}
+
+/* device slots with absurd sizes, device ids past the table */
+static int fmt_devices(const struct seed *s, struct mutant *m)
+{
+	unsigned int ndev = get16(m->img + SB_OFF + 86);
+	const struct { const char *field, *op; uint64_t v[4]; } e[] = {
+		{ "devslot.blocks", "format-dev-blocks", { 0, 1, 0xffffffff, 0x80000000 } },
+		{ "devslot.mapped_blkaddr", "format-dev-mapped", { 0, 1, 0xffffffff, 0xfffffff0 } },
+		{ "chunk.device_id", "format-dev-id", { 0, ndev + 1, 0xffff, ndev + 2 } },
+		{ "sb.extra_devices", "format-dev-count", { 0, ndev + 1, 0xffff, 255 } },
+		{ "sb.devt_slotoff", "format-dev-slotoff", { 0, 1, 8, 0xffff } },
+	};
+	unsigned int i = (unsigned int)below(sizeof(e) / sizeof(e[0]));
+	const struct field *f;
+
+	if (!ndev || !(f = pick_named(s, m, e[i].field, UINT64_MAX)))
+		return 0;
+	set_field(m, f, e[i].v[below(4)], e[i].op);
+	return 1;
+}
+
+/* one format-aware edit the seed allows (tries a few kinds) */
+static void op_format(const struct seed *s, struct mutant *m)
+{
+	/* weights: the filter applies to nearly every seed, so it gets one slot */
+	static int (*const ops[])(const struct seed *, struct mutant *) = {
+		fmt_ext_order, fmt_ext_order, fmt_ext_order, fmt_stream_lie, fmt_stream_lie,
+		fmt_metabox, fmt_metabox, fmt_metabox, fmt_addr48, fmt_addr48, fmt_prefix,
+		fmt_prefix, fmt_filter, fmt_devices, fmt_devices,
+	};
+
+	for (int tries = 0; tries < 6; tries++)
+		if (ops[below(sizeof(ops) / sizeof(ops[0]))](s, m))
+			return;
+	op_value(s, m);
 }
 
 static void op_bits(const struct seed *s, struct mutant *m)
@@ -1001,14 +1509,22 @@ static const struct seed *make_mutant(uint64_t campaign, uint64_t number, unsign
 	}
 	memcpy(m->img, s->img, s->size);
 	m->size = s->size;
+	m->blob = s->blob;
+	m->blobsize = s->blobsize;
 	m->loglen = 0;
 	note(m, "%s:", s->base);
+	if (g_newops && s->blob && chance(5)) {	/* the extra device shorter than its slot says */
+		m->blobsize = below(s->blobsize >> s->blkbits) << s->blkbits;
+		note(m, " blob-trunc %zu->%zu;", s->blobsize, m->blobsize);
+	}
 	while (nedits < MAX_EDITS && chance(45))
 		nedits++;
 	for (unsigned int i = 0; i < nedits; i++) {
 		unsigned int r = (unsigned int)below(100);
 
-		if (r < 50)
+		if (g_newops && r < 20)
+			op_format(s, m);
+		else if (r < 50)
 			op_value(s, m);
 		else if (r < 62)
 			op_arith(s, m);
@@ -1038,6 +1554,48 @@ static const struct seed *make_mutant(uint64_t campaign, uint64_t number, unsign
 		note(m, " (not resealed);");
 	}
 	return s;
+}
+
+/*
+ * -E NAME[#WHO]=VALUE: set the field NAME (as -p prints it) of inode WHO (a
+ * nid, or root, mbox, packed; default: the first field of that name) to
+ * VALUE.  Findings are kept as a seed image plus such edits
+ * (qemu-tests/fuzz-findings.list), so the reproducer survives format
+ * changes of the tree it was found on.
+ */
+static void apply_named(const struct seed *s, struct mutant *m, const char *edit)
+{
+	char name[64], who[32] = "";
+	const char *eq = strchr(edit, '='), *hash = strchr(edit, '#');
+	uint64_t nid = UINT64_MAX, val;
+	const struct field *f = NULL;
+	size_t nl;
+
+	if (!eq)
+		die("-E %s: NAME[#WHO]=VALUE", edit);
+	nl = (size_t)((hash && hash < eq ? hash : eq) - edit);
+	if (nl >= sizeof(name))
+		die("-E %s: name too long", edit);
+	memcpy(name, edit, nl);
+	name[nl] = 0;
+	if (hash && hash < eq)
+		snprintf(who, sizeof(who), "%.*s", (int)(eq - hash - 1), hash + 1);
+	val = strtoull(eq + 1, NULL, 0);
+	if (!strcmp(who, "root"))
+		nid = (s->is48 && get64(s->img + SB_OFF + 0x70)) ? get64(s->img + SB_OFF + 0x70)
+								 : get16(s->img + SB_OFF + 14);
+	else if (!strcmp(who, "mbox"))
+		nid = s->mbox_nid;
+	else if (!strcmp(who, "packed"))
+		nid = get64(s->img + SB_OFF + 96);
+	else if (who[0])
+		nid = strtoull(who, NULL, 0);
+	for (size_t i = 0; i < s->nf && !f; i++)
+		if (!strcmp(s->f[i].name, name) && (nid == UINT64_MAX || s->f[i].nid == nid))
+			f = &s->f[i];
+	if (!f)
+		die("-E %s: no field %s%s%s in %s", edit, name, who[0] ? " of " : "", who, s->path);
+	set_field(m, f, val, "named");
 }
 
 /* ---------------------------------------------------------------- main --- */
@@ -1075,7 +1633,7 @@ static void write_disk(const char *out, uint64_t first, uint64_t count, FILE *lo
 {
 	struct mutant m = { 0 };
 	int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	size_t hdrcap = 64 + 48 * count, hdrlen;
+	size_t hdrcap = 64 + (g_blobs ? 96 : 48) * count, hdrlen;
 	uint64_t hdrbytes = (hdrcap + ALIGN_DISK - 1) / ALIGN_DISK * ALIGN_DISK, off = hdrbytes;
 	char *hdr = xrealloc(NULL, hdrbytes);
 
@@ -1088,10 +1646,18 @@ static void write_disk(const char *out, uint64_t first, uint64_t count, FILE *lo
 		make(first + i, &m);
 		write_all(fd, m.img, m.size, off, out);
 		hdrlen += (size_t)snprintf(hdr + hdrlen, hdrcap - hdrlen, "%" PRIu64 " %" PRIu64
-					   " %zu\n", first + i, off, m.size);
+					   " %zu", first + i, off, m.size);
+		off += (m.size + ALIGN_DISK - 1) / ALIGN_DISK * ALIGN_DISK;
+		if (m.blob) {	/* "BLOB_OFFSET BLOB_SIZE": the image's extra device */
+			if (m.blobsize)
+				write_all(fd, m.blob, m.blobsize, off, out);
+			hdrlen += (size_t)snprintf(hdr + hdrlen, hdrcap - hdrlen, " %" PRIu64 " %zu",
+						   off, m.blobsize);
+			off += (m.blobsize + ALIGN_DISK - 1) / ALIGN_DISK * ALIGN_DISK;
+		}
+		hdr[hdrlen++] = '\n';
 		if (log)
 			fprintf(log, "%" PRIu64 " %s\n", first + i, m.log);
-		off += (m.size + ALIGN_DISK - 1) / ALIGN_DISK * ALIGN_DISK;
 	}
 	write_all(fd, hdr, hdrbytes, 0, out);
 	if (ftruncate(fd, (off_t)off) < 0 || close(fd) < 0)
@@ -1111,9 +1677,18 @@ static void make_numbered(uint64_t number, struct mutant *m)
 
 static void make_packed(uint64_t i, struct mutant *m)
 {
+	char bp[4096];
+	struct stat st;
+
 	free(m->img);
+	free(m->blob);
 	m->img = read_file(g_files[i], &m->size);
 	m->cap = m->size;
+	m->blob = NULL;
+	m->blobsize = 0;
+	snprintf(bp, sizeof(bp), "%s.blob", g_files[i]);
+	if (!stat(bp, &st))
+		m->blob = read_file(bp, &m->blobsize);
 	m->loglen = 0;
 	note(m, "%s (unchanged)", g_files[i]);
 }
@@ -1123,9 +1698,11 @@ int main(int argc, char **argv)
 	uint64_t campaign = 1, first = 0, count = 100, only = UINT64_MAX;
 	unsigned int reseal = 95;
 	const char *out = NULL, *logpath = NULL;
-	int opt, print = 0, pack = 0;
+	int opt, print = 0, pack = 0, reseal_only = 0;
+	const char *edits[32];
+	int nedits = 0;
 
-	while ((opt = getopt(argc, argv, "s:f:n:r:o:l:x:pP")) != -1) {
+	while ((opt = getopt(argc, argv, "s:f:n:r:o:l:x:pPFE:R")) != -1) {
 		switch (opt) {
 		case 's': campaign = strtoull(optarg, NULL, 0); break;
 		case 'f': first = strtoull(optarg, NULL, 0); break;
@@ -1136,18 +1713,43 @@ int main(int argc, char **argv)
 		case 'x': only = strtoull(optarg, NULL, 0); break;
 		case 'p': print = 1; break;
 		case 'P': pack = 1; break;
+		case 'F': g_newops = 1; break;
+		case 'R': reseal_only = 1; break;
+		case 'E':
+			if (nedits == 32)
+				die("at most 32 -E");
+			edits[nedits++] = optarg;
+			break;
 		default: return 2;
 		}
 	}
+	if (reseal_only && optind + 1 == argc) {	/* -R IMG: reseal in place */
+		size_t size;
+		unsigned char *img = read_file(argv[optind], &size);
+		int64_t c = size >= SB_OFF + 128 ? erofs_sb_csum(img, size) : -1;
+		int fd;
+
+		if (c < 0 || !(get32(img + SB_OFF + 8) & COMPAT_SB_CHKSUM))
+			return 0;
+		put32(img + SB_OFF + 4, (uint32_t)c);
+		fd = open(argv[optind], O_WRONLY);
+		if (fd < 0)
+			die("%s: %s", argv[optind], strerror(errno));
+		write_all(fd, img + SB_OFF + 4, 4, SB_OFF + 4, argv[optind]);
+		return close(fd) ? 1 : 0;
+	}
 	if (optind >= argc || (!out && !print)) {
-		fprintf(stderr, "usage: fuzz-mutate [-s SEED] [-f FIRST] [-n COUNT] [-r RESEAL%%] "
+		fprintf(stderr, "usage: fuzz-mutate [-s SEED] [-f FIRST] [-n COUNT] [-r RESEAL%%] [-F] "
 				"-o DISK [-l LOG] SEED.img...\n"
-				"       fuzz-mutate -x NUMBER [-s SEED] -o IMG SEED.img...\n"
+				"       fuzz-mutate -x NUMBER [-s SEED] [-F] -o IMG SEED.img...\n"
 				"       fuzz-mutate -P -o DISK IMG...\n"
+				"       fuzz-mutate -E NAME[#NID|root|mbox|packed]=VALUE... -o IMG SEED.img\n"
+				"       fuzz-mutate -R IMG\n"
 				"       fuzz-mutate -p SEED.img...\n");
 		return 2;
 	}
 	if (pack) {
+		g_blobs = 1;
 		g_files = argv + optind;
 		write_disk(out, 0, (uint64_t)(argc - optind), NULL, make_packed);
 		return 0;
@@ -1162,6 +1764,30 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < nseeds; i++)
 		if (!seeds[i].nf || !seeds[i].ninodes)
 			die("%s: nothing parsed", seeds[i].path);
+	if (nedits) {	/* named edits of the one seed, resealed */
+		struct mutant m = { 0 };
+		int fd;
+
+		if (nseeds != 1 || !out)
+			die("-E: one seed image and -o IMG");
+		m.img = xrealloc(NULL, seeds[0].size);
+		memcpy(m.img, seeds[0].img, seeds[0].size);
+		m.size = seeds[0].size;
+		for (int i = 0; i < nedits; i++)
+			apply_named(&seeds[0], &m, edits[i]);
+		if (get32(m.img + SB_OFF + 8) & COMPAT_SB_CHKSUM) {
+			int64_t c = erofs_sb_csum(m.img, m.size);
+
+			if (c >= 0)
+				put32(m.img + SB_OFF + 4, (uint32_t)c);
+		}
+		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0)
+			die("%s: %s", out, strerror(errno));
+		write_all(fd, m.img, m.size, 0, out);
+		fprintf(stderr, "%s%s\n", seeds[0].base, m.log);
+		return close(fd) ? 1 : 0;
+	}
 
 	if (only != UINT64_MAX) {
 		struct mutant m = { 0 };
@@ -1171,6 +1797,18 @@ int main(int argc, char **argv)
 			die("%s: %s", out, strerror(errno));
 		make_mutant(campaign, only, reseal, &m);
 		write_all(fd, m.img, m.size, 0, out);
+		if (m.blob) {
+			char bp[4096];
+			int bfd;
+
+			snprintf(bp, sizeof(bp), "%s.blob", out);
+			bfd = open(bp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+			if (bfd < 0)
+				die("%s: %s", bp, strerror(errno));
+			if (m.blobsize)
+				write_all(bfd, m.blob, m.blobsize, 0, bp);
+			close(bfd);
+		}
 		fprintf(stderr, "%" PRIu64 " %s\n", only, m.log);
 		return close(fd) ? 1 : 0;
 	}

@@ -3,9 +3,34 @@
 # of the default test command; see ROBUSTNESS.md, "Kernel fuzz campaign".
 #
 #   bash qemu-tests/fuzz.sh [--images N] [--seed S] [--mode ours|stock]
-#                           [--batch B] [--out DIR] [--walk-seconds S]
-#                           [--seeds REGEX]
-#   bash qemu-tests/fuzz.sh --replay [--mode ours|stock] IMG...
+#                           [--kernel 6.12|7 [--module KO]] [--batch B] [--out DIR]
+#                           [--walk-seconds S] [--seeds REGEX]
+#   bash qemu-tests/fuzz.sh --replay [--mode ours|stock|--kernel K] IMG...
+#   bash qemu-tests/fuzz.sh --kernel K --findings [LIST]
+#   bash qemu-tests/fuzz.sh [--kernel K|--mode M] --reduce CRASH.img SEED.img
+#
+# --reduce shrinks a kept finding to the fewest byte changes against its
+# seed (seeds/ of the run; the first word of its edit log) that still end
+# the guest the same way: each run of changed bytes (and a truncation) is
+# put back in turn, the image resealed and replayed alone, and kept back
+# when the guest still crashes (or hangs).  Prints the changes left with
+# the fields they touch; OUT/reduced.img is the result.
+#
+# --findings replays the reduced findings of fuzz-findings.list for kernel
+# K, each in a fresh guest, after checking that our fsck.erofs and
+# dump.erofs refuse them; a line expecting the stock kernel to crash or
+# hang FAILs loudly when it no longer does (fixed: update the line).
+# --module KO (with --kernel) loads KO, a module built for that kernel
+# (kmod/build-7x.sh, build-612.sh), instead of its own: with --findings every line must
+# then survive.
+#
+# --kernel 6.12|7 fuzzes a newer Debian kernel (fetch-kernel.sh, as run.sh's
+# KERNELS) with its own packaged erofs.ko instead of the host's 6.1: the
+# seeds add every layout that kernel reads (48-bit, metabox, encoded
+# extents, lzma/deflate/zstd, long xattr prefixes, sub-page compressed
+# blocks, dot-omitted, device tables of --blobdev and --tar=i, fragments,
+# dedupe; each only when mkfs --max-kernel says that kernel reads it), and
+# fuzz-mutate -F adds its format-aware edits (fuzz-mutate.c's header).
 #
 # Builds small seed images of every layout with our mkfs.erofs (plus a few
 # made hostile by craft.c), then N mutants of them with fuzz-mutate.c
@@ -48,6 +73,8 @@ FUZZ_NICE=${FUZZ_NICE:-10}
 FUZZ_KEEP_LOGS=${FUZZ_KEEP_LOGS:-0}
 
 IMAGES=10000 SEED=1 MODE=ours BATCH=1000 OUTDIR='' WALK_S=8 KILL_S=20 HANG_S=90 SEED_RE=''
+KSERIES='' FUZZ_F=() MODE_SET=0 FINDINGS='' REDUCE=0 MODULE_KO=''
+KERNEL_DIR=${KERNEL_DIR:-$top_builddir/qemu-tests/kernels}
 CAP=$((4 * 1024 * 1024)) RESEAL=95 REPLAY_CRASHES=1 REPLAY=0
 CACHE_LIMIT_KB=$((64 * 1024))	# page-cache growth allowed for one walk
 AVAIL_MIN_KB=$((128 * 1024))	# MemAvailable the guest must keep
@@ -59,7 +86,7 @@ first() { awk -v n="$1" 'NR <= n'; }
 die() { msg "error: $*"; exit 2; }
 
 usage() {
-	sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 }
 
@@ -67,7 +94,9 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--images) IMAGES=$2; shift ;;
 	--seed) SEED=$2; shift ;;
-	--mode) MODE=$2; shift ;;
+	--mode) MODE=$2; MODE_SET=1; shift ;;
+	--kernel) KSERIES=$2; shift ;;
+	--module) MODULE_KO=$2; shift ;;
 	--batch) BATCH=$2; shift ;;
 	--out) OUTDIR=$2; shift ;;
 	--walk-seconds) WALK_S=$2; KILL_S=$((WALK_S + 12)); shift ;;
@@ -76,6 +105,9 @@ while [ $# -gt 0 ]; do
 	--seeds) SEED_RE=$2; shift ;;
 	--no-replay) REPLAY_CRASHES=0 ;;
 	--replay) REPLAY=1 ;;
+	--reduce) REDUCE=1 ;;
+	--findings) FINDINGS=$here/fuzz-findings.list
+		case ${2:-} in ''|--*) ;; *) FINDINGS=$2; shift ;; esac ;;
 	-h|--help) usage ;;
 	--*) die "unknown option $1" ;;
 	*) break ;;
@@ -83,6 +115,19 @@ while [ $# -gt 0 ]; do
 	shift
 done
 case $MODE in ours|stock) ;; *) die "--mode: ours or stock" ;; esac
+case $KSERIES in
+'') ;;
+6.12|7)	# the kernel's own module, or (--module) one built for it, e.g. by
+	# kmod/build-7x.sh: kmod/ itself is 6.1's
+	[ "$MODE_SET" = 0 ] || [ "$MODE" = stock ] || die "--kernel $KSERIES: only --mode stock, or --module KO"
+	MODE=stock FUZZ_F=(-F)
+	if [ -n "$MODULE_KO" ]; then
+		[ -f "$MODULE_KO" ] || die "--module $MODULE_KO: no such file"
+		MODULE_KO=$(cd "$(dirname "$MODULE_KO")" && pwd)/$(basename "$MODULE_KO")
+		MODE=ours
+	fi ;;
+*) die "--kernel: 6.12 or 7" ;;
+esac
 [ "$REPLAY" = 0 ] || [ $# -gt 0 ] || die "--replay needs images"
 [[ $IMAGES =~ ^[0-9]+$ && $BATCH =~ ^[1-9][0-9]*$ && $SEED =~ ^[0-9]+$ ]] ||
 	die "--images, --batch and --seed take numbers"
@@ -149,21 +194,53 @@ make_seed_tree() {
 }
 
 # seed NAME MKFS-ARGS...: one seed image, if this mkfs offers the options
+# (and, with --kernel, if that kernel reads the layout: mkfs --max-kernel,
+# and its config has the algorithm).  In ARGS, @blob@ is the seed's extra
+# device (IMG.blob, which fuzz-mutate carries along), and @tar@ makes the
+# source a tar of the tree kept as IMG.blob (--tar=i).
 seed() {
-	local name=$1 img=$SCRATCH/seeds/$1.img lacking
+	local name=$1 img=$SCRATCH/seeds/$1.img lacking a args=() src=$SCRATCH/tree
 	shift
 	if lacking=$(mkfs_lacks_option "$@"); then
 		msg "seed $name skipped: mkfs does not offer $lacking"
 		return
 	fi
-	"$MKFS" --quiet -T 1577836800 -U clear "$@" "$img" "$SCRATCH/tree" > "$SCRATCH/mkfs.log" 2>&1 ||
+	for a in "$@"; do
+		case $a in
+		*@blob@*) a=${a//@blob@/$img.blob} ;;
+		@tar@) tar --xattrs --format=pax -cf "$img.blob" -C "$SCRATCH/tree" . ; src=$img.blob; continue ;;
+		esac
+		args+=("$a")
+	done
+	if [ -n "$KSERIES" ]; then
+		for a in lzma deflate zstd; do
+			[[ " $* " =~ -z\ ?[a-z0-9:,]*$a ]] || continue
+			grep -q "^CONFIG_EROFS_FS_ZIP_${a^^}=y" "$KROOT/boot/config-$KVER" || {
+				msg "seed $name skipped: $KVER is built without CONFIG_EROFS_FS_ZIP_${a^^}"
+				rm -f "$img.blob"
+				return
+			}
+		done
+		args=(--max-kernel="$KSHORT" "${args[@]}")
+	fi
+	if ! "$MKFS" --quiet -T 1577836800 -U clear "${args[@]}" "$img" "$src" > "$SCRATCH/mkfs.log" 2>&1; then
+		rm -f "$img" "$img.blob"
+		if [ -n "$KSERIES" ] && grep -qi 'max-kernel\|needs Linux\|newer' "$SCRATCH/mkfs.log"; then
+			msg "seed $name skipped on $KSHORT: $(tail -n 1 "$SCRATCH/mkfs.log")"
+			return
+		fi
 		die "seed $name: mkfs.erofs $* failed: $(tail -n 1 "$SCRATCH/mkfs.log")"
+	fi
 	SEEDS+=("$img")
 }
 
 # -E OPT only when mkfs --help lists OPT (fragments, all-fragments, ...)
+# (the help is read whole first: grep -q ends at its match, and the SIGPIPE
+# mkfs would then get fails the pipeline under pipefail, at random)
 mkfs_has_extended() {
-	"$MKFS" --help 2>&1 | grep -qE -- "(^|[ ,(])$1([][ ,.)=]|\$)"
+	local help
+	help=$("$MKFS" --help 2>&1 || true)
+	grep -qE -- "(^|[ ,(])$1([][ ,.)=]|\$)" <<< "$help"
 }
 
 # crafted NAME CASE BASE-SEED PATH...: a seed made hostile by craft.c
@@ -222,6 +299,8 @@ make_seeds() {
 		MKFS=${ALG_MKFS:-$MKFS} seed "$alg-frag" -z "$alg" -C 16384 -E fragments,ztailpacking
 		MKFS=${ALG_MKFS:-$MKFS} seed "$alg-dedupe" -z "$alg" -E dedupe
 	done
+	# the newer kernels: every layout they read that 6.1 does not
+	[ -z "$KSERIES" ] || newer_seeds
 	# hostile seeds from the regression cases (kmod/patches), small ones
 	crafted g1p g1p big-pcluster-legacy text
 	crafted g2 g2 plain text
@@ -239,8 +318,44 @@ make_seeds() {
 	for s in "${SEEDS[@]}"; do
 		[ "$(stat -c %s "$s")" -le $((512 * 1024)) ] ||
 			die "seed $s is over 512 KiB; keep seeds small"
+		[ ! -f "$s.blob" ] || [ "$(stat -c %s "$s.blob")" -le $((1024 * 1024)) ] ||
+			die "seed $s.blob is over 1 MiB; keep seeds small"
 	done
 	msg "${#SEEDS[@]} seeds ($(du -ch "${SEEDS[@]}" | tail -n 1 | cut -f1)): $(printf '%s\n' "${SEEDS[@]}" | sed 's|.*/||; s|\.img$||' | tr '\n' ' ')"
+}
+
+# the layouts of Linux 6.4-7.x (each skipped where --max-kernel refuses it)
+newer_seeds() {
+	seed xpfx --xattr-prefix=user.sha --xattr-prefix=user.col -x 0
+	seed xpfx-plain --xattr-prefix=user.col -E plain-xattr-prefixes
+	seed xpfx-z --xattr-prefix=user.sha -z lz4hc -E fragments
+	seed sub1k-lz4 -b 1024 -z lz4hc
+	seed sub1k-ztail -b 1024 -z lz4 -C 4096 -E ztailpacking,fragments
+	seed sub512-zstd -b 512 -z zstd -C 2048
+	seed sub2k-deflate -b 2048 -z deflate -E dedupe
+	seed lzma-c64k -z lzma -C 65536 -E ztailpacking
+	seed zstd-big -z zstd,level=3 -C 131072 -E fragments
+	seed deflate-allfrag -z deflate -E all-fragments
+	printf '4096 1 ^text\n8192 0 ^d/\n' > "$SCRATCH/hints"
+	seed mixed-hints -z lz4hc:zstd --compress-hints="$SCRATCH/hints"
+	seed blobdev --chunksize 4096 --blobdev=@blob@
+	seed blobdev-b1k -b 1024 --chunksize 2048 --blobdev=@blob@ -x 0
+	seed tar-index --tar=i @tar@
+	seed 48bit -E48bit
+	seed 48bit-ext -E48bit -x 0 -E force-inode-extended
+	seed 48bit-lz4 -E48bit -z lz4hc
+	seed 48bit-zstd -E48bit -z zstd -C 16384 -E fragments
+	seed 48bit-deflate -E48bit -z deflate -C 8192 -E dedupe
+	seed 48bit-lzma-legacy -E48bit -z lzma -E legacy-compress
+	seed 48bit-sub1k -E48bit -b 1024 -z lz4
+	seed 48bit-chunk -E48bit --chunksize 8192
+	seed 48bit-blobdev -E48bit --chunksize 4096 --blobdev=@blob@
+	seed dot-omitted -E dot-omitted
+	seed dot-omitted-z -E dot-omitted -z lz4 -E ztailpacking
+	seed metabox-flat -m 4096
+	seed metabox-lz4 -m 4096:lz4 -z lz4
+	seed metabox-zstd -m 4096:zstd -z zstd -C 16384 -E fragments
+	seed metabox-xpfx -m 4096 --xattr-prefix=user.sha -x 0
 }
 
 build_fuzz_initramfs() {
@@ -310,12 +425,20 @@ running_line() {
 	fi
 }
 
-# the image on line LINE of batch DISK -> FILE (prints its number)
+# the image on line LINE of batch DISK -> FILE, its extra device (if any)
+# -> FILE.blob (prints its number)
 extract_image() { # DISK LINE FILE
-	local number off size
-	read -r number off size < <(sed -n "$(($2 + 2))p" "$1" | tr -d '\0')
+	local number off size boff bsize
+	read -r number off size boff bsize < <(sed -n "$(($2 + 2))p" "$1" | tr -d '\0')
 	dd if="$1" of="$3" bs=4096 skip=$((off / 4096)) count=$(( (size + 4095) / 4096 )) status=none
 	truncate -s "$size" "$3"
+	rm -f "$3.blob"
+	if [ -n "$bsize" ]; then
+		: > "$3.blob"
+		[ "$bsize" = 0 ] || dd if="$1" of="$3.blob" bs=4096 skip=$((boff / 4096)) \
+			count=$(( (bsize + 4095) / 4096 )) status=none
+		truncate -s "$bsize" "$3.blob"
+	fi
 	echo "$number"
 }
 
@@ -329,9 +452,10 @@ keep_failure() {
 	local kind=$1 number=$2 img=$3 log=$4 base
 	base=$OUT/crashes/$kind-$number
 	cp "$img" "$base.img"
+	[ ! -f "$img.blob" ] || cp "$img.blob" "$base.img.blob"
 	{
-		echo "image $number ($kind), mode $MODE, campaign seed $SEED"
-		echo "rebuild: fuzz-mutate -s $SEED -x $number -o IMG SEEDS (the images in seeds/, in the order of seeds.list)"
+		echo "image $number ($kind), mode $MODE, kernel $KVER, campaign seed $SEED"
+		echo "rebuild: fuzz-mutate ${FUZZ_F[*]} -s $SEED -x $number -o IMG SEEDS (the images in seeds/, in the order of seeds.list)"
 		echo "edits: $(grep -m1 "^$number " "$OUT"/mutations/* 2>/dev/null | cut -d' ' -f2- || true)"
 		echo "--- kernel (serial console from the image's RUN marker) ---"
 		if [ -f "$log" ]; then
@@ -383,7 +507,7 @@ soft_findings() {
 # each crash or hang
 run_batch() {
 	local b=$1 first=$2 count=$3 disk=$SCRATCH/batch.disk start=0 n=1 log line number kind
-	"$SCRATCH/bin/fuzz-mutate" -s "$SEED" -f "$first" -n "$count" -r "$RESEAL" -o "$disk" \
+	"$SCRATCH/bin/fuzz-mutate" "${FUZZ_F[@]}" -s "$SEED" -f "$first" -n "$count" -r "$RESEAL" -o "$disk" \
 		-l "$OUT/mutations/batch-$b.log" "${SEEDS[@]}"
 	while [ "$start" -lt "$count" ]; do
 		log=$OUT/boots/batch-$b-boot-$n.log
@@ -426,6 +550,150 @@ run_batch() {
 		fi
 		start=$((line + 1))
 		n=$((n + 1))
+	done
+}
+
+# --------------------------------------------------------------- findings ---
+
+# the tree of the reduced findings: a file with an xattr, a 5000-byte file
+# in a directory, a symlink
+make_tiny_tree() {
+	mkdir -p "$1/d"
+	printf 'hello\n' > "$1/hello"
+	head -c 5000 /dev/zero | tr '\0' 'z' > "$1/d/five-k"
+	ln -s ../hello "$1/d/link"
+	setfattr -n user.colour -v blue "$1/hello"
+	find "$1" -exec touch -h -d '2020-01-01 00:00:00' {} +
+}
+
+# findings LIST: each line "NAME KERNEL EXPECT MKFS-ARGS... -- EDITS..." of
+# this kernel series: mkfs of the tiny tree, fuzz-mutate -E EDITS, our
+# readers must refuse it, then the image alone in a fresh guest, whose end
+# must match EXPECT (crash, hang, flood: the walk ends but grows the page
+# cache past CACHE_LIMIT_KB, or survive: the walk ends, any errors; or a
+# comma list of them)
+findings() {
+	local list=$1 name kser expect rest margs edits img end pass=0 fail=0 r
+	[ -f "$list" ] || die "no findings list $list"
+	make_tiny_tree "$SCRATCH/tiny"
+	while read -r name kser expect rest; do
+		[ -n "$name" ] && [ "${name:0:1}" != '#' ] && [ "$kser" = "$KSERIES" ] || continue
+		margs=${rest%% -- *} edits=${rest#* -- }
+		img=$OUT/$name.img
+		# shellcheck disable=SC2086 # word lists from the list file
+		"$MKFS" --quiet -T 1577836800 -U clear $margs "$img.seed" "$SCRATCH/tiny" > "$SCRATCH/mkfs.log" 2>&1 ||
+			{ echo "FAIL: $KSHORT/$name (mkfs $margs: $(tail -n 1 "$SCRATCH/mkfs.log"))"; fail=$((fail + 1)); continue; }
+		local eargs=() e
+		for e in $edits; do eargs+=(-E "$e"); done
+		"$SCRATCH/bin/fuzz-mutate" "${eargs[@]}" -o "$img" "$img.seed" 2> "$SCRATCH/edit.log" ||
+			{ echo "FAIL: $KSHORT/$name (edit: $(tail -n 1 "$SCRATCH/edit.log"))"; fail=$((fail + 1)); continue; }
+		r=
+		for tool in "$top_builddir/fsck/fsck.erofs" "$top_builddir/dump/dump.erofs -S"; do
+			# shellcheck disable=SC2086
+			if $tool "$img" > "$SCRATCH/reader.out" 2>&1; then
+				r="${r}${tool##*/} accepts it; "
+			elif ! grep -q 'error:' "$SCRATCH/reader.out"; then
+				r="${r}${tool##*/} fails without an error message; "
+			fi
+		done
+		[ -z "$r" ] || { echo "FAIL: $KSHORT/$name (${r%; })"; fail=$((fail + 1)); continue; }
+		replay_one "$img" "$name"
+		if grep -aq '^forge: INSMODFAILED' "$OUT/boots/replay-$name.log"; then
+			echo "FAIL: $KSHORT/$name (the module did not load: $(grep -a -m1 'module: ' "$OUT/boots/replay-$name.log" | tr -d '\r' | cut -c1-120))"
+			fail=$((fail + 1))
+			continue
+		fi
+		end=${REPLAY_END%%:*}
+		# flood: the walk ends, but grows the page cache past CACHE_LIMIT_KB
+		if [ "$end" = 'done' ] && [ "$expect" = flood ]; then
+			r=$(sed -n 's/.* cache_kb=\([0-9]*\) .*/\1/p' <<< "$REPLAY_END")
+			if [ "${r:-0}" -gt "$CACHE_LIMIT_KB" ]; then end=flood; fi
+		fi
+		# a module of ours (--module) must survive every finding, floods too
+		[ "$MODE" = stock ] || expect=survive
+		case $end in stuck|timeout) end=hang ;; esac	# the walker outlived SIGKILL
+		# EXPECT may list alternatives: hang,crash (a soft lockup panics)
+		[[ ,$expect, == *,$end,* ]] && expect=$end
+		case $expect:$end in
+		crash:crash|hang:hang|survive:done|flood:flood)
+			echo "PASS: $KSHORT/$name ($expect as expected: $(crash_lines "$OUT/boots/replay-$name.log" | grep -m1 -aE 'BUG:|RIP:|watchdog|blocked' || echo "${REPLAY_END:0:120}"); our readers: $(grep -m1 'error:' "$SCRATCH/reader.out" | cut -c1-100))"
+			pass=$((pass + 1)) ;;
+		*:done)
+			echo "FAIL: $KSHORT/$name ($KVER no longer shows the $expect: fixed? then make the line expect survive) (log: $OUT/boots/replay-$name.log)"
+			fail=$((fail + 1)) ;;
+		*)	echo "FAIL: $KSHORT/$name (expected $expect, got $REPLAY_END) (log: $OUT/boots/replay-$name.log)"
+			fail=$((fail + 1)) ;;
+		esac
+	done < "$list"
+	echo "$pass passed, $fail failed"
+	[ "$fail" = 0 ]
+}
+
+# ----------------------------------------------------------------- reduce ---
+
+# the runs of bytes IMG changes against SEED ("OFFSET LENGTH", runs closer
+# than 8 bytes merged, the superblock checksum left out), then "trunc" if
+# IMG is shorter
+diff_runs() { # IMG SEED
+	python3 - "$1" "$2" <<-'PY'
+		import sys
+		a = open(sys.argv[1], 'rb').read(); b = open(sys.argv[2], 'rb').read()
+		runs = []
+		for i in range(min(len(a), len(b))):
+		    if a[i] != b[i] and not 1028 <= i < 1032:
+		        if runs and i - runs[-1][1] <= 8:
+		            runs[-1][1] = i + 1
+		        else:
+		            runs.append([i, i + 1])
+		for s, e in runs:
+		    print(s, e - s)
+		if len(a) < len(b):
+		    print("trunc")
+	PY
+}
+
+# put_back IMG SEED RUN: RUN's bytes of SEED back into IMG ("trunc": its tail)
+put_back() {
+	if [ "$3" = trunc ]; then
+		dd if="$2" of="$1" bs=4096 skip=$(( $(stat -c %s "$1") / 4096 )) \
+			seek=$(( $(stat -c %s "$1") / 4096 )) conv=notrunc status=none
+	else
+		dd if="$2" of="$1" bs=1 skip="${3% *}" seek="${3% *}" count="${3#* }" conv=notrunc status=none
+	fi
+	"$SCRATCH/bin/fuzz-mutate" -R "$1"
+}
+
+reduce() { # CRASH SEED
+	local img=$1 seed=$2 cur=$OUT/reduced.img try=$SCRATCH/try.img want run n=0 kept=()
+	cp "$img" "$cur"
+	replay_one "$cur" base
+	want=${REPLAY_END%%:*}
+	case $want in crash|hang) ;; *) die "$img does not crash or hang alone ($REPLAY_END)" ;; esac
+	msg "$img: $want alone; $(diff_runs "$cur" "$seed" | wc -l) run(s) of changes against $seed"
+	while read -r run; do
+		n=$((n + 1))
+		cp "$cur" "$try"
+		put_back "$try" "$seed" "$run"
+		replay_one "$try" "try-$n"
+		if [ "${REPLAY_END%%:*}" = "$want" ]; then
+			cp "$try" "$cur"
+			msg "run $run: not needed (still $want)"
+		else
+			kept+=("$run")
+			msg "run $run: needed (without it: ${REPLAY_END:0:60})"
+		fi
+	done < <(diff_runs "$img" "$seed")
+	"$SCRATCH/bin/fuzz-mutate" -F -p "$seed" > "$SCRATCH/fields"
+	echo "reduced: $cur ($want), ${#kept[@]} change(s) left against $(basename "$seed"):"
+	for run in "${kept[@]}"; do
+		if [ "$run" = trunc ]; then
+			echo "  truncated to $(stat -c %s "$cur") bytes"
+			continue
+		fi
+		echo "  bytes ${run% *}+${run#* }: $(od -An -tx1 -j "${run% *}" -N "${run#* }" "$seed" | tr -s ' ') -> $(od -An -tx1 -j "${run% *}" -N "${run#* }" "$cur" | tr -s ' ')"
+		awk -v s="${run% *}" -v l="${run#* }" '$2 ~ /^@/ {
+			split(substr($2, 2), p, "[./]"); o = p[1] + 0; w = int((p[2] + p[3] + 7) / 8)
+			if (o < s + l && o + w > s) print "    field " $1 " (" $2 ", nid " $6 ")" }' "$SCRATCH/fields" | first 6
 	done
 }
 
@@ -483,21 +751,46 @@ report() {
 # ------------------------------------------------------------------- main ---
 
 main() {
-	local t0=$SECONDS qemu_s=0 b first count t1
+	local t0=$SECONDS qemu_s=0 b first count t1 img
 	command -v "$QEMU" > /dev/null || die "$QEMU not found (apt-get install qemu-system-x86)"
 	[ -x /bin/busybox ] || die "busybox missing (apt-get install busybox-static)"
-	KVER=${KVER:-$(detect_kver)}
 	setup
-	msg "run $RUN_ID: mode $MODE, kernel $KVER, accel $QEMU_ACCEL, out $OUT"
-	build_kmod
-	MODULE_VERSION=$OUR_VERSION
-	[ "$MODE" = ours ] || MODULE_VERSION="Debian's erofs.ko"
+	if [ -n "$KSERIES" ]; then
+		local line
+		line=$(top_builddir=$top_builddir bash "$here/fetch-kernel.sh" "$KSERIES" "$KERNEL_DIR" \
+			2> "$OUT/fetch-$KSERIES.log") ||
+			die "no $KSERIES kernel: $(tail -n 1 "$OUT/fetch-$KSERIES.log")"
+		read -r KVER KROOT <<< "$line"
+		KSHORT=$(sed -E 's/^([0-9]+\.[0-9]+).*/\1/' <<< "$KVER")
+		MODULE_VERSION="$KVER's own erofs.ko"
+		if [ -n "$MODULE_KO" ]; then
+			# shellcheck disable=SC2034 # lib.sh's initramfs_base copies it in
+			OUR_KO=$MODULE_KO
+			MODULE_VERSION="$MODULE_KO on $KVER"
+		fi
+		msg "run $RUN_ID: kernel $KVER ($KROOT), module: $MODULE_VERSION, accel $QEMU_ACCEL, out $OUT"
+	else
+		KVER=${KVER:-$(detect_kver)}
+		msg "run $RUN_ID: mode $MODE, kernel $KVER, accel $QEMU_ACCEL, out $OUT"
+		build_kmod
+		MODULE_VERSION=$OUR_VERSION
+		[ "$MODE" = ours ] || MODULE_VERSION="Debian's erofs.ko"
+	fi
 	build_tools
 	build_fuzz_initramfs
 	FAILURES=() BOOTS=0
 	: > "$OUT/results"
+	if [ "$REDUCE" = 1 ]; then
+		[ $# -eq 2 ] || die "--reduce CRASH.img SEED.img"
+		reduce "$1" "$2"
+		exit
+	fi
+	if [ -n "$FINDINGS" ]; then
+		[ -n "$KSERIES" ] || die "--findings needs --kernel"
+		findings "$FINDINGS"
+		exit
+	fi
 	if [ "$REPLAY" = 1 ]; then
-		local img
 		for img in "$@"; do
 			replay_one "$img" "$(basename "$img" .img)"
 			echo "$img: $REPLAY_END (serial: $OUT/boots/replay-$(basename "$img" .img).log)"
@@ -509,6 +802,7 @@ main() {
 	printf '%s\n' "${SEEDS[@]}" | sed 's|.*/||' > "$OUT/seeds.list"
 	mkdir -p "$OUT/seeds"
 	cp "${SEEDS[@]}" "$OUT/seeds/"
+	for img in "${SEEDS[@]}"; do [ ! -f "$img.blob" ] || cp "$img.blob" "$OUT/seeds/"; done
 	for ((b = 0, first = 0; first < IMAGES; b++, first += BATCH)); do
 		count=$((IMAGES - first < BATCH ? IMAGES - first : BATCH))
 		t1=$SECONDS
