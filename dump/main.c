@@ -50,6 +50,10 @@ static void usage(FILE *out)
 " -x              show extended attributes (INODE required)\n"
 " --device=X      specify an extra device to be used together\n"
 "                 (once per extra device, in the device table's order)\n"
+" --no-devices    leave the extra devices out: everything is shown, but\n"
+"                 --cat refuses a file whose data is on them (the default\n"
+"                 without --device, except that devices appended to IMAGE\n"
+"                 are not read either)\n"
 " --ls            show directory contents (INODE required)\n"
 " --cat           show file contents (INODE required)\n"
 " --nid=#         show the target inode info of nid #\n"
@@ -57,10 +61,11 @@ static void usage(FILE *out)
 " --path=X        show the target inode info of path X\n"
 "\n"
 "Without an option, the superblock is shown.  Exit status: 0 success,\n"
-"1 the image is corrupt or unsupported, 2 usage or operational error.\n");
+"1 the image is corrupt or unsupported, 2 usage or operational error\n"
+"(also: --cat of data on an extra device not given).\n");
 }
 
-enum { OPT_NID = 256, OPT_PATH, OPT_LS, OPT_CAT, OPT_DEVICE, OPT_OFFSET };
+enum { OPT_NID = 256, OPT_PATH, OPT_LS, OPT_CAT, OPT_DEVICE, OPT_OFFSET, OPT_NO_DEVICES };
 
 static const struct option long_options[] = {
 	{ "version", no_argument, NULL, 'V' },
@@ -70,6 +75,7 @@ static const struct option long_options[] = {
 	{ "ls", no_argument, NULL, OPT_LS },
 	{ "cat", no_argument, NULL, OPT_CAT },
 	{ "device", required_argument, NULL, OPT_DEVICE },
+	{ "no-devices", no_argument, NULL, OPT_NO_DEVICES },
 	{ "offset", required_argument, NULL, OPT_OFFSET },
 	{ NULL, 0, NULL, 0 },
 };
@@ -124,6 +130,9 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 				return -1;
 			}
 			break;
+		case OPT_NO_DEVICES:
+			o->src.flags |= EROFS_RD_NO_DEVICES;
+			break;
 		case OPT_OFFSET:
 			if (!erofs_parse_u64("--offset", optarg, INT64_MAX, &o->src.offset))
 				return -1;
@@ -148,6 +157,10 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 	}
 	if (o->cat && (o->superblock || o->statistics || o->ls || o->extents || o->xattrs)) {
 		erofs_err("--cat cannot be combined with -S, -e, -s, -x or --ls");
+		return -1;
+	}
+	if ((o->src.flags & EROFS_RD_NO_DEVICES) && o->src.nr_devices) {
+		erofs_err("--device and --no-devices exclude each other");
 		return -1;
 	}
 	if (!o->superblock && !o->statistics && !o->have_nid && !o->path)
@@ -199,10 +212,12 @@ static int show_inode(struct erofs_dump *d, const struct dump_opts *o)
 		return EXIT_CORRUPT;
 	}
 	if (o->cat) {
-		if (erofs_dump_cat(d, nid)) {
+		err = erofs_dump_cat(d, nid);
+		if (err) {
 			fflush(stdout);
 			erofs_err("%s: %s", o->image, d->err);
-			return EXIT_CORRUPT;
+			/* a device not given: the command line's fault, not the image's */
+			return err == -ENXIO ? EXIT_USAGE : EXIT_CORRUPT;
 		}
 		return EXIT_OK;
 	}

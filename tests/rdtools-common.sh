@@ -43,8 +43,8 @@ rdtools_devices() {
 	else
 		fail "$label: dump.erofs -S without --device: $(head -1 "$WORK/err.txt")"
 	fi
-	expect_exit "$label: dump.erofs --cat without --device" 1 \
-		"nid [0-9]+\): data on extra device 1, which was not given \(--device=PATH\)" \
+	expect_exit "$label: dump.erofs --cat without --device" 2 \
+		"nid [0-9]+\): its data is on extra device 1 \(no tag, [0-9]+ blocks\), which was not given \(--device=PATH\)" \
 		"$DUMP" --cat --path="/$file" "$img"
 	expect_exit "$label: dump.erofs with two devices for one" 2 \
 		"has 1 extra device: give it with --device=PATH \(2 given\)" \
@@ -88,7 +88,7 @@ rdtools_devices() {
 	# exist: nothing is ever mounted on the host)
 	if [ -x "$EROFSFUSE" ]; then
 		expect_exit "$label: erofsfuse without --device" 1 \
-			"has 1 extra device: give it with --device=PATH \(0 given\)" \
+			"has 1 extra device: give it with --device=PATH \(0 given\); missing: device 1 \(no tag, [0-9]+ blocks\)$" \
 			"$EROFSFUSE" -f "$img" "$WORK/no-mnt"
 		expect_exit "$label: erofsfuse with a short device" 1 "device 1 is too short" \
 			"$EROFSFUSE" -f --device="$WORK/short.dev" "$img" "$WORK/no-mnt"

@@ -16,7 +16,8 @@
  * crash, a hang or unbounded memory.  Calls return 0 (or a count) on
  * success and a negative errno on failure: -EUCLEAN for corruption,
  * -EOPNOTSUPP for a feature this reader does not handle, -EIO for a failed
- * read, -ENOMEM, -ENOENT/-ENOTDIR for lookups, -EINVAL for a bad argument.
+ * read, -ENXIO for data on an extra device that was not given, -ENOMEM,
+ * -ENOENT/-ENOTDIR for lookups, -EINVAL for a bad argument.
  * eforge_error() then describes the failure in one line, naming the nid,
  * block or entry.  The library prints nothing and keeps no global state.
  *
@@ -53,7 +54,8 @@ struct eforge_image;
 struct eforge_open_opts {
 	uint64_t offset;		/* bytes of the file before the image */
 	const char *const *devices;	/* extra devices, in device table order */
-	unsigned int nr_devices;	/* all of the image's, or none (their data then fails to read) */
+	unsigned int nr_devices;	/* all of the image's, or none (their data then
+					 * fails to read, with -ENXIO) */
 };
 
 /*

@@ -24,6 +24,10 @@
 /* every extra device must be given (fsck.erofs, erofsfuse); without it, no
  * --device at all is accepted too, and data on a device fails to read */
 #define EROFS_RD_ALL_DEVICES	0x1u
+/* the extra devices are left out on purpose (fsck.erofs --no-devices):
+ * --device is refused, devices appended to the image file are not used
+ * either, and data on a device fails to read with -ENXIO */
+#define EROFS_RD_NO_DEVICES	0x2u
 
 struct erofs_rd_source {
 	/* what the command line said */
@@ -32,6 +36,8 @@ struct erofs_rd_source {
 	const char **devices;		/* --device=PATH, in device table order */
 	unsigned int nr_devices;
 	unsigned int flags;		/* EROFS_RD_* */
+	const char *without_hint;	/* ends the message when devices are missing
+					 * ("or check the rest with --no-devices") */
 
 	/* what was opened */
 	int fd;				/* the image file, -1 when not open */
