@@ -40,6 +40,7 @@ struct fsck_opts {
 	struct erofs_rd_source src;	/* the image file, --offset, --device */
 	int xattrs;			/* -1: default (restore them) */
 	unsigned int workers;		/* 0: one per CPU */
+	bool no_devices;		/* --no-devices */
 	bool has_nid;
 	uint64_t nid;			/* --nid */
 	const char *path;		/* --path */
@@ -73,6 +74,9 @@ static void usage(FILE *out)
 "                         recreate the tree below DIR\n"
 "  --device=PATH          an extra device of a multi-device image (--blobdev,\n"
 "                         --tar=i), once per device, in order\n"
+"  --no-devices           without the extra devices: check everything but the\n"
+"                         file data on them (counted as not verified); with\n"
+"                         --extract=DIR, such files are not created\n"
 "  --offset=BYTES         the image starts BYTES into the file\n"
 "  --nid=NID              check or extract only the tree of inode NID\n"
 "  --path=PATH            check or extract only the tree at PATH in the image\n"
@@ -93,8 +97,9 @@ static void usage(FILE *out)
 "  --no-preserve-owner    do not change owners\n"
 "  --no-preserve-perms    apply your umask to permissions\n"
 "\n"
-"Exit status: 0 no errors, 1 the image is corrupted or extraction failed,\n"
-"2 usage or operational error (bad option, IMAGE cannot be opened, no such\n"
+"Exit status: 0 no errors, 1 the image is corrupted or extraction failed\n"
+"(also: files not extracted under --no-devices), 2 usage or operational error\n"
+"(bad option, IMAGE cannot be opened, an extra device not given, no such\n"
 "--path or --nid).\n");
 }
 
@@ -102,7 +107,7 @@ enum {
 	OPT_EXTRACT = 256, OPT_FORCE, OPT_OVERWRITE, OPT_PRESERVE, OPT_NO_PRESERVE,
 	OPT_PRESERVE_OWNER, OPT_PRESERVE_PERMS, OPT_NO_PRESERVE_OWNER,
 	OPT_NO_PRESERVE_PERMS, OPT_DEVICE, OPT_XATTRS, OPT_NO_XATTRS, OPT_WORKERS, OPT_OFFSET,
-	OPT_NID, OPT_PATH,
+	OPT_NID, OPT_PATH, OPT_NO_DEVICES,
 };
 
 static const struct option long_options[] = {
@@ -118,6 +123,7 @@ static const struct option long_options[] = {
 	{ "no-preserve-owner", no_argument, NULL, OPT_NO_PRESERVE_OWNER },
 	{ "no-preserve-perms", no_argument, NULL, OPT_NO_PRESERVE_PERMS },
 	{ "device", required_argument, NULL, OPT_DEVICE },
+	{ "no-devices", no_argument, NULL, OPT_NO_DEVICES },
 	{ "xattrs", no_argument, NULL, OPT_XATTRS },
 	{ "no-xattrs", no_argument, NULL, OPT_NO_XATTRS },
 	{ "workers", required_argument, NULL, OPT_WORKERS },
@@ -137,6 +143,7 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o)
 	/* as Linux wants -o device=: one --device per slot of the table */
 	erofs_rd_source_init(&o->src, NULL);
 	o->src.flags = EROFS_RD_ALL_DEVICES;
+	o->src.without_hint = "or check all but their data with --no-devices";
 	o->debug = 2;
 	o->preserve_owner = o->preserve_perms = o->xattrs = -1;
 	opterr = 0;
@@ -229,6 +236,10 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o)
 			o->preserve_perms = 0;
 			extract_only_opts = true;
 			break;
+		case OPT_NO_DEVICES:
+			o->no_devices = true;
+			o->src.flags |= EROFS_RD_NO_DEVICES;
+			break;
 		case OPT_DEVICE:
 			if (erofs_rd_source_add_device(&o->src, optarg)) {
 				erofs_err("%s", o->src.err);
@@ -252,6 +263,10 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o)
 	o->image = o->src.image = argv[optind];
 	if (extract_only_opts && !o->extract_dir)
 		erofs_warn("extraction options are ignored without --extract=DIR");
+	if (o->no_devices && o->src.nr_devices) {
+		erofs_err("--device and --no-devices exclude each other");
+		return -1;
+	}
 	return 0;
 }
 
@@ -308,6 +323,10 @@ static void print_stats(const struct fsck *f)
 		       st->packed_size, st->packed_physical);
 	printf("  image size:         %" PRIu64 " bytes (%" PRIu64 " blocks)\n",
 	       f->o.src.image_bytes, f->r.size >> f->r.blkszbits);
+	if (f->o.no_devices && f->r.nr_devs)
+		printf("  not verified:       %" PRIu64 " files, %" PRIu64 " bytes of data on %u extra device%s not given (--no-devices)\n",
+		       st->nunverified, st->unverified_bytes, f->r.nr_devs,
+		       f->r.nr_devs == 1 ? "" : "s");
 	print_kernel_needs(f);
 }
 
@@ -392,6 +411,7 @@ int main(int argc, char **argv)
 	}
 
 	co.debug = f.o.debug;
+	co.no_devices = f.o.no_devices;
 	co.x = f.extracting ? &f.x : NULL;
 	co.workers = f.o.workers ? f.o.workers : online_cpus();
 	if (erofs_check_image(&f.r, &co, &f.res)) {
@@ -407,8 +427,20 @@ int main(int argc, char **argv)
 	}
 	if (f.o.stats)
 		print_stats(&f);
+	if (f.res.st.nunverified && f.o.debug >= 2)
+		printf("%s: the data of %" PRIu64 " file%s (%" PRIu64 " bytes) is on extra devices not given: not %s (--no-devices)\n",
+		       f.o.image, f.res.st.nunverified, f.res.st.nunverified == 1 ? "" : "s",
+		       f.res.st.unverified_bytes, f.o.extract_dir ?
+		       "verified nor extracted" : "verified");
 	if (errors) {
 		erofs_err("%s: %lu error%s found", f.o.image, errors, errors == 1 ? "" : "s");
+		ret = EXIT_CORRUPT;
+	} else if (f.res.st.nnot_extracted) {
+		/* the image is sound as far as it was checked, but DIR is not its tree */
+		erofs_err("%s: no errors found, but %" PRIu64 " entr%s not extracted: %s data is on extra devices not given (--no-devices)",
+			  f.o.image, f.res.st.nnot_extracted,
+			  f.res.st.nnot_extracted == 1 ? "y" : "ies",
+			  f.res.st.nnot_extracted == 1 ? "its" : "their");
 		ret = EXIT_CORRUPT;
 	} else {
 		if (f.o.debug >= 2)

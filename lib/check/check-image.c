@@ -151,6 +151,10 @@ static void visit_again(struct checker *f, struct frame *parent, const struct de
 	f->st.nlinks_extra++;
 	if (pfd < 0)
 		return;
+	if (ni->no_device) {	/* its first name was refused already */
+		ck_not_extracted(f, at, d->nid, 0);
+		return;
+	}
 	if (ni->pending)
 		erofs_fq_drain(f->q);	/* whether its first copy made it */
 	erofs_check_xpath(&xp, &f->nids, parent->vi.nid, name, d->len);
@@ -178,6 +182,7 @@ static void visit(struct checker *f, struct frame *parent, const struct dent *d)
 	struct erofs_check_xpath xp;
 	struct erofs_rd_inode vi;
 	int pfd = parent->dirfd;
+	unsigned int dev;
 
 	if (d->ft == EROFS_FT_DIR)
 		parent->subdirs++;
@@ -248,7 +253,12 @@ static void visit(struct checker *f, struct frame *parent, const struct dent *d)
 			return;
 		}
 		/* when extracting, the extractor reads and reports */
-		ck_scan_data(f, &at, &vi, false, false);
+		dev = ck_scan_data(f, &at, &vi, false, false);
+		if (dev && f->o.no_devices) {
+			ni->no_device = true;
+			ck_not_extracted(f, &at, d->nid, dev);
+			return;
+		}
 		ck_submit_file(f, CK_JOB_EXTRACT, &at, &vi, pfd);
 		return;
 	} else if (S_ISLNK(vi.di.mode)) {
@@ -272,12 +282,17 @@ static void check_start_leaf(struct checker *f, const struct place *at,
 			     const struct erofs_rd_inode *vi)
 {
 	struct erofs_xpath_str xp;
+	unsigned int dev;
 
 	ck_check_xattrs(f, at, vi);
 	if (S_ISREG(vi->di.mode)) {
 		f->st.nfiles++;
 		f->st.data_bytes += vi->size;
-		ck_scan_data(f, at, vi, !f->o.x, !f->o.x);
+		dev = ck_scan_data(f, at, vi, !f->o.x, !f->o.x);
+		if (dev && f->o.no_devices && f->o.x) {
+			ck_not_extracted(f, at, vi->nid, dev);
+			return;
+		}
 	} else if (S_ISLNK(vi->di.mode)) {
 		char target[EROFS_SYMLINK_MAXLEN + 1];
 
@@ -370,6 +385,7 @@ int erofs_check_image(struct erofs_reader *r, const struct erofs_check_opts *o,
 				     EROFS_SLOT_BITS) >> MM_PAGE_BITS) + 1);
 	c.metamap = calloc(c.metamap_pages, sizeof(*c.metamap));
 	if (c.metamap && !ck_scanner_init(&c.scan, r) && !ck_start_workers(f)) {
+		c.scan.skip_missing = o->no_devices;
 		walk(f);
 		ck_stop_workers(f);	/* every job retired */
 		res->errors = c.errors;

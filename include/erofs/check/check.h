@@ -30,6 +30,14 @@ struct erofs_check_opts {
 	struct erofs_extractor *x;	/* NULL: check only */
 	unsigned int workers;		/* threads for file data; <= 1: none */
 	bool has_start;			/* --nid/--path: walk from start_nid */
+	/*
+	 * --no-devices: a regular file's data on an extra device that was not
+	 * given is mapped (each chunk's device and bounds checked against the
+	 * device table) but not read, and the file is counted as unverified;
+	 * with an extractor, such a file is not created, and said so.
+	 * Without it, that data fails to read like any other.
+	 */
+	bool no_devices;
 	uint64_t start_nid;
 	uint64_t start_parent;		/* its parent, or EROFS_NID_UNKNOWN */
 };
@@ -40,6 +48,10 @@ struct erofs_check_stats {
 	uint64_t nfragfiles, fragbytes;		/* files with data in the packed inode */
 	bool has_packed;
 	uint64_t packed_size, packed_physical;
+	/* no_devices: regular files with data on extra devices not given,
+	 * and the bytes of theirs that lie there (not read); with an
+	 * extractor, the names (hard links too) not created for that */
+	uint64_t nunverified, unverified_bytes, nnot_extracted;
 };
 
 struct erofs_check_result {
