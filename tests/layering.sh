@@ -141,7 +141,7 @@ check_graph('calls', calls)
 READ_USER_HEADERS = {'reader', 'rdopen'}
 FRONT = {
     'fsck': ({'common', 'codec', 'read', 'check', 'dump'}, READ_USER_HEADERS),
-    'dump': ({'common', 'codec', 'read', 'dump'}, READ_USER_HEADERS),
+    'dump': ({'common', 'codec', 'read', 'dump'}, set()),  # the public API only
     'fuse': ({'common', 'read', 'fsops'}, set()),   # the public API only
 }
 for front, (allowed, read_allowed) in FRONT.items():
@@ -163,6 +163,7 @@ for front, (allowed, read_allowed) in FRONT.items():
 # eforge_* and their own layers (the built objects' undefined symbols)
 FRONT_CALLS = {
     'fuse': {'fsops', 'common'},
+    'dump': {'dump', 'common', 'codec'},
 }
 for front, layers in FRONT_CALLS.items():
     fobjs = sorted(glob.glob(os.path.join(build, front, '*.o')))
