@@ -123,22 +123,10 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 			o->path = optarg;
 			o->have_nid = false;
 			break;
-		case OPT_DEVICE: {
-			const char **v;
-
-			if (!*optarg) {
-				erofs_err("--device= needs a path");
+		case OPT_DEVICE:
+			if (!erofs_add_device_arg(&o->devices, &o->nr_devices, optarg))
 				return -1;
-			}
-			v = realloc(o->devices, (o->nr_devices + 1) * sizeof(*v));
-			if (!v) {
-				erofs_err("out of memory");
-				return -1;
-			}
-			v[o->nr_devices++] = optarg;
-			o->devices = v;
 			break;
-		}
 		case OPT_NO_DEVICES:
 			o->no_devices = true;
 			break;

@@ -167,10 +167,9 @@ static int open_devices(struct erofs_rd_source *src, struct erofs_reader *r)
 				src->nr_devices);
 		missing_devices(src, r, missing, sizeof(missing));
 		return src_fail(src, false, -ENXIO,
-			"%s: the image has %u extra device%s: give %s with --device=PATH (%u given); missing: %s%s%s",
+			"%s: the image has %u extra device%s: give %s with --device=PATH (%u given); missing: %s",
 			src->image, n, n == 1 ? "" : "s", n == 1 ? "it" : "each, in order",
-			src->nr_devices, missing, src->without_hint ? "; " : "",
-			src->without_hint ? src->without_hint : "");
+			src->nr_devices, missing);
 	}
 	if (!src->nr_devices)
 		return 0;

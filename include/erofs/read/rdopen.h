@@ -37,8 +37,6 @@ struct erofs_rd_source {
 	const char **devices;		/* --device=PATH, in device table order */
 	unsigned int nr_devices;
 	unsigned int flags;		/* EROFS_RD_* */
-	const char *without_hint;	/* ends the message when devices are missing
-					 * ("or check the rest with --no-devices") */
 
 	/* what was opened */
 	int fd;				/* the image file, -1 when not open */
