@@ -13,13 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "erofs-forge/erofs-forge.h"
 #include "erofs/codec/version.h"
 #include "erofs/common/cmdline.h"
 #include "erofs/common/diag.h"
 #include "erofs/dump/dump.h"
-#include "erofs/common/io.h"
-#include "erofs/read/rdopen.h"
-#include "erofs/read/reader.h"
 
 #define EXIT_OK		0
 #define EXIT_CORRUPT	1
@@ -31,7 +29,10 @@ struct dump_opts {
 	bool have_nid;
 	uint64_t nid;
 	const char *path;
-	struct erofs_rd_source src;	/* the image file, --offset, --device */
+	uint64_t offset;		/* --offset */
+	const char **devices;		/* --device, in order */
+	unsigned int nr_devices;
+	bool no_devices;		/* --no-devices */
 };
 
 static void usage(FILE *out)
@@ -50,6 +51,10 @@ static void usage(FILE *out)
 " -x              show extended attributes (INODE required)\n"
 " --device=X      specify an extra device to be used together\n"
 "                 (once per extra device, in the device table's order)\n"
+" --no-devices    leave the extra devices out: everything is shown, but\n"
+"                 --cat refuses a file whose data is on them (the default\n"
+"                 without --device, except that devices appended to IMAGE\n"
+"                 are not read either)\n"
 " --ls            show directory contents (INODE required)\n"
 " --cat           show file contents (INODE required)\n"
 " --nid=#         show the target inode info of nid #\n"
@@ -57,10 +62,11 @@ static void usage(FILE *out)
 " --path=X        show the target inode info of path X\n"
 "\n"
 "Without an option, the superblock is shown.  Exit status: 0 success,\n"
-"1 the image is corrupt or unsupported, 2 usage or operational error.\n");
+"1 the image is corrupt or unsupported, 2 usage or operational error\n"
+"(also: --cat of data on an extra device not given).\n");
 }
 
-enum { OPT_NID = 256, OPT_PATH, OPT_LS, OPT_CAT, OPT_DEVICE, OPT_OFFSET };
+enum { OPT_NID = 256, OPT_PATH, OPT_LS, OPT_CAT, OPT_DEVICE, OPT_OFFSET, OPT_NO_DEVICES };
 
 static const struct option long_options[] = {
 	{ "version", no_argument, NULL, 'V' },
@@ -70,6 +76,7 @@ static const struct option long_options[] = {
 	{ "ls", no_argument, NULL, OPT_LS },
 	{ "cat", no_argument, NULL, OPT_CAT },
 	{ "device", required_argument, NULL, OPT_DEVICE },
+	{ "no-devices", no_argument, NULL, OPT_NO_DEVICES },
 	{ "offset", required_argument, NULL, OPT_OFFSET },
 	{ NULL, 0, NULL, 0 },
 };
@@ -79,8 +86,6 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 	int c;
 
 	memset(o, 0, sizeof(*o));
-	/* no --device at all is fine: what lies on a device is then unreadable */
-	erofs_rd_source_init(&o->src, NULL);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":VhSesx", long_options, NULL)) != -1) {
 		switch (c) {
@@ -119,13 +124,14 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 			o->have_nid = false;
 			break;
 		case OPT_DEVICE:
-			if (erofs_rd_source_add_device(&o->src, optarg)) {
-				erofs_err("%s", o->src.err);
+			if (!erofs_add_device_arg(&o->devices, &o->nr_devices, optarg))
 				return -1;
-			}
+			break;
+		case OPT_NO_DEVICES:
+			o->no_devices = true;
 			break;
 		case OPT_OFFSET:
-			if (!erofs_parse_u64("--offset", optarg, INT64_MAX, &o->src.offset))
+			if (!erofs_parse_u64("--offset", optarg, INT64_MAX, &o->offset))
 				return -1;
 			break;
 		default:	/* ':' or '?' */
@@ -141,7 +147,7 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 		erofs_err("unexpected argument: %s", argv[optind + 1]);
 		return -1;
 	}
-	o->image = o->src.image = argv[optind];
+	o->image = argv[optind];
 	if ((o->extents || o->xattrs || o->ls || o->cat) && !o->have_nid && !o->path) {
 		erofs_err("-e, -x, --ls and --cat need an inode (--nid=# or --path=X)");
 		return -1;
@@ -150,45 +156,31 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 		erofs_err("--cat cannot be combined with -S, -e, -s, -x or --ls");
 		return -1;
 	}
+	if (o->no_devices && o->nr_devices) {
+		erofs_err("--device and --no-devices exclude each other");
+		return -1;
+	}
 	if (!o->superblock && !o->statistics && !o->have_nid && !o->path)
 		o->superblock = true;
 	return 0;
 }
 
 /* -s from the superblock's own bytes, before (and whatever) the reader says */
-static int show_super(const struct erofs_rd_source *src)
+static int show_super(const struct dump_opts *o)
 {
-	const char *image = src->image;
-	uint64_t size = src->image_bytes;
-	size_t len = size < EROFS_DUMP_SB_BYTES ? (size_t)size : EROFS_DUMP_SB_BYTES;
-	uint8_t *head = malloc(EROFS_DUMP_SB_BYTES);
-	char err[EROFS_DUMP_ERRLEN];
-	int ret;
+	char err[EROFS_DUMP_ERRLEN + 4096];
+	int ret = erofs_dump_super_file(stdout, o->image, o->offset, err, sizeof(err));
 
-	if (!head) {
-		erofs_err("out of memory");
-		return EXIT_USAGE;
-	}
-	ret = erofs_pread_all(src->fd, head, len, src->offset);
-	if (ret) {
-		erofs_err("%s: cannot read the superblock: %s", image, strerror(-ret));
-		free(head);
-		return EXIT_USAGE;
-	}
-	ret = erofs_dump_super(stdout, head, len, err, sizeof(err));
-	free(head);
-	if (ret) {
-		erofs_err("%s: %s", image, err);
-		return EXIT_CORRUPT;
-	}
-	return EXIT_OK;
+	if (ret)
+		erofs_err("%s", err);
+	return !ret ? EXIT_OK : ret == -EUCLEAN ? EXIT_CORRUPT : EXIT_USAGE;
 }
 
 /* The inode asked for: its nid, the path to show, the directory holding it. */
-static int show_inode(struct erofs_dump *d, const struct dump_opts *o)
+static int show_inode(struct erofs_dump *d, struct eforge_image *img, const struct dump_opts *o)
 {
-	const struct erofs_super *sb = &d->r->sb;
-	uint64_t nid = o->nid, parent = EROFS_NID_UNKNOWN;
+	struct eforge_super sb;
+	uint64_t nid = o->nid, parent = EROFS_DUMP_PARENT_UNKNOWN;
 	unsigned int what = 0;
 	char *found = NULL;
 	const char *shown;
@@ -199,15 +191,17 @@ static int show_inode(struct erofs_dump *d, const struct dump_opts *o)
 		return EXIT_CORRUPT;
 	}
 	if (o->cat) {
-		if (erofs_dump_cat(d, nid)) {
+		err = erofs_dump_cat(d, nid);
+		if (err) {
 			fflush(stdout);
 			erofs_err("%s: %s", o->image, d->err);
-			return EXIT_CORRUPT;
+			/* a device not given: the command line's fault, not the image's */
+			return err == -ENXIO ? EXIT_USAGE : EXIT_CORRUPT;
 		}
 		return EXIT_OK;
 	}
-	if ((sb->feature_incompat & EROFS_INCOMPAT_FRAGMENTS) && sb->packed_nid &&
-	    nid == sb->packed_nid) {
+	/* packed_nid is 0 without fragments */
+	if (!eforge_super(img, &sb) && sb.packed_nid && nid == sb.packed_nid) {
 		shown = "(packed file)";
 	} else {
 		err = erofs_dump_find_path(d, nid, &found, &parent);
@@ -217,11 +211,11 @@ static int show_inode(struct erofs_dump *d, const struct dump_opts *o)
 			erofs_err("%s: looking for the path of nid %" PRIu64 ": %s", o->image, nid,
 				  d->err);
 			ret = EXIT_CORRUPT;
-			parent = EROFS_NID_UNKNOWN;
+			parent = EROFS_DUMP_PARENT_UNKNOWN;
 		}
 		shown = found ? found : "(not found)";
 		if (!found)
-			parent = EROFS_NID_UNKNOWN;
+			parent = EROFS_DUMP_PARENT_UNKNOWN;
 	}
 	if (o->ls)
 		what |= EROFS_DUMP_LS;
@@ -238,61 +232,64 @@ static int show_inode(struct erofs_dump *d, const struct dump_opts *o)
 	return ret;
 }
 
-/* Opens what the command line names and shows -s; an exit status.  *opened:
- * the reader is open (there is more to show than the superblock). */
-static int open_source(struct dump_opts *o, struct erofs_reader *r, bool *opened)
+/* Shows -s and opens what the command line names; an exit status.  *img:
+ * the image, open when there is more to show than the superblock. */
+static int open_source(const struct dump_opts *o, struct eforge_image **img)
 {
-	int ret = EXIT_OK;
+	const struct eforge_open_opts oo = {
+		.offset = o->offset, .devices = o->devices, .nr_devices = o->nr_devices,
+	};
+	char err[8192];
+	int ret;
 
-	*opened = false;
-	if (erofs_rd_source_open_file(&o->src)) {
-		erofs_err("%s", o->src.err);
-		return EXIT_USAGE;
-	}
+	*img = NULL;
 	if (o->superblock) {
-		ret = show_super(&o->src);
+		ret = show_super(o);
 		/* with --device, the devices are checked against the table too */
-		if (ret || (!o->statistics && !o->have_nid && !o->path && !o->src.nr_devices))
+		if (ret || (!o->statistics && !o->have_nid && !o->path && !o->nr_devices))
 			return ret;
 	}
-	if (erofs_rd_source_open_reader(&o->src, r)) {
-		erofs_err("%s", o->src.err);
-		return o->src.image_fault ? EXIT_CORRUPT : EXIT_USAGE;
+	/* no --device at all is fine: what lies on a device is then unreadable */
+	ret = eforge_open_flags(img, o->image, &oo, o->no_devices ? EFORGE_OPEN_NO_DEVICES : 0,
+				err, sizeof(err));
+	if (ret) {
+		erofs_err("%s", err);
+		/* the image's fault, or the command line's */
+		return ret == -EUCLEAN || ret == -EOPNOTSUPP || ret == -EIO ? EXIT_CORRUPT : EXIT_USAGE;
 	}
-	*opened = true;
 	return EXIT_OK;
 }
 
 int main(int argc, char **argv)
 {
 	struct dump_opts o;
-	struct erofs_reader r;
-	struct erofs_dump d = { .r = &r, .out = stdout };
-	bool opened;
+	struct eforge_image *img;
+	struct erofs_dump d;
 	int ret;
 
 	if (parse_args(argc, argv, &o)) {
 		fprintf(stderr, "Try 'dump.erofs --help' for more information.\n");
-		erofs_rd_source_close(&o.src);
+		free(o.devices);
 		return EXIT_USAGE;
 	}
-	ret = open_source(&o, &r, &opened);
-	if (!opened) {
-		erofs_rd_source_close(&o.src);
+	ret = open_source(&o, &img);
+	if (!img) {
+		free(o.devices);
 		return ret;
 	}
+	erofs_dump_init(&d, img, stdout);
 	if (o.statistics && erofs_dump_statistics(&d)) {
 		fflush(stdout);
 		erofs_err("%s: %s", o.image, d.err);
 		ret = EXIT_CORRUPT;
 	}
 	if (!ret && (o.have_nid || o.path))
-		ret = show_inode(&d, &o);
+		ret = show_inode(&d, img, &o);
 	if (fflush(stdout) && !ret) {
 		erofs_err("write error on standard output: %s", strerror(errno));
 		ret = EXIT_USAGE;
 	}
-	erofs_reader_close(&r);
-	erofs_rd_source_close(&o.src);
+	eforge_close(img);
+	free(o.devices);
 	return ret;
 }

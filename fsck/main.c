@@ -14,15 +14,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "erofs-forge/erofs-forge.h"
 #include "erofs/check/check.h"
 #include "erofs/codec/version.h"
 #include "erofs/common/cmdline.h"
 #include "erofs/common/diag.h"
 #include "erofs/dump/dump.h"
 #include "erofs/check/extract.h"
-#include "erofs/common/kernel.h"
-#include "erofs/read/rdopen.h"
-#include "erofs/read/reader.h"
 
 #define EXIT_CLEAN	0
 #define EXIT_CORRUPT	1
@@ -37,9 +35,12 @@ struct fsck_opts {
 	int preserve_owner;		/* -1: default (root) */
 	int preserve_perms;
 	bool force, overwrite;
-	struct erofs_rd_source src;	/* the image file, --offset, --device */
+	uint64_t offset;		/* --offset */
+	const char **devices;		/* --device, in order */
+	unsigned int nr_devices;
 	int xattrs;			/* -1: default (restore them) */
 	unsigned int workers;		/* 0: one per CPU */
+	bool no_devices;		/* --no-devices */
 	bool has_nid;
 	uint64_t nid;			/* --nid */
 	const char *path;		/* --path */
@@ -47,7 +48,7 @@ struct fsck_opts {
 
 struct fsck {
 	struct fsck_opts o;
-	struct erofs_reader r;
+	struct eforge_image *img;
 	struct erofs_extractor x;
 	bool extracting;
 	struct erofs_check_result res;
@@ -73,6 +74,9 @@ static void usage(FILE *out)
 "                         recreate the tree below DIR\n"
 "  --device=PATH          an extra device of a multi-device image (--blobdev,\n"
 "                         --tar=i), once per device, in order\n"
+"  --no-devices           without the extra devices: check everything but the\n"
+"                         file data on them (counted as not verified); with\n"
+"                         --extract=DIR, such files are not created\n"
 "  --offset=BYTES         the image starts BYTES into the file\n"
 "  --nid=NID              check or extract only the tree of inode NID\n"
 "  --path=PATH            check or extract only the tree at PATH in the image\n"
@@ -93,8 +97,9 @@ static void usage(FILE *out)
 "  --no-preserve-owner    do not change owners\n"
 "  --no-preserve-perms    apply your umask to permissions\n"
 "\n"
-"Exit status: 0 no errors, 1 the image is corrupted or extraction failed,\n"
-"2 usage or operational error (bad option, IMAGE cannot be opened, no such\n"
+"Exit status: 0 no errors, 1 the image is corrupted or extraction failed\n"
+"(also: files not extracted under --no-devices), 2 usage or operational error\n"
+"(bad option, IMAGE cannot be opened, an extra device not given, no such\n"
 "--path or --nid).\n");
 }
 
@@ -102,7 +107,7 @@ enum {
 	OPT_EXTRACT = 256, OPT_FORCE, OPT_OVERWRITE, OPT_PRESERVE, OPT_NO_PRESERVE,
 	OPT_PRESERVE_OWNER, OPT_PRESERVE_PERMS, OPT_NO_PRESERVE_OWNER,
 	OPT_NO_PRESERVE_PERMS, OPT_DEVICE, OPT_XATTRS, OPT_NO_XATTRS, OPT_WORKERS, OPT_OFFSET,
-	OPT_NID, OPT_PATH,
+	OPT_NID, OPT_PATH, OPT_NO_DEVICES,
 };
 
 static const struct option long_options[] = {
@@ -118,6 +123,7 @@ static const struct option long_options[] = {
 	{ "no-preserve-owner", no_argument, NULL, OPT_NO_PRESERVE_OWNER },
 	{ "no-preserve-perms", no_argument, NULL, OPT_NO_PRESERVE_PERMS },
 	{ "device", required_argument, NULL, OPT_DEVICE },
+	{ "no-devices", no_argument, NULL, OPT_NO_DEVICES },
 	{ "xattrs", no_argument, NULL, OPT_XATTRS },
 	{ "no-xattrs", no_argument, NULL, OPT_NO_XATTRS },
 	{ "workers", required_argument, NULL, OPT_WORKERS },
@@ -134,9 +140,6 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o)
 	int c;
 
 	memset(o, 0, sizeof(*o));
-	/* as Linux wants -o device=: one --device per slot of the table */
-	erofs_rd_source_init(&o->src, NULL);
-	o->src.flags = EROFS_RD_ALL_DEVICES;
 	o->debug = 2;
 	o->preserve_owner = o->preserve_perms = o->xattrs = -1;
 	opterr = 0;
@@ -174,7 +177,7 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o)
 			o->workers = (unsigned int)u;
 			break;
 		case OPT_OFFSET:
-			if (!erofs_parse_u64("--offset", optarg, INT64_MAX, &o->src.offset))
+			if (!erofs_parse_u64("--offset", optarg, INT64_MAX, &o->offset))
 				return -1;
 			break;
 		case OPT_NID:
@@ -229,11 +232,12 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o)
 			o->preserve_perms = 0;
 			extract_only_opts = true;
 			break;
+		case OPT_NO_DEVICES:
+			o->no_devices = true;
+			break;
 		case OPT_DEVICE:
-			if (erofs_rd_source_add_device(&o->src, optarg)) {
-				erofs_err("%s", o->src.err);
+			if (!erofs_add_device_arg(&o->devices, &o->nr_devices, optarg))
 				return -1;
-			}
 			break;
 		default:	/* ':' or '?' */
 			erofs_getopt_error(c, argv);
@@ -249,46 +253,35 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o)
 			  argv[optind + 1]);
 		return -1;
 	}
-	o->image = o->src.image = argv[optind];
+	o->image = argv[optind];
 	if (extract_only_opts && !o->extract_dir)
 		erofs_warn("extraction options are ignored without --extract=DIR");
+	if (o->no_devices && o->nr_devices) {
+		erofs_err("--device and --no-devices exclude each other");
+		return -1;
+	}
 	return 0;
 }
 
-static void print_super(const struct fsck *f)
-{
-	const struct erofs_super *sb = &f->r.sb;
-
-	printf("superblock: block size %u, %" PRIu64 " blocks, root nid %" PRIu64 ", %" PRIu64 " inodes\n",
-	       f->r.blksz, f->r.blocks, f->r.root_nid, sb->inos);
-	if (f->r.mbox)
-		printf("superblock: metabox nid %" PRIu64 " (%" PRIu64 " bytes of inodes)\n",
-		       f->r.mbox->nid, f->r.mbox->size);
-	printf("superblock: compat 0x%08x, incompat 0x%08x, meta_blkaddr %u, xattr_blkaddr %u\n",
-	       sb->feature_compat, sb->feature_incompat, sb->meta_blkaddr, sb->xattr_blkaddr);
-	if (sb->feature_incompat & (EROFS_INCOMPAT_ZERO_PADDING | EROFS_INCOMPAT_COMPR_CFGS))
-		printf("superblock: compression algorithms 0x%x, LZ4 pclusters up to %u blocks, LZ4 distance %u\n",
-		       f->r.available_compr_algs, f->r.lz4_max_pclusterblks,
-		       f->r.lz4_max_distance ? f->r.lz4_max_distance : 65536u);
-}
-
 /* The oldest Linux that mounts the image, from its superblock. */
-static void print_kernel_needs(const struct fsck *f)
+static void print_kernel_needs(const struct fsck *f, const struct eforge_super *sb)
 {
-	struct erofs_kneeds needs;
-	char text[320];
+	struct eforge_linux lx;
 
-	erofs_kneeds_from_super(&f->r.sb, f->r.available_compr_algs, &needs);
-	erofs_kneeds_describe(&needs, text, sizeof(text));
+	eforge_needs_linux(f->img, &lx);
 	printf("  features:           ");
-	erofs_dump_feature_names(stdout, f->r.sb.feature_compat, f->r.sb.feature_incompat);
-	printf("\n  kernel:             %s\n", text);
+	erofs_dump_feature_names(stdout, sb->feature_compat, sb->feature_incompat);
+	printf("\n  kernel:             %s\n", lx.why);
 }
 
 static void print_stats(const struct fsck *f)
 {
 	const struct erofs_check_stats *st = &f->res.st;
+	struct eforge_super sb;
+	uint64_t bytes, blocks;
 
+	eforge_super(f->img, &sb);
+	erofs_check_image_size(f->img, &bytes, &blocks);
 	printf("Statistics for %s:\n", f->o.image);
 	printf("  directories:        %" PRIu64 "\n", st->ndirs);
 	printf("  regular files:      %" PRIu64 "\n", st->nfiles);
@@ -306,17 +299,12 @@ static void print_stats(const struct fsck *f)
 		printf("  fragments:          %" PRIu64 " files, %" PRIu64 " bytes in a packed inode of %"
 		       PRIu64 " bytes stored in %" PRIu64 " bytes\n", st->nfragfiles, st->fragbytes,
 		       st->packed_size, st->packed_physical);
-	printf("  image size:         %" PRIu64 " bytes (%" PRIu64 " blocks)\n",
-	       f->o.src.image_bytes, f->r.size >> f->r.blkszbits);
-	print_kernel_needs(f);
-}
-
-/* --nid/--path names a non-directory: DIR is to become that entry itself. */
-static bool start_is_leaf(struct erofs_reader *r, const struct erofs_check_opts *co)
-{
-	struct erofs_rd_inode vi;
-
-	return co->has_start && !erofs_read_inode(r, co->start_nid, &vi) && !S_ISDIR(vi.di.mode);
+	printf("  image size:         %" PRIu64 " bytes (%" PRIu64 " blocks)\n", bytes, blocks);
+	if (f->o.no_devices && sb.extra_devices)
+		printf("  not verified:       %" PRIu64 " files, %" PRIu64 " bytes of data on %u extra device%s not given (--no-devices)\n",
+		       st->nunverified, st->unverified_bytes, sb.extra_devices,
+		       sb.extra_devices == 1 ? "" : "s");
+	print_kernel_needs(f, &sb);
 }
 
 static unsigned int online_cpus(void)
@@ -336,6 +324,31 @@ static void raise_nofile(void)
 	}
 }
 
+/*
+ * The image, with its extra devices: each one, as Linux wants -o device=
+ * (a missing one is named, with the way out), or, with --no-devices,
+ * none.  0, or the exit status.
+ */
+static int open_image(struct fsck *f)
+{
+	const struct eforge_open_opts oo = {
+		.offset = f->o.offset, .devices = f->o.devices, .nr_devices = f->o.nr_devices,
+	};
+	char err[8192];
+	int ret = eforge_open_flags(&f->img, f->o.image, &oo,
+				    f->o.no_devices ? EFORGE_OPEN_NO_DEVICES : EFORGE_OPEN_ALL_DEVICES,
+				    err, sizeof(err));
+
+	if (!ret)
+		return 0;
+	if (ret == -ENXIO)	/* fewer devices than the table has */
+		erofs_err("%s; or check all but their data with --no-devices", err);
+	else
+		erofs_err("%s", err);
+	/* the image's fault, or the command line's */
+	return ret == -EUCLEAN || ret == -EOPNOTSUPP || ret == -EIO ? EXIT_CORRUPT : EXIT_USAGE;
+}
+
 int main(int argc, char **argv)
 {
 	struct fsck f;
@@ -346,30 +359,27 @@ int main(int argc, char **argv)
 	memset(&f, 0, sizeof(f));
 	if (parse_args(argc, argv, &f.o)) {
 		usage(stderr);
-		erofs_rd_source_close(&f.o.src);
+		free(f.o.devices);
 		return EXIT_USAGE;
 	}
-	if (erofs_rd_source_open(&f.o.src, &f.r)) {
-		erofs_err("%s", f.o.src.err);
-		erofs_rd_source_close(&f.o.src);
-		return f.o.src.image_fault ? EXIT_CORRUPT : EXIT_USAGE;
+	ret = open_image(&f);
+	if (ret) {
+		free(f.o.devices);
+		return ret;
 	}
 	if (f.o.debug >= 3)
-		print_super(&f);
+		erofs_check_print_super(stdout, f.img);
 	memset(&co, 0, sizeof(co));
 	if (f.o.path) {
-		err = erofs_lookup_path(&f.r, f.o.path, &co.start_nid, &co.start_parent);
+		err = erofs_check_start_path(f.img, f.o.path, &co);
 		if (err) {
 			erofs_err("%s: --path %s: %s", f.o.image, f.o.path,
-				  err == -ENOENT ? "no such file or directory" : erofs_reader_error(&f.r));
+				  err == -ENOENT ? "no such file or directory" : eforge_error(f.img));
 			ret = err == -ENOENT || err == -ENOTDIR ? EXIT_USAGE : EXIT_CORRUPT;
 			goto out;
 		}
-		co.has_start = true;
 	} else if (f.o.has_nid) {
-		co.has_start = true;
-		co.start_nid = f.o.nid;
-		co.start_parent = f.o.nid == f.r.root_nid ? f.o.nid : EROFS_NID_UNKNOWN;
+		erofs_check_start_nid(f.img, f.o.nid, &co);
 	}
 
 	if (f.o.extract_dir) {
@@ -382,9 +392,7 @@ int main(int argc, char **argv)
 		xo.preserve_perms = f.o.preserve_perms < 0 ? root : f.o.preserve_perms;
 		xo.xattrs = f.o.xattrs != 0;
 		raise_nofile();
-		if (start_is_leaf(&f.r, &co) ?
-		    erofs_extract_open_leaf(&f.x, &f.r, f.o.extract_dir, &xo) :
-		    erofs_extract_open(&f.x, &f.r, f.o.extract_dir, &xo)) {
+		if (erofs_check_extract_open(&f.x, f.img, &co, f.o.extract_dir, &xo)) {
 			ret = EXIT_USAGE;
 			goto out;
 		}
@@ -392,9 +400,10 @@ int main(int argc, char **argv)
 	}
 
 	co.debug = f.o.debug;
+	co.no_devices = f.o.no_devices;
 	co.x = f.extracting ? &f.x : NULL;
 	co.workers = f.o.workers ? f.o.workers : online_cpus();
-	if (erofs_check_image(&f.r, &co, &f.res)) {
+	if (erofs_check_image_handle(f.img, &co, &f.res)) {
 		erofs_err("out of memory");
 		ret = EXIT_USAGE;
 		goto out;
@@ -407,8 +416,20 @@ int main(int argc, char **argv)
 	}
 	if (f.o.stats)
 		print_stats(&f);
+	if (f.res.st.nunverified && f.o.debug >= 2)
+		printf("%s: the data of %" PRIu64 " file%s (%" PRIu64 " bytes) is on extra devices not given: not %s (--no-devices)\n",
+		       f.o.image, f.res.st.nunverified, f.res.st.nunverified == 1 ? "" : "s",
+		       f.res.st.unverified_bytes, f.o.extract_dir ?
+		       "verified nor extracted" : "verified");
 	if (errors) {
 		erofs_err("%s: %lu error%s found", f.o.image, errors, errors == 1 ? "" : "s");
+		ret = EXIT_CORRUPT;
+	} else if (f.res.st.nnot_extracted) {
+		/* the image is sound as far as it was checked, but DIR is not its tree */
+		erofs_err("%s: no errors found, but %" PRIu64 " entr%s not extracted: %s data is on extra devices not given (--no-devices)",
+			  f.o.image, f.res.st.nnot_extracted,
+			  f.res.st.nnot_extracted == 1 ? "y" : "ies",
+			  f.res.st.nnot_extracted == 1 ? "its" : "their");
 		ret = EXIT_CORRUPT;
 	} else {
 		if (f.o.debug >= 2)
@@ -418,7 +439,7 @@ int main(int argc, char **argv)
 out:
 	if (f.extracting)
 		erofs_extract_close(&f.x);
-	erofs_reader_close(&f.r);
-	erofs_rd_source_close(&f.o.src);
+	eforge_close(f.img);
+	free(f.o.devices);
 	return ret;
 }

@@ -30,8 +30,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "erofs-forge/erofs-forge.h"
 #include "erofs/fsops/fsops.h"
-#include "erofs/read/rdopen.h"
 
 /* the image never changes under us: the kernel may cache for good */
 #define FOREVER		DBL_MAX
@@ -40,8 +40,9 @@ struct config {
 	const char *image;
 	unsigned long offset;
 	unsigned int dbglevel;
-	struct erofs_rd_source *src;	/* --device=PATH go here */
-	bool bad_device;		/* an empty --device=, or out of memory */
+	const char **devices;		/* --device=PATH, in order */
+	unsigned int nr_devices;
+	const char *bad_device;		/* why a --device= was refused */
 	int help, version;
 };
 
@@ -303,10 +304,23 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 	struct config *cfg = data;
 
 	switch (key) {
-	case KEY_DEVICE:
-		if (erofs_rd_source_add_device(cfg->src, arg + strlen("--device=")))
-			cfg->bad_device = true;
+	case KEY_DEVICE: {
+		const char **v;
+
+		arg += strlen("--device=");
+		if (!*arg) {
+			cfg->bad_device = "--device= needs a path";
+			return 0;
+		}
+		v = realloc(cfg->devices, (cfg->nr_devices + 1) * sizeof(*v));
+		if (!v) {
+			cfg->bad_device = "out of memory";
+			return 0;
+		}
+		v[cfg->nr_devices++] = arg;	/* argv's: lives as long as we do */
+		cfg->devices = v;
 		return 0;
+	}
 	case KEY_HELP:
 		cfg->help = 1;
 		return 0;
@@ -338,33 +352,35 @@ static void usage(const char *prog)
 	fuse_lowlevel_help();
 }
 
-/* The image from --offset on, and every extra device of its table. */
-static int open_image(struct config *cfg, struct erofs_reader *r)
+/*
+ * The image from --offset on, and every extra device of its table: a
+ * mount missing a device would fail every read of its data, so all of
+ * them, or the image is refused before anything is mounted.
+ */
+static struct eforge_image *open_image(const struct config *cfg)
 {
-	cfg->src->image = cfg->image;
-	cfg->src->offset = cfg->offset;
-	if (erofs_rd_source_open(cfg->src, r)) {
-		fprintf(stderr, "erofsfuse: %s\n", cfg->src->err);
-		return -1;
+	const struct eforge_open_opts o = {
+		.offset = cfg->offset, .devices = cfg->devices, .nr_devices = cfg->nr_devices,
+	};
+	struct eforge_image *img;
+	char err[8192];
+
+	if (eforge_open_flags(&img, cfg->image, &o, EFORGE_OPEN_ALL_DEVICES, err, sizeof(err))) {
+		fprintf(stderr, "erofsfuse: %s\n", err);
+		return NULL;
 	}
-	return 0;
+	return img;
 }
 
 int main(int argc, char **argv)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct fuse_cmdline_opts opts = { 0 };
-	struct erofs_rd_source src;
-	struct config cfg = { .dbglevel = 2, .src = &src };
+	struct config cfg = { .dbglevel = 2 };
 	struct mount_ctx m;
-	struct erofs_reader r;
+	struct eforge_image *img = NULL;
 	struct fuse_session *se;
 	int ret = 1;
-
-	/* a mount missing a device would fail every read of its data: all of
-	 * them, or the image is refused before anything is mounted */
-	erofs_rd_source_init(&src, NULL);
-	src.flags = EROFS_RD_ALL_DEVICES;
 
 	/* as erofs-utils' erofsfuse: the image is opened (and refused, if it
 	 * must be) before the mount point is looked at */
@@ -384,14 +400,15 @@ int main(int argc, char **argv)
 		goto out_args;
 	}
 	if (cfg.bad_device) {
-		fprintf(stderr, "erofsfuse: %s\n", src.err);
+		fprintf(stderr, "erofsfuse: %s\n", cfg.bad_device);
 		goto out_args;
 	}
 	if (!cfg.image) {
 		fprintf(stderr, "erofsfuse: need an IMAGE and a MOUNTPOINT (see --help)\n");
 		goto out_args;
 	}
-	if (open_image(&cfg, &r))
+	img = open_image(&cfg);
+	if (!img)
 		goto out_args;
 	if (fuse_parse_cmdline(&args, &opts))
 		goto out_reader;
@@ -402,7 +419,7 @@ int main(int argc, char **argv)
 	if (opts.debug && cfg.dbglevel < 7)
 		cfg.dbglevel = 7;
 	m.dbglevel = cfg.dbglevel;
-	if (erofs_fs_init(&m.fs, &r, 0)) {
+	if (erofs_fs_init_image(&m.fs, img, 0)) {
 		fprintf(stderr, "erofsfuse: out of memory\n");
 		goto out_reader;
 	}
@@ -429,9 +446,9 @@ out_session:
 out_fs:
 	erofs_fs_close(&m.fs);
 out_reader:
-	erofs_reader_close(&r);
+	eforge_close(img);
 out_args:
-	erofs_rd_source_close(&src);
+	free(cfg.devices);
 	free(opts.mountpoint);
 	fuse_opt_free_args(&args);
 	return ret;

@@ -18,10 +18,6 @@ bash "$GEN_TREE" "$src" >/dev/null
 head -c 1048576 /dev/urandom >"$src/dup-0"
 for i in 1 2 3; do cp "$src/dup-0" "$src/dup-$i"; done
 
-le() { # FILE OFFSET WIDTH: unsigned little-endian field
-	od -An -tu"$3" -j "$2" -N "$3" --endian=little "$1" | tr -d ' '
-}
-
 img=$WORK/img.erofs
 blob=$WORK/img.blob
 "$MKFS" --quiet -U 6f3c1a2e-7d4b-4c8e-9a1f-2b3c4d5e6f70 --chunksize=4096 \
@@ -92,10 +88,6 @@ expect_failure "a device for a one-device image" "no extra devices" \
 
 # ---- damaged tables and indexes ----
 cp "$img" "$WORK/bad.erofs"
-# shellcheck disable=SC2059 # the format is the two bytes
-wr16() { printf "$(printf '\\x%02x\\x%02x' $(($3 & 255)) $(($3 >> 8)))" |
-	dd of="$1" bs=1 seek="$2" conv=notrunc status=none; }
-nocsum() { wr16 "$1" $((1024 + 8)) $(($(le "$1" $((1024 + 8)) 2) & ~1)); }
 nocsum "$WORK/bad.erofs"
 wr16 "$WORK/bad.erofs" $((1024 + 0x58)) 60000
 expect_failure "device table beyond the image" "device table .* beyond the end of the image" \
@@ -113,16 +105,7 @@ expect_failure "table says more blocks than the blob holds" "device 1 is too sho
 	"$FSCK" --device="$blob" "$WORK/bad.erofs"
 # the first chunk index naming the blob (advise 0, device 1, a block inside
 # it; 8-byte aligned, after the superblock's block) sent far past its end
-idx=$(python3 - "$img" "$dev_blocks" "$blksz" <<'EOF'
-import struct, sys
-d = open(sys.argv[1], 'rb').read()
-for at in range(int(sys.argv[3]), len(d) - 7, 8):
-	advise, dev, blk = struct.unpack_from('<HHI', d, at)
-	if advise == 0 and dev == 1 and 0 < blk < int(sys.argv[2]):
-		print(at)
-		break
-EOF
-)
+idx=$(dev1_chunk_index "$img" "$blksz" "$dev_blocks")
 if [ -n "$idx" ]; then
 	cp "$img" "$WORK/bad.erofs"
 	nocsum "$WORK/bad.erofs"

@@ -133,15 +133,16 @@ for unit, syms in undef.items():
             calls[unit][d].add(s)
 check_graph('calls', calls)
 
-# 3. the front ends: their layers' headers and the reader's user headers
-# (reader.h, rdopen.h, the public erofs-forge.h), never the reader's insides
+# 3. the front ends: their layers' headers and, of the reader, only the
+# public API (erofs-forge/erofs-forge.h): issue 25, "fsck.erofs,
+# dump.erofs and erofsfuse use only this API plus the checker layer"
+# (a front end that needs a reader header again lists it here)
 FRONT = {
-    'fsck': {'common', 'codec', 'read', 'check', 'dump'},
-    'dump': {'common', 'codec', 'read', 'dump'},
-    'fuse': {'common', 'read', 'fsops'},
+    'fsck': ({'common', 'codec', 'read', 'check', 'dump'}, set()),  # the public API only
+    'dump': ({'common', 'codec', 'read', 'dump'}, set()),  # the public API only
+    'fuse': ({'common', 'read', 'fsops'}, set()),   # the public API only
 }
-READ_USER_HEADERS = {'reader', 'rdopen', 'erofs-forge'}
-for front, allowed in FRONT.items():
+for front, (allowed, read_allowed) in FRONT.items():
     for path in sorted(glob.glob(os.path.join(top, front, '*.[ch]'))):
         rel = os.path.relpath(path, top)
         for line in open(path, encoding='utf-8', errors='replace'):
@@ -151,8 +152,31 @@ for front, allowed in FRONT.items():
             layer, name = m.groups()
             if layer not in allowed:
                 problems.append(f'{rel}: a {front} front end includes erofs/{layer}/{name}.h')
-            elif layer == 'read' and name not in READ_USER_HEADERS:
-                problems.append(f'{rel}: includes the reader\'s inside, erofs/read/{name}.h')
+            elif layer == 'read' and name not in read_allowed:
+                problems.append(f'{rel}: includes erofs/read/{name}.h: a {front} front end '
+                                f'uses the reader only through erofs-forge/erofs-forge.h'
+                                + (f' and {", ".join(sorted(read_allowed))}' if read_allowed else ''))
+
+# 4. what the front ends on the public API call: of the library, only
+# eforge_* and their own layers (the built objects' undefined symbols)
+FRONT_CALLS = {
+    'fuse': {'fsops', 'common'},
+    'dump': {'dump', 'common', 'codec'},
+    'fsck': {'check', 'dump', 'common', 'codec'},
+}
+for front, layers in FRONT_CALLS.items():
+    fobjs = sorted(glob.glob(os.path.join(build, front, '*.o')))
+    if not fobjs:       # erofsfuse is built only with libfuse3
+        print(f'note: no objects in {build}/{front}: its calls not checked')
+    for o in fobjs:
+        out = subprocess.run(['nm', '-u', o], capture_output=True, text=True, check=True).stdout
+        for line in out.splitlines():
+            s = line.split()[-1]
+            d = defs.get(s)
+            if d and not s.startswith('eforge_') and layer_of.get(d) not in layers:
+                problems.append(f'{os.path.relpath(o, build)}: calls {s} ({d}, '
+                                f'{layer_of.get(d)}): a {front} front end uses the reader '
+                                f'only through eforge_* calls')
 
 for p in problems:
     print('FAIL:', p)

@@ -4,6 +4,7 @@
  * source tree an image was made from, built against an installed copy.
  *
  *	library-check IMAGE SOURCE_DIR [--offset=N]
+ *	library-check --devices IMAGE DEVICE PATH
  *
  * For every path of the source tree (walked here, not through the image):
  * eforge_lookup() finds it; eforge_stat() gives its type, size and mode;
@@ -13,6 +14,13 @@
  * image equal the file's; symlink targets match; every xattr of the source
  * is listed with its value.  Prints one line per problem and the counts;
  * exit status 1 on any problem.
+ *
+ * --devices: IMAGE has one extra device, DEVICE, holding the data of the
+ * file at PATH: eforge_open_flags() with EFORGE_OPEN_ALL_DEVICES refuses
+ * the image without it (-ENXIO, naming the slot) and reads PATH with it;
+ * with EFORGE_OPEN_NO_DEVICES it refuses DEVICE (-EINVAL), and without it
+ * stats PATH but reads its data as -ENXIO; an unknown flag, both flags
+ * and a missing file are refused.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -211,6 +219,70 @@ static void check(const char *src, const char *path)
 	}
 }
 
+/* One eforge_open_flags() that must fail with want, err containing words. */
+static void open_fails(const char *what, const char *path, const struct eforge_open_opts *o,
+		       unsigned int flags, int want, const char *words)
+{
+	struct eforge_image *h;
+	char err[8192];
+	int ret = eforge_open_flags(&h, path, o, flags, err, sizeof(err));
+
+	if (ret != want || h || !strstr(err, words))
+		PROBLEM("%s: %d (wanted %d), '%s' (wanted '%s')", what, ret, want, ret ? err : "",
+			words);
+	else
+		printf("%s: %s\n", what, err);
+	if (!ret)
+		eforge_close(h);
+}
+
+static int devices(const char *image, const char *device, const char *path)
+{
+	const char *devs[1] = { device };
+	const struct eforge_open_opts with = { .devices = devs, .nr_devices = 1 };
+	struct eforge_image *h;
+	struct eforge_stat st;
+	uint64_t nid;
+	char err[8192], buf[4096];
+	ssize_t n;
+
+	open_fails("all devices, none given", image, NULL, EFORGE_OPEN_ALL_DEVICES, -ENXIO,
+		   "missing: device 1 (");
+	open_fails("no devices, one given", image, &with, EFORGE_OPEN_NO_DEVICES, -EINVAL,
+		   "--device and --no-devices exclude each other");
+	open_fails("both flags", image, NULL, EFORGE_OPEN_ALL_DEVICES | EFORGE_OPEN_NO_DEVICES,
+		   -EINVAL, "contradictory");
+	open_fails("an unknown flag", image, NULL, 0x100, -EINVAL, "unknown");
+	open_fails("no such file", "/nonexistent/image.erofs", NULL, 0, -ENOENT,
+		   "/nonexistent/image.erofs");
+
+	if (eforge_open_flags(&h, image, NULL, EFORGE_OPEN_NO_DEVICES, err, sizeof(err)) < 0) {
+		PROBLEM("no devices: open: %s", err);
+	} else {
+		if (eforge_lookup(h, path, &nid) < 0 || eforge_stat(h, nid, &st) < 0 || !st.size)
+			PROBLEM("no devices: %s: %s", path, eforge_error(h));
+		else if ((n = eforge_read(h, nid, buf, sizeof(buf), 0)) != -ENXIO ||
+			 !strstr(eforge_error(h), "which was not given"))
+			PROBLEM("no devices: reading %s gave %zd: %s", path, n, eforge_error(h));
+		else
+			printf("no devices: %s stat'ed (%" PRIu64 " bytes), its data: %s\n", path,
+			       st.size, eforge_error(h));
+		eforge_close(h);
+	}
+	if (eforge_open_flags(&h, image, &with, EFORGE_OPEN_ALL_DEVICES, err, sizeof(err)) < 0) {
+		PROBLEM("all devices: open: %s", err);
+	} else {
+		if (eforge_lookup(h, path, &nid) < 0 ||
+		    eforge_read(h, nid, buf, sizeof(buf), 0) <= 0)
+			PROBLEM("all devices: reading %s: %s", path, eforge_error(h));
+		else
+			printf("all devices: %s read\n", path);
+		eforge_close(h);
+	}
+	printf("%lu problems\n", problems);
+	return problems ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct eforge_open_opts opts = { 0 };
@@ -218,6 +290,8 @@ int main(int argc, char **argv)
 	struct eforge_linux lx;
 	char err[512];
 
+	if (argc == 5 && !strcmp(argv[1], "--devices"))
+		return devices(argv[2], argv[3], argv[4]);
 	if (argc < 3)
 		return 2;
 	if (argc > 3 && !strncmp(argv[3], "--offset=", 9))

@@ -129,6 +129,16 @@ for l in "${layouts[@]}"; do
 	fi
 done
 
+# eforge_open_flags() on a multi-device image: all devices, or none on purpose
+"$MKFS" --quiet --chunksize=4096 --blobdev="$WORK/blob.dev" "$WORK/blob.img" "$TREE"
+blobfile=$(cd "$TREE" && find . -type f -size +8k | LC_ALL=C sort | head -1)
+if "$WORK/library-check" --devices "$WORK/blob.img" "$WORK/blob.dev" "${blobfile#.}" \
+	>"$WORK/devices.check" 2>&1; then
+	pass "eforge_open_flags: $(tr '\n' '|' <"$WORK/devices.check")"
+else
+	fail "eforge_open_flags: $(grep problem "$WORK/devices.check" | tr '\n' '|')"
+fi
+
 # an image inside a bigger file, opened with an offset
 { head -c 12345 /dev/urandom; cat "$WORK/lz4hc.img"; head -c 999 /dev/urandom; } >"$WORK/offset.bin"
 if "$WORK/library-check" "$WORK/offset.bin" "$TREE" --offset=12345 >"$WORK/offset.check" 2>&1; then

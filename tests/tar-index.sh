@@ -26,7 +26,6 @@ setfattr -n user.colour -v blue "$src/f1"
 chown 1000:100 "$src/d/e/copy"
 touch -d '2001-02-03 04:05:06.123456789' "$src/f4096"
 
-le() { od -An -tu"$3" -j "$2" -N "$3" --endian=little "$1" | tr -d ' '; }
 
 for fmt in gnu pax; do
 	tarf=$WORK/$fmt.tar

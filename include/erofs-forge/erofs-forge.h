@@ -16,7 +16,8 @@
  * crash, a hang or unbounded memory.  Calls return 0 (or a count) on
  * success and a negative errno on failure: -EUCLEAN for corruption,
  * -EOPNOTSUPP for a feature this reader does not handle, -EIO for a failed
- * read, -ENOMEM, -ENOENT/-ENOTDIR for lookups, -EINVAL for a bad argument.
+ * read, -ENXIO for data on an extra device that was not given, -ENOMEM,
+ * -ENOENT/-ENOTDIR for lookups, -EINVAL for a bad argument.
  * eforge_error() then describes the failure in one line, naming the nid,
  * block or entry.  The library prints nothing and keeps no global state.
  *
@@ -53,7 +54,8 @@ struct eforge_image;
 struct eforge_open_opts {
 	uint64_t offset;		/* bytes of the file before the image */
 	const char *const *devices;	/* extra devices, in device table order */
-	unsigned int nr_devices;	/* all of the image's, or none (their data then fails to read) */
+	unsigned int nr_devices;	/* all of the image's, or none (their data then
+					 * fails to read, with -ENXIO) */
 };
 
 /*
@@ -63,6 +65,32 @@ struct eforge_open_opts {
  */
 int eforge_open(struct eforge_image **out, const char *path, const struct eforge_open_opts *opts,
 		char *err, size_t errlen);
+
+/*
+ * eforge_open() with flags (0 is eforge_open()), for what to do when the
+ * image has extra devices:
+ *   EFORGE_OPEN_ALL_DEVICES  every one of them must be given: else the
+ *                            open fails with -ENXIO, err naming each
+ *                            missing slot (number, tag, size).  A mount
+ *                            or a checker wants this: a device missing
+ *                            would fail every read of its data later.
+ *   EFORGE_OPEN_NO_DEVICES   none is used, on purpose (metadata only):
+ *                            devices in opts are refused (-EINVAL), and
+ *                            devices appended to the file are not read;
+ *                            data on a device fails with -ENXIO.
+ * Without either, devices appended to the image file where the device
+ * table maps them (containerd's tar-index layers) are read from there
+ * when opts gives none.
+ * Failures that are the image's (a bad superblock, a device shorter than
+ * its slot) are -EUCLEAN, -EOPNOTSUPP or -EIO; those of the arguments
+ * (no such file, an offset past its end, a device count the table does
+ * not have) other errnos.  Added after 0.2.0 (library interface 1).
+ */
+#define EFORGE_OPEN_ALL_DEVICES		0x1u
+#define EFORGE_OPEN_NO_DEVICES		0x2u
+int eforge_open_flags(struct eforge_image **out, const char *path,
+		      const struct eforge_open_opts *opts, unsigned int flags, char *err,
+		      size_t errlen);
 /* The same for an image held in memory (size bytes at buf, which must stay
  * valid and unchanged until eforge_close()). */
 int eforge_open_mem(struct eforge_image **out, const void *buf, size_t size, char *err,

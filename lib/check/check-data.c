@@ -271,6 +271,18 @@ void ck_scan_extents(struct ck_scanner *f, const struct erofs_rd_inode *vi, bool
 				out->zblocks += map.plen >> f->r->blkszbits;
 			last_pa = map.pa;
 		}
+		if ((map.flags & EROFS_MAP_MAPPED) && map.device &&
+		    !erofs_reader_has_device(f->r, map.device)) {
+			/* its device and bounds are checked (erofs_map_blocks());
+			 * reading it would fail with -ENXIO */
+			if (!out->missing_dev)
+				out->missing_dev = map.device;
+			out->missing_bytes += map.la + map.llen - off;
+			if (f->skip_missing) {
+				off = map.la + map.llen;
+				continue;
+			}
+		}
 		if ((map.flags & EROFS_MAP_ENCODED) && read) {
 			if (check_encoded(f, vi, &map))
 				goto fail;
@@ -302,6 +314,10 @@ void ck_scan_apply(struct checker *f, const struct place *at, const struct erofs
 	free(out->v);
 	out->v = NULL;
 	out->n = out->cap = 0;
+	if (out->missing_dev && !out->failed) {	/* each file is scanned once */
+		f->st.nunverified++;
+		f->st.unverified_bytes += out->missing_bytes;
+	}
 	if (!report)
 		return;
 	if (out->failed) {
@@ -327,14 +343,27 @@ void ck_scan_apply(struct checker *f, const struct place *at, const struct erofs
  * them (compressed extents).  Without report, errors are left to whoever
  * reads the data (the extractor).
  */
-void ck_scan_data(struct checker *f, const struct place *at, const struct erofs_rd_inode *vi,
-		  bool read, bool report)
+unsigned int ck_scan_data(struct checker *f, const struct place *at,
+			  const struct erofs_rd_inode *vi, bool read, bool report)
 {
 	struct ck_scan out;
 
 	memset(&out, 0, sizeof(out));
 	ck_scan_extents(&f->scan, vi, read, &out);
 	ck_scan_apply(f, at, vi, &out, report);
+	return out.failed ? 0 : out.missing_dev;
+}
+
+void ck_not_extracted(struct checker *f, const struct place *at, uint64_t nid, unsigned int dev)
+{
+	char p[MSGPATH], name[EROFS_DEVICE_NAME_LEN];
+
+	erofs_fq_drain(f->q);	/* after what the jobs before it print */
+	f->st.nnot_extracted++;
+	if (dev)
+		erofs_reader_device_name(f->r, dev, name, sizeof(name));
+	erofs_err("%s (nid %" PRIu64 "): not extracted: its data is on %s%s, not given (--no-devices)",
+		  ck_show(f, at, p), nid, dev ? "extra " : "an extra device", dev ? name : "");
 }
 
 int ck_scanner_init(struct ck_scanner *s, struct erofs_reader *r)

@@ -41,6 +41,7 @@
 
 #include "erofs/check/checkwalk.h"
 #include "erofs/common/ondisk.h"
+#include "erofs/read/handle.h"
 
 /* ---- the stack ---- */
 
@@ -151,6 +152,10 @@ static void visit_again(struct checker *f, struct frame *parent, const struct de
 	f->st.nlinks_extra++;
 	if (pfd < 0)
 		return;
+	if (ni->no_device) {	/* its first name was refused already */
+		ck_not_extracted(f, at, d->nid, 0);
+		return;
+	}
 	if (ni->pending)
 		erofs_fq_drain(f->q);	/* whether its first copy made it */
 	erofs_check_xpath(&xp, &f->nids, parent->vi.nid, name, d->len);
@@ -178,6 +183,7 @@ static void visit(struct checker *f, struct frame *parent, const struct dent *d)
 	struct erofs_check_xpath xp;
 	struct erofs_rd_inode vi;
 	int pfd = parent->dirfd;
+	unsigned int dev;
 
 	if (d->ft == EROFS_FT_DIR)
 		parent->subdirs++;
@@ -248,7 +254,12 @@ static void visit(struct checker *f, struct frame *parent, const struct dent *d)
 			return;
 		}
 		/* when extracting, the extractor reads and reports */
-		ck_scan_data(f, &at, &vi, false, false);
+		dev = ck_scan_data(f, &at, &vi, false, false);
+		if (dev && f->o.no_devices) {
+			ni->no_device = true;
+			ck_not_extracted(f, &at, d->nid, dev);
+			return;
+		}
 		ck_submit_file(f, CK_JOB_EXTRACT, &at, &vi, pfd);
 		return;
 	} else if (S_ISLNK(vi.di.mode)) {
@@ -272,12 +283,17 @@ static void check_start_leaf(struct checker *f, const struct place *at,
 			     const struct erofs_rd_inode *vi)
 {
 	struct erofs_xpath_str xp;
+	unsigned int dev;
 
 	ck_check_xattrs(f, at, vi);
 	if (S_ISREG(vi->di.mode)) {
 		f->st.nfiles++;
 		f->st.data_bytes += vi->size;
-		ck_scan_data(f, at, vi, !f->o.x, !f->o.x);
+		dev = ck_scan_data(f, at, vi, !f->o.x, !f->o.x);
+		if (dev && f->o.no_devices && f->o.x) {
+			ck_not_extracted(f, at, vi->nid, dev);
+			return;
+		}
 	} else if (S_ISLNK(vi->di.mode)) {
 		char target[EROFS_SYMLINK_MAXLEN + 1];
 
@@ -370,6 +386,7 @@ int erofs_check_image(struct erofs_reader *r, const struct erofs_check_opts *o,
 				     EROFS_SLOT_BITS) >> MM_PAGE_BITS) + 1);
 	c.metamap = calloc(c.metamap_pages, sizeof(*c.metamap));
 	if (c.metamap && !ck_scanner_init(&c.scan, r) && !ck_start_workers(f)) {
+		c.scan.skip_missing = o->no_devices;
 		walk(f);
 		ck_stop_workers(f);	/* every job retired */
 		res->errors = c.errors;
@@ -396,3 +413,69 @@ int erofs_check_image(struct erofs_reader *r, const struct erofs_check_opts *o,
 	return ret;
 }
 
+
+/* ------------------------------------------------------------------ */
+/* fsck.erofs on a liberofs-forge handle                               */
+
+int erofs_check_image_handle(struct eforge_image *img, const struct erofs_check_opts *o,
+			     struct erofs_check_result *res)
+{
+	return erofs_check_image(erofs_forge_reader(img), o, res);
+}
+
+int erofs_check_start_path(struct eforge_image *img, const char *path,
+			   struct erofs_check_opts *o)
+{
+	int err = erofs_lookup_path(erofs_forge_reader(img), path, &o->start_nid,
+				    &o->start_parent);
+
+	if (!err)
+		o->has_start = true;
+	return err;
+}
+
+void erofs_check_start_nid(struct eforge_image *img, uint64_t nid, struct erofs_check_opts *o)
+{
+	o->has_start = true;
+	o->start_nid = nid;
+	o->start_parent = nid == erofs_forge_reader(img)->root_nid ? nid : EROFS_NID_UNKNOWN;
+}
+
+int erofs_check_extract_open(struct erofs_extractor *x, struct eforge_image *img,
+			     const struct erofs_check_opts *o, const char *dir,
+			     const struct erofs_extract_opts *xo)
+{
+	struct erofs_reader *r = erofs_forge_reader(img);
+	struct erofs_rd_inode vi;
+
+	/* --nid/--path names a non-directory: DIR is to become that entry itself */
+	if (o->has_start && !erofs_read_inode(r, o->start_nid, &vi) && !S_ISDIR(vi.di.mode))
+		return erofs_extract_open_leaf(x, r, dir, xo);
+	return erofs_extract_open(x, r, dir, xo);
+}
+
+void erofs_check_print_super(FILE *out, struct eforge_image *img)
+{
+	const struct erofs_reader *r = erofs_forge_reader(img);
+	const struct erofs_super *sb = &r->sb;
+
+	fprintf(out, "superblock: block size %u, %" PRIu64 " blocks, root nid %" PRIu64 ", %" PRIu64 " inodes\n",
+		r->blksz, r->blocks, r->root_nid, sb->inos);
+	if (r->mbox)
+		fprintf(out, "superblock: metabox nid %" PRIu64 " (%" PRIu64 " bytes of inodes)\n",
+			r->mbox->nid, r->mbox->size);
+	fprintf(out, "superblock: compat 0x%08x, incompat 0x%08x, meta_blkaddr %u, xattr_blkaddr %u\n",
+		sb->feature_compat, sb->feature_incompat, sb->meta_blkaddr, sb->xattr_blkaddr);
+	if (sb->feature_incompat & (EROFS_INCOMPAT_ZERO_PADDING | EROFS_INCOMPAT_COMPR_CFGS))
+		fprintf(out, "superblock: compression algorithms 0x%x, LZ4 pclusters up to %u blocks, LZ4 distance %u\n",
+			r->available_compr_algs, r->lz4_max_pclusterblks,
+			r->lz4_max_distance ? r->lz4_max_distance : 65536u);
+}
+
+void erofs_check_image_size(struct eforge_image *img, uint64_t *bytes, uint64_t *blocks)
+{
+	const struct erofs_reader *r = erofs_forge_reader(img);
+
+	*bytes = erofs_forge_source(img)->image_bytes;
+	*blocks = r->size >> r->blkszbits;
+}

@@ -263,6 +263,7 @@ int ck_start_workers(struct checker *f)
 			free(ctx);
 			return -ENOMEM;
 		}
+		w->scan.skip_missing = f->o.no_devices;
 	}
 	if (f->o.x && n > 1)
 		grow_fd_table(f->o.x->rootfd, job_window());

@@ -37,3 +37,21 @@ void erofs_getopt_error(int ret, char *const argv[])
 	else
 		erofs_err("unknown option '%s'", argv[optind - 1]);
 }
+
+bool erofs_add_device_arg(const char ***v, unsigned int *n, const char *path)
+{
+	const char **p;
+
+	if (!*path) {
+		erofs_err("--device= needs a path");
+		return false;
+	}
+	p = realloc(*v, (*n + 1) * sizeof(*p));
+	if (!p) {
+		erofs_err("out of memory");
+		return false;
+	}
+	p[(*n)++] = path;
+	*v = p;
+	return true;
+}

@@ -231,6 +231,7 @@ int erofs_dump_cat(struct erofs_dump *d, uint64_t nid)
 {
 	enum { CHUNK = 65536 };
 	struct erofs_rd_inode vi;
+	struct erofs_map map;
 	uint64_t off;
 	uint8_t *buf;
 	int err = erofs_read_inode(d->r, nid, &vi);
@@ -239,6 +240,19 @@ int erofs_dump_cat(struct erofs_dump *d, uint64_t nid)
 		return erofs_dump_reader_fail(d, err, "--cat", nid);
 	if (!S_ISREG(vi.di.mode) && !S_ISDIR(vi.di.mode) && !S_ISLNK(vi.di.mode))
 		return 0;	/* no data */
+	/* data on an extra device not given: refused before a byte is written */
+	for (off = 0; off < vi.size; off = map.la + map.llen) {
+		char name[EROFS_DEVICE_NAME_LEN];
+
+		err = erofs_map_blocks(d->r, &vi, off, &map);
+		if (err)
+			return erofs_dump_reader_fail(d, err, "--cat", nid);
+		if ((map.flags & EROFS_MAP_MAPPED) && map.device &&
+		    !erofs_reader_has_device(d->r, map.device))
+			return erofs_dump_fail(d, -ENXIO,
+				"--cat (nid %" PRIu64 "): its data is on extra %s, which was not given (--device=PATH)",
+				nid, erofs_reader_device_name(d->r, map.device, name, sizeof(name)));
+	}
 	buf = malloc(CHUNK);
 	if (!buf)
 		return erofs_dump_fail(d, -ENOMEM, "out of memory");

@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -19,6 +20,8 @@
 #include "erofs/common/format.h"
 #include "erofs/common/kernel.h"
 #include "erofs/common/ondisk.h"
+#include "erofs/common/io.h"
+#include "erofs/read/rdopen.h"
 #include "erofs/read/zread.h"
 
 #define ALG_BITS	16u
@@ -334,4 +337,42 @@ int erofs_dump_super(FILE *out, const uint8_t *head, size_t len, char *err, size
 	fputc('\n', out);
 	print_kernel(out, &sb, sb.feature_incompat & EROFS_INCOMPAT_COMPR_CFGS ? sb.u1 : 0);
 	return 0;
+}
+
+int erofs_dump_super_file(FILE *out, const char *path, uint64_t offset, char *err,
+			  size_t errlen)
+{
+	struct erofs_rd_source src;
+	uint8_t *head = NULL;
+	char why[EROFS_DUMP_ERRLEN];
+	size_t len;
+	int ret;
+
+	erofs_rd_source_init(&src, path);
+	src.offset = offset;
+	ret = erofs_rd_source_open_file(&src);
+	if (ret) {
+		snprintf(err, errlen, "%s", src.err);
+		goto out;
+	}
+	len = src.image_bytes < EROFS_DUMP_SB_BYTES ? (size_t)src.image_bytes : EROFS_DUMP_SB_BYTES;
+	head = malloc(EROFS_DUMP_SB_BYTES);
+	if (!head) {
+		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = erofs_pread_all(src.fd, head, len, offset);
+	if (ret) {
+		snprintf(err, errlen, "%s: cannot read the superblock: %s", path, strerror(-ret));
+		goto out;
+	}
+	if (erofs_dump_super(out, head, len, why, sizeof(why))) {
+		snprintf(err, errlen, "%s: %s", path, why);
+		ret = -EUCLEAN;
+	}
+out:
+	free(head);
+	erofs_rd_source_close(&src);
+	return ret;
 }

@@ -17,6 +17,14 @@
 #include "erofs/read/nidtab.h"
 #include "erofs/read/reader.h"
 #include "erofs/dump/dump.h"
+#include "erofs/read/handle.h"
+
+void erofs_dump_init(struct erofs_dump *d, struct eforge_image *img, FILE *out)
+{
+	memset(d, 0, sizeof(*d));
+	d->r = erofs_forge_reader(img);
+	d->out = out;
+}
 
 int erofs_dump_fail(struct erofs_dump *d, int err, const char *fmt, ...)
 {

@@ -17,6 +17,7 @@
 
 #include "erofs/common/ondisk.h"
 #include "erofs/fsops/fsops.h"
+#include "erofs/read/handle.h"
 #include "erofs/read/zread.h"	/* erofs_reader_fail() */
 
 /* readdir cookies past "." (1) and ".." (2): block + 1 above, entry below */
@@ -53,6 +54,11 @@ int erofs_fs_init(struct erofs_fs *fs, struct erofs_reader *r, size_t cache_byte
 	fs->cache_bytes = cache_bytes ? cache_bytes : EROFS_FS_CACHE_DEFAULT;
 	fs->cache = calloc(EROFS_FS_CACHE_SLOTS, sizeof(*fs->cache));
 	return fs->cache ? 0 : -ENOMEM;
+}
+
+int erofs_fs_init_image(struct erofs_fs *fs, struct eforge_image *img, size_t cache_bytes)
+{
+	return erofs_fs_init(fs, erofs_forge_reader(img), cache_bytes);
 }
 
 void erofs_fs_close(struct erofs_fs *fs)

@@ -18,9 +18,8 @@
 #include "erofs-forge/erofs-forge.h"
 #include "erofs/common/compalg.h"
 #include "erofs/common/kernel.h"
+#include "erofs/read/handle.h"
 #include "erofs/read/lookup.h"
-#include "erofs/read/rdopen.h"
-#include "erofs/read/reader.h"
 
 struct eforge_image {
 	struct erofs_rd_source src;	/* the file and its devices (not for eforge_open_mem) */
@@ -61,6 +60,13 @@ static bool devices_named(const struct eforge_open_opts *opts)
 int eforge_open(struct eforge_image **out, const char *path, const struct eforge_open_opts *opts,
 		char *err, size_t errlen)
 {
+	return eforge_open_flags(out, path, opts, 0, err, errlen);
+}
+
+int eforge_open_flags(struct eforge_image **out, const char *path,
+		      const struct eforge_open_opts *opts, unsigned int flags, char *err,
+		      size_t errlen)
+{
 	struct eforge_image *img;
 	int ret = 0;
 
@@ -69,9 +75,18 @@ int eforge_open(struct eforge_image **out, const char *path, const struct eforge
 		say(err, errlen, "eforge_open: no image path, or a device without its path");
 		return -EINVAL;
 	}
+	if (flags & ~(EFORGE_OPEN_ALL_DEVICES | EFORGE_OPEN_NO_DEVICES) ||
+	    (flags & EFORGE_OPEN_ALL_DEVICES && flags & EFORGE_OPEN_NO_DEVICES)) {
+		say(err, errlen, "eforge_open_flags: unknown or contradictory flags");
+		return -EINVAL;
+	}
 	img = new_image(path, err, errlen);
 	if (!img)
 		return -ENOMEM;
+	if (flags & EFORGE_OPEN_ALL_DEVICES)
+		img->src.flags |= EROFS_RD_ALL_DEVICES;
+	if (flags & EFORGE_OPEN_NO_DEVICES)
+		img->src.flags |= EROFS_RD_NO_DEVICES;
 	if (opts) {
 		img->src.offset = opts->offset;
 		for (unsigned int i = 0; i < opts->nr_devices && !ret; i++)
@@ -88,6 +103,17 @@ int eforge_open(struct eforge_image **out, const char *path, const struct eforge
 	}
 	*out = img;
 	return 0;
+}
+
+/* The layers above the reader (check, dump, fsops) behind the handle. */
+struct erofs_reader *erofs_forge_reader(struct eforge_image *img)
+{
+	return &img->r;
+}
+
+const struct erofs_rd_source *erofs_forge_source(const struct eforge_image *img)
+{
+	return &img->src;
 }
 
 int eforge_open_mem(struct eforge_image **out, const void *buf, size_t size, char *err,

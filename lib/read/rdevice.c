@@ -2,6 +2,7 @@
 /* Extra devices of multi-device images (see include/erofs/read/rdevice.h). */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -99,6 +100,25 @@ int erofs_reader_set_device_at(struct erofs_reader *r, unsigned int id, int fd, 
 	return 0;
 }
 
+const char *erofs_reader_device_name(const struct erofs_reader *r, unsigned int id, char *buf,
+				     size_t len)
+{
+	const struct erofs_rd_device *d;
+	char tag[EROFS_DEVT_TAG_LEN * 4 + 4];
+
+	if (!id || id > r->nr_devs) {
+		snprintf(buf, len, "device %u", id);
+		return buf;
+	}
+	d = &r->devs[id - 1];
+	if (d->tag[0])
+		erofs_escape(tag, sizeof(tag), d->tag, strnlen(d->tag, EROFS_DEVT_TAG_LEN));
+	snprintf(buf, len, "device %u (%s%s%s, %" PRIu64 " block%s)", id,
+		 d->tag[0] ? "tag \"" : "no tag", d->tag[0] ? tag : "", d->tag[0] ? "\"" : "",
+		 d->blocks, d->blocks == 1 ? "" : "s");
+	return buf;
+}
+
 int erofs_devn_read(struct erofs_reader *r, unsigned int dev, void *buf, size_t len,
 		    uint64_t off)
 {
@@ -112,9 +132,13 @@ int erofs_devn_read(struct erofs_reader *r, unsigned int dev, void *buf, size_t 
 		return erofs_reader_fail(r, -EFSCORRUPTED, "read from device %u of %u", dev,
 					 r->nr_devs);
 	d = &r->devs[dev - 1];
-	if (d->fd < 0)
-		return erofs_reader_fail(r, -EIO,
-			"data on extra device %u, which was not given (--device=PATH)", dev);
+	if (d->fd < 0) {
+		char name[EROFS_DEVICE_NAME_LEN];
+
+		return erofs_reader_fail(r, -ENXIO,
+			"data on extra %s, which was not given (--device=PATH)",
+			erofs_reader_device_name(r, dev, name, sizeof(name)));
+	}
 	limit = (uint64_t)d->blocks << r->blkszbits;
 	if (off > limit || len > limit - off)
 		return erofs_reader_fail(r, -EFSCORRUPTED,

@@ -119,22 +119,57 @@ static int use_appended_devices(struct erofs_rd_source *src, struct erofs_reader
 	return 1;
 }
 
+/* The slots no --device stands for, by number and tag (at most 4 named). */
+static void missing_devices(const struct erofs_rd_source *src, const struct erofs_reader *r,
+			    char *out, size_t len)
+{
+	char name[EROFS_DEVICE_NAME_LEN];
+	size_t used = 0;
+	unsigned int i, shown = 0;
+
+	out[0] = '\0';
+	for (i = src->nr_devices; i < r->nr_devs && used < len; i++) {
+		if (shown == 4) {
+			snprintf(out + used, len - used, ", and %u more", r->nr_devs - i);
+			return;
+		}
+		used += (size_t)snprintf(out + used, len - used, "%s%s", shown ? ", " : "",
+					 erofs_reader_device_name(r, i + 1, name, sizeof(name)));
+		shown++;
+	}
+}
+
 /* One --device per slot of the device table, as Linux wants -o device=. */
 static int open_devices(struct erofs_rd_source *src, struct erofs_reader *r)
 {
 	unsigned int n = r->nr_devs;
-	int appended = n && !src->nr_devices ? use_appended_devices(src, r) : 0;
+	int appended;
 
+	if (src->flags & EROFS_RD_NO_DEVICES) {
+		if (src->nr_devices)
+			return src_fail(src, false, -EINVAL,
+				"%s: --device and --no-devices exclude each other", src->image);
+		return 0;
+	}
+	appended = n && !src->nr_devices ? use_appended_devices(src, r) : 0;
 	if (appended)
 		return appended < 0 ? appended : 0;
 	if (src->nr_devices != n && (src->nr_devices || (src->flags & EROFS_RD_ALL_DEVICES))) {
+		char missing[4 * EROFS_DEVICE_NAME_LEN + 32];
+
 		if (!n)
 			return src_fail(src, false, -EINVAL,
 				"%s: --device given, but the image has no extra devices", src->image);
-		return src_fail(src, false, -EINVAL,
-			"%s: the image has %u extra device%s: give %s with --device=PATH (%u given)",
+		if (src->nr_devices > n)
+			return src_fail(src, false, -EINVAL,
+				"%s: the image has %u extra device%s: give %s with --device=PATH (%u given)",
+				src->image, n, n == 1 ? "" : "s", n == 1 ? "it" : "each, in order",
+				src->nr_devices);
+		missing_devices(src, r, missing, sizeof(missing));
+		return src_fail(src, false, -ENXIO,
+			"%s: the image has %u extra device%s: give %s with --device=PATH (%u given); missing: %s",
 			src->image, n, n == 1 ? "" : "s", n == 1 ? "it" : "each, in order",
-			src->nr_devices);
+			src->nr_devices, missing);
 	}
 	if (!src->nr_devices)
 		return 0;

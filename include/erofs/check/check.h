@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "erofs/check/extract.h"
 #include "erofs/read/lookup.h"
@@ -30,6 +31,14 @@ struct erofs_check_opts {
 	struct erofs_extractor *x;	/* NULL: check only */
 	unsigned int workers;		/* threads for file data; <= 1: none */
 	bool has_start;			/* --nid/--path: walk from start_nid */
+	/*
+	 * --no-devices: a regular file's data on an extra device that was not
+	 * given is mapped (each chunk's device and bounds checked against the
+	 * device table) but not read, and the file is counted as unverified;
+	 * with an extractor, such a file is not created, and said so.
+	 * Without it, that data fails to read like any other.
+	 */
+	bool no_devices;
 	uint64_t start_nid;
 	uint64_t start_parent;		/* its parent, or EROFS_NID_UNKNOWN */
 };
@@ -40,6 +49,10 @@ struct erofs_check_stats {
 	uint64_t nfragfiles, fragbytes;		/* files with data in the packed inode */
 	bool has_packed;
 	uint64_t packed_size, packed_physical;
+	/* no_devices: regular files with data on extra devices not given,
+	 * and the bytes of theirs that lie there (not read); with an
+	 * extractor, the names (hard links too) not created for that */
+	uint64_t nunverified, unverified_bytes, nnot_extracted;
 };
 
 struct erofs_check_result {
@@ -54,6 +67,33 @@ struct erofs_check_result {
  */
 int erofs_check_image(struct erofs_reader *r, const struct erofs_check_opts *o,
 		      struct erofs_check_result *res);
+
+/* ---- fsck.erofs on an image opened through liberofs-forge ---- */
+
+struct eforge_image;
+
+/* start_parent when the start's directory is not known (--nid) */
+#define EROFS_CHECK_PARENT_UNKNOWN	EROFS_NID_UNKNOWN
+
+/* erofs_check_image() on the image open in img. */
+int erofs_check_image_handle(struct eforge_image *img, const struct erofs_check_opts *o,
+			     struct erofs_check_result *res);
+/* --path: the start and its parent in o; -ENOENT or -ENOTDIR when path
+ * names nothing, another negative errno (eforge_error() says why) when
+ * the image is damaged on the way. */
+int erofs_check_start_path(struct eforge_image *img, const char *path,
+			   struct erofs_check_opts *o);
+/* --nid: the start in o (its parent known only for the root). */
+void erofs_check_start_nid(struct eforge_image *img, uint64_t nid, struct erofs_check_opts *o);
+/* Opens the extraction target DIR for o's walk: the tree (or a start's
+ * subtree) below DIR, or a non-directory start as DIR itself. */
+int erofs_check_extract_open(struct erofs_extractor *x, struct eforge_image *img,
+			     const struct erofs_check_opts *o, const char *dir,
+			     const struct erofs_extract_opts *xo);
+/* What fsck.erofs -d 3 says of the superblock, on out. */
+void erofs_check_print_super(FILE *out, struct eforge_image *img);
+/* The image's bytes (file size less the offset) and filesystem blocks. */
+void erofs_check_image_size(struct eforge_image *img, uint64_t *bytes, uint64_t *blocks);
 
 /* ---- pieces of the walk ---- */
 

@@ -88,6 +88,8 @@ struct ck_scanner {
 	uint64_t (*extent_cache)[2];	/* (pa, len) of extents read */
 	struct zseen *zseen;		/* compressed extents decoded */
 	uint8_t *buf;
+	bool skip_missing;		/* --no-devices: data on a device not given is
+					 * mapped, not read (ck_scan.missing_dev) */
 };
 
 /* What a scan of one inode's extents found, to be applied in walk order. */
@@ -99,6 +101,9 @@ struct ck_scan {
 	struct ck_rext *v;		/* mapped data extents, in file order */
 	size_t n, cap;
 	uint64_t zblocks;		/* distinct pcluster blocks */
+	unsigned int missing_dev;	/* the first extra device not given that
+					 * holds some of the data (0: none) */
+	uint64_t missing_bytes;		/* the file's bytes on such devices */
 	bool failed;
 	char msg[EROFS_ERRMSG_LEN];	/* the reader's message when failed */
 };
@@ -174,9 +179,14 @@ void ck_scan_extents(struct ck_scanner *s, const struct erofs_rd_inode *vi, bool
  * block count the extents do not bear out; frees out's list. */
 void ck_scan_apply(struct checker *f, const struct place *at, const struct erofs_rd_inode *vi,
 		   struct ck_scan *out, bool report);
-/* Both at once, on the walk's thread. */
-void ck_scan_data(struct checker *f, const struct place *at, const struct erofs_rd_inode *vi,
-		  bool read, bool report);
+/* Both at once, on the walk's thread; the scan's missing_dev. */
+unsigned int ck_scan_data(struct checker *f, const struct place *at,
+			  const struct erofs_rd_inode *vi, bool read, bool report);
+/* With an extractor and --no-devices: the file (or another name of it) at
+ * at is not created, its data being on extra device dev, not given (0:
+ * not named again, for a hard link to a file refused before). */
+void ck_not_extracted(struct checker *f, const struct place *at, uint64_t nid,
+		      unsigned int dev);
 
 /* ---- directories (lib/check/check-dirs.c) ---- */
 int ck_collect_dent(void *arg, const struct erofs_rd_dentry *de);

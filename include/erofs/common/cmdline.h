@@ -21,6 +21,13 @@ bool erofs_parse_u64(const char *what, const char *s, uint64_t max, uint64_t *ou
  */
 void erofs_getopt_error(int ret, char *const argv[]);
 
+/*
+ * Appends a --device=PATH (kept, not copied: argv's) to the list *v of *n
+ * paths.  An empty path ("--device= needs a path") and running out of
+ * memory are refused on stderr, and false.
+ */
+bool erofs_add_device_arg(const char ***v, unsigned int *n, const char *path);
+
 /* The erofs-utils release whose command lines our programs take. */
 #define EROFS_UTILS_COMPAT_RELEASE "1.9.4"
 

@@ -29,6 +29,14 @@ struct erofs_dump {
 	char err[EROFS_DUMP_ERRLEN];
 };
 
+struct eforge_image;
+
+/* The parent of an inode whose directory is not known (--nid). */
+#define EROFS_DUMP_PARENT_UNKNOWN	EROFS_NID_UNKNOWN
+
+/* Sets d up to show the image open in img (eforge_open_flags()) on out. */
+void erofs_dump_init(struct erofs_dump *d, struct eforge_image *img, FILE *out);
+
 /* Records a failure in d->err; returns err. */
 int erofs_dump_fail(struct erofs_dump *d, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -47,6 +55,12 @@ int erofs_dump_reader_fail(struct erofs_dump *d, int err, const char *what, uint
  * still shown; a bad magic, block size, checksum or configuration record
  * is refused with -EUCLEAN. */
 int erofs_dump_super(FILE *out, const uint8_t *head, size_t len, char *err, size_t errlen);
+/* The same from the image at byte offset of the file at path (dump.erofs
+ * -s): 0; -EUCLEAN when its bytes are no superblock this can show; another
+ * negative errno when the file cannot be opened or read, the offset lies
+ * past its end, or memory runs out.  err names path and says why. */
+int erofs_dump_super_file(FILE *out, const char *path, uint64_t offset, char *err,
+			  size_t errlen);
 
 /* ---- the walk ---- */
 

@@ -33,6 +33,8 @@
 
 #include "erofs/read/reader.h"
 
+struct eforge_image;
+
 #define EROFS_FS_ROOT_INO	1u	/* FUSE_ROOT_ID */
 #define EROFS_FS_CACHE_SLOTS	64u
 #define EROFS_FS_CACHE_DEFAULT	(32u << 20)	/* bytes of decoded data kept */
@@ -61,6 +63,8 @@ struct erofs_fs {
 /* Sets fs up on a reader opened by the caller (who closes it after
  * erofs_fs_close()).  cache_bytes 0: EROFS_FS_CACHE_DEFAULT. */
 int erofs_fs_init(struct erofs_fs *fs, struct erofs_reader *r, size_t cache_bytes);
+/* The same on an image opened through liberofs-forge (erofsfuse). */
+int erofs_fs_init_image(struct erofs_fs *fs, struct eforge_image *img, size_t cache_bytes);
 void erofs_fs_close(struct erofs_fs *fs);
 const char *erofs_fs_error(const struct erofs_fs *fs);
 

@@ -30,6 +30,8 @@ struct erofs_check_node {
 	bool packed;			/* the packed inode: no directory names it */
 	bool mbox;			/* the metabox inode: no directory names it either */
 	bool pending;			/* its first copy is being extracted (a job) */
+	bool no_device;			/* its data is on an extra device not given
+					 * (fsck --no-devices): never extracted */
 	uint32_t nlink;
 	uint32_t refs;			/* dirents (other than . and ..) naming it */
 	uint32_t frame;			/* a directory being walked: 1 + its stack slot */

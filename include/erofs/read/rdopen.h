@@ -21,9 +21,14 @@
 
 #include "erofs/read/reader.h"
 
-/* every extra device must be given (fsck.erofs, erofsfuse); without it, no
- * --device at all is accepted too, and data on a device fails to read */
+/* every extra device must be given (fsck.erofs, erofsfuse): fewer is
+ * -ENXIO, naming the missing slots; without it, no --device at all is
+ * accepted too, and data on a device fails to read (-ENXIO) */
 #define EROFS_RD_ALL_DEVICES	0x1u
+/* the extra devices are left out on purpose (fsck.erofs --no-devices):
+ * --device is refused, devices appended to the image file are not used
+ * either, and data on a device fails to read with -ENXIO */
+#define EROFS_RD_NO_DEVICES	0x2u
 
 struct erofs_rd_source {
 	/* what the command line said */

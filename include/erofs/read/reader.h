@@ -151,6 +151,17 @@ int erofs_reader_set_device(struct erofs_reader *r, unsigned int id, int fd, uin
 /* The same for a device that starts base bytes into fd (a tar appended to its index). */
 int erofs_reader_set_device_at(struct erofs_reader *r, unsigned int id, int fd, uint64_t base,
 			       uint64_t size);
+/* Whether extra device id (1..nr_devs) was given: data on one that was not
+ * fails to read with -ENXIO (not -EIO: nothing is wrong with the image). */
+static inline bool erofs_reader_has_device(const struct erofs_reader *r, unsigned int id)
+{
+	return id && id <= r->nr_devs && r->devs[id - 1].fd >= 0;
+}
+/* Names extra device id for a message, from its slot of the device table:
+ * "device 1 (tag \"...\", 12 blocks)", the tag escaped, or "no tag".  buf. */
+const char *erofs_reader_device_name(const struct erofs_reader *r, unsigned int id, char *buf,
+				     size_t len);
+#define EROFS_DEVICE_NAME_LEN	(EROFS_DEVT_TAG_LEN * 4 + 64)
 
 /* Mapping (not decoding) accepts every algorithm the format names: LZMA,
  * DEFLATE and ZSTD extents are mapped, and erofs_decode_extent() still
