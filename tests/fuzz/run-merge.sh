@@ -5,8 +5,10 @@
 # aware: superblock, inodes, xattrs, dirents, indexes; plus bit flips,
 # splices, truncation), and each mutant is merged by a sanitizer build of
 # mkfs.erofs under `timeout`.  Each run is classified:
-#   ok       exit 0, and the image passes fsck.erofs (--device=LAYER per
-#            layer for a metadata-only merge; --extract for --clean=data)
+#   ok       exit 0, and fsck.erofs extracts the image (--device=LAYER per
+#            layer for a metadata-only merge); when fsck.erofs also extracts
+#            the mutant, the tree is what tests/overlay-apply.py makes of the
+#            layers (needs BUILD/tools/erofs-manifest, or $MANIFEST)
 #   refused  exit 1 with one clear error line naming the layer (the image,
 #            for --incremental), no image left behind (--incremental: the
 #            image byte for byte as it was); its kind is counted
@@ -49,6 +51,9 @@ done
 	{ echo "run-merge.sh: give -b BUILD (a sanitizer build with mkfs/ and fsck/)" >&2; exit 2; }
 build=$(cd "$build" && pwd)
 MKFS=$build/mkfs/mkfs.erofs FSCK=$build/fsck/fsck.erofs
+MANIFEST=${MANIFEST:-$build/tools/erofs-manifest}
+[ -x "$MANIFEST" ] || MANIFEST=
+[ -n "$MANIFEST" ] || echo "run-merge.sh: no $MANIFEST (make tools/erofs-manifest): no tree oracle" >&2
 mkdir -p "$out/bin"
 out=$(cd "$out" && pwd)
 export ASAN_OPTIONS=exitcode=86:detect_leaks=1:abort_on_error=0:allocator_may_return_null=1
@@ -82,7 +87,7 @@ if [ -z "$only" ] || [ ! -d "$seeds" ]; then
 	mk() {	# mk NAME OPTIONS...
 		local name=$1
 		shift
-		if "$MKFS" --quiet -T0 -U 11111111-2222-3333-4444-555555555555 "$@" \
+		if "$MKFS" --quiet -U 11111111-2222-3333-4444-555555555555 "$@" \
 			"$seeds/$name.img" "$tree" 2>/dev/null; then
 			n=$((n + 1))
 		else
@@ -105,11 +110,13 @@ if [ -z "$only" ] || [ ! -d "$seeds" ]; then
 	printf 'upper\n' >"$fixed/other/d/f5000"
 	printf 'n\n' >"$fixed/other/new/n" && ln "$fixed/other/new/n" "$fixed/other/new/n2"
 	setfattr -n trusted.overlay.opaque -v y "$fixed/other/opq"
-	"$MKFS" --quiet -T0 -Enoinline_data "$fixed/other.img" "$fixed/other" ||
+	find "$fixed/other" -exec touch -h -d '2023-03-03 03:03:03' {} +
+	"$MKFS" --quiet -Enoinline_data "$fixed/other.img" "$fixed/other" ||
 		{ echo "run-merge.sh: cannot make the other layer" >&2; exit 2; }
 	# the layer --incremental adds: the same shapes
 	cp -a "$fixed/other" "$fixed/inc"
 	mkdir -p "$fixed/inc/d/sub" && printf 'more\n' >"$fixed/inc/d/sub/more"
+	find "$fixed/inc" -exec touch -h -d '2024-04-04 04:04:04' {} +
 fi
 mapfile -t SEEDS < <(ls "$seeds"/*.img)
 [ "${#SEEDS[@]}" -gt 0 ] || { echo "run-merge.sh: no seeds" >&2; exit 2; }
@@ -122,25 +129,48 @@ trap 'rm -rf "$work"' EXIT
 MUT=$work/layer.img DEST=$work/out.img
 
 # run_mode N: runs mutant N in the mode N picks; sets cmd, layer, devs, check
+# and the oracle: the layers' trees, bottom first (L for the mutant), and --strip
 run_mode() {
 	local mode=$(($1 % 6))
 	rm -rf "$DEST" "$work/x" "$work/keep.img"
-	layer=$MUT devs=() check=fsck
+	layer=$MUT devs=() check=fsck strip=
 	case $mode in
 	0) cmd=("$MKFS" --quiet "$DEST" "$MUT" "$OTHER")
-	   devs=(--device="$MUT" --device="$OTHER") ;;
+	   devs=(--device="$MUT" --device="$OTHER") trees=(L "$fixed/other") ;;
 	1) cmd=("$MKFS" --quiet "$DEST" "$OTHER" "$MUT")
-	   devs=(--device="$OTHER" --device="$MUT") ;;
-	2) cmd=("$MKFS" --quiet --clean=data "$DEST" "$MUT" "$OTHER"); check=extract ;;
+	   devs=(--device="$OTHER" --device="$MUT") trees=("$fixed/other" L) ;;
+	2) cmd=("$MKFS" --quiet --clean=data "$DEST" "$MUT" "$OTHER")
+	   trees=(L "$fixed/other") ;;
 	3) cmd=("$MKFS" --quiet --clean=data -zlz4hc --ovlfs-strip=1 "$DEST" "$OTHER" "$MUT")
-	   check=extract ;;
+	   trees=("$fixed/other" L) strip=--strip ;;
 	4) cp "$MUT" "$DEST" && cp "$MUT" "$work/keep.img"
-	   cmd=("$MKFS" --quiet --incremental "$DEST" "$INC"); layer=$DEST check=incremental ;;
+	   cmd=("$MKFS" --quiet --incremental "$DEST" "$INC"); layer=$DEST check=incremental
+	   trees=(L "$INC") ;;
 	5) cp "$MUT" "$DEST" && cp "$MUT" "$work/keep.img"
-	   cmd=("$MKFS" --quiet --incremental -zlz4hc "$DEST" "$INC"); layer=$DEST check=incremental ;;
+	   cmd=("$MKFS" --quiet --incremental -zlz4hc "$DEST" "$INC"); layer=$DEST check=incremental
+	   trees=(L "$INC") ;;
 	esac
 	rc=0
 	nice -n 10 timeout -k 5 20 "${cmd[@]}" >"$work/out" 2>"$work/err" || rc=$?
+}
+
+# oracle: when fsck.erofs extracts the mutant, the merge must show what
+# tests/overlay-apply.py makes of its tree and the other layers'
+oracle() {
+	local t dirs=()
+	rm -rf "$work/lx" "$work/expect"
+	nice -n 10 timeout 60 "$FSCK" --extract="$work/lx" "$MUT" >/dev/null 2>&1 || return 0
+	for t in "${trees[@]}"; do
+		if [ "$t" = L ]; then dirs+=("$work/lx"); else dirs+=("$t"); fi
+	done
+	python3 "$top/tests/overlay-apply.py" $strip "$work/expect" "${dirs[@]}" \
+		>/dev/null 2>&1 || return 0
+	"$MANIFEST" "$work/expect" >"$work/expect.manifest" 2>/dev/null || return 0
+	"$MANIFEST" "$work/x" >"$work/x.manifest" 2>"$work/fsck" ||
+		{ what=no-manifest-of-the-merge; return 1; }
+	diff -u "$work/expect.manifest" "$work/x.manifest" >"$work/fsck" && return 0
+	what=tree-differs-$check
+	return 1
 }
 
 # classify: sets verdict (ok | refused | finding) and what
@@ -159,17 +189,15 @@ classify() {
 	esac
 	if [ "$rc" = 0 ]; then
 		local frc=0
-		case $check in
-		fsck) nice -n 10 timeout 60 "$FSCK" "${devs[@]}" "$DEST" >"$work/fsck" 2>&1 || frc=$? ;;
-		incremental) nice -n 10 timeout 60 "$FSCK" "$DEST" >"$work/fsck" 2>&1 || frc=$? ;;
-		extract) nice -n 10 timeout 60 "$FSCK" --extract="$work/x" "$DEST" >"$work/fsck" 2>&1 ||
-			frc=$? ;;
-		esac
+		[ "$check" = fsck ] || devs=()
+		nice -n 10 timeout 60 "$FSCK" "${devs[@]}" --extract="$work/x" "$DEST" >"$work/fsck" 2>&1 ||
+			frc=$?
 		if [ "$frc" != 0 ]; then
 			what=fsck-rejects-$check
 			grep -qE 'Sanitizer|runtime error:' "$work/fsck" && what=fsck-sanitizer
 			return
 		fi
+		[ -z "$MANIFEST" ] || oracle || return 0
 		verdict=ok
 		return
 	fi
