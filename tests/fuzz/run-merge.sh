@@ -4,7 +4,10 @@
 # layout our mkfs makes are mutated by qemu-tests/fuzz-mutate.c (structure-
 # aware: superblock, inodes, xattrs, dirents, indexes; plus bit flips,
 # splices, truncation), and each mutant is merged by a sanitizer build of
-# mkfs.erofs under `timeout`.  Each run is classified:
+# mkfs.erofs under `timeout`, in one of seven modes (N mod 7): metadata-only
+# merge with the mutant as bottom or as top layer, --clean=data, --clean=data
+# -zlz4hc --ovlfs-strip=1, --incremental with a directory (plain, -zlz4hc)
+# and with a tar whose hard links name files only the mutant has.  Each run is classified:
 #   ok       exit 0, and fsck.erofs extracts the image (--device=LAYER per
 #            layer for a metadata-only merge); when fsck.erofs also extracts
 #            the mutant, the tree is what tests/overlay-apply.py makes of the
@@ -44,7 +47,7 @@ while getopts "b:n:t:s:f:o:x:" opt; do
 	f) first=$OPTARG ;;
 	o) out=$OPTARG ;;
 	x) only=$OPTARG ;;
-	*) sed -n '2,31p' "$0" >&2; exit 2 ;;
+	*) sed -n '2,34p' "$0" >&2; exit 2 ;;
 	esac
 done
 [ -n "$build" ] && [ -x "$build/mkfs/mkfs.erofs" ] && [ -x "$build/fsck/fsck.erofs" ] ||
@@ -117,6 +120,23 @@ if [ -z "$only" ] || [ ! -d "$seeds" ]; then
 	cp -a "$fixed/other" "$fixed/inc"
 	mkdir -p "$fixed/inc/d/sub" && printf 'more\n' >"$fixed/inc/d/sub/more"
 	find "$fixed/inc" -exec touch -h -d '2024-04-04 04:04:04' {} +
+	# a tar whose hard links name files only the base has (--incremental copies them up)
+	python3 - "$fixed/links.tar" <<-'EOF' || { echo "run-merge.sh: cannot make links.tar" >&2; exit 2; }
+	import io, sys, tarfile
+	with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
+	    def add(name, kind=tarfile.REGTYPE, link="", data=b""):
+	        i = tarfile.TarInfo(name)
+	        i.type, i.linkname, i.size, i.mtime = kind, link, len(data), 1700000000
+	        t.addfile(i, io.BytesIO(data) if data else None)
+	    add("d", tarfile.DIRTYPE)
+	    add("d/new", data=b"new\n")
+	    add("d/hl-sparse", tarfile.LNKTYPE, "d/sparse")
+	    add("hl-entry", tarfile.LNKTYPE, "big/entry-with-a-longer-name-7")
+	    add("hl-symlink", tarfile.LNKTYPE, "longlink")
+	    add("hl-chr", tarfile.LNKTYPE, "chr")
+	    add("d/hl-sublink", tarfile.LNKTYPE, "d/sub/link")
+	    add("hl-rand", tarfile.LNKTYPE, "d/rand")
+	EOF
 fi
 mapfile -t SEEDS < <(ls "$seeds"/*.img)
 [ "${#SEEDS[@]}" -gt 0 ] || { echo "run-merge.sh: no seeds" >&2; exit 2; }
@@ -131,7 +151,7 @@ MUT=$work/layer.img DEST=$work/out.img
 # run_mode N: runs mutant N in the mode N picks; sets cmd, layer, devs, check
 # and the oracle: the layers' trees, bottom first (L for the mutant), and --strip
 run_mode() {
-	local mode=$(($1 % 6))
+	local mode=$(($1 % 7))
 	rm -rf "$DEST" "$work/x" "$work/keep.img"
 	layer=$MUT devs=() check=fsck strip=
 	case $mode in
@@ -149,6 +169,9 @@ run_mode() {
 	5) cp "$MUT" "$DEST" && cp "$MUT" "$work/keep.img"
 	   cmd=("$MKFS" --quiet --incremental -zlz4hc "$DEST" "$INC"); layer=$DEST check=incremental
 	   trees=(L "$INC") ;;
+	6) cp "$MUT" "$DEST" && cp "$MUT" "$work/keep.img"	# hard links copy up from the base
+	   cmd=("$MKFS" --quiet --incremental --tar=f "$DEST" "$fixed/links.tar"); layer=$DEST
+	   check=incremental trees=() ;;
 	esac
 	rc=0
 	nice -n 10 timeout -k 5 20 "${cmd[@]}" >"$work/out" 2>"$work/err" || rc=$?
@@ -159,6 +182,7 @@ run_mode() {
 oracle() {
 	local t dirs=()
 	rm -rf "$work/lx" "$work/expect"
+	[ "${#trees[@]}" -gt 0 ] || return 0
 	nice -n 10 timeout 60 "$FSCK" --extract="$work/lx" "$MUT" >/dev/null 2>&1 || return 0
 	for t in "${trees[@]}"; do
 		if [ "$t" = L ]; then dirs+=("$work/lx"); else dirs+=("$t"); fi
