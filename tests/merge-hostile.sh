@@ -1,0 +1,88 @@
+#!/bin/bash
+# merge-hostile.sh: damaged layer images in rebuild mode and --incremental,
+# the regression cases of tests/fuzz/run-merge.sh.  Each must fail naming
+# the layer and the path inside it, leave no image (--incremental: the image
+# byte for byte as it was), and, when valgrind is installed, run clean under
+# it (no uninitialised value used, no invalid free).
+. "$(dirname "$0")/lib.sh"
+
+python3 -c 'import tarfile' 2>/dev/null || { echo "$test_name: needs python3; skipped"; exit 77; }
+VG=()
+if command -v valgrind >/dev/null; then
+	VG=(valgrind -q --error-exitcode=99 --leak-check=no)
+else
+	echo "note: no valgrind, the failure paths are not checked for memory errors"
+fi
+
+# put16 FILE OFFSET VALUE: a little-endian 16-bit field
+put16() {
+	printf "$(printf '\\x%02x\\x%02x' $(($3 & 255)) $(($3 >> 8)))" |
+		dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
+# mkfs_fails LABEL PATTERN IMAGE-THAT-MUST-NOT-CHANGE|- ARGS...: mkfs.erofs
+# (under valgrind when there is one) exits 1, its first line matches PATTERN
+mkfs_fails() {
+	local label=$1 pattern=$2 keep=$3 rc=0
+	shift 3
+	[ "$keep" = - ] || cp "$keep" "$WORK/before.img"
+	"${VG[@]}" "$MKFS" --quiet "$@" >"$WORK/out.txt" 2>"$WORK/err.txt" || rc=$?
+	if [ "$rc" -ne 1 ]; then
+		fail "$label: exit $rc, not 1:"
+		head -20 "$WORK/err.txt" >&2
+	elif ! head -1 "$WORK/err.txt" | grep -qE -- "$pattern"; then
+		fail "$label: the message does not match /$pattern/:"
+		cat "$WORK/err.txt" >&2
+	elif [ "$keep" != - ] && ! cmp -s "$keep" "$WORK/before.img"; then
+		fail "$label: the image changed"
+	elif [ "$keep" = - ] && [ -e "$WORK/out.img" ]; then
+		fail "$label: an image was left"
+	else
+		pass "$label: $(head -1 "$WORK/err.txt")"
+	fi
+}
+
+# hardlink_tar TAR NAME TARGET: a tar of one hard link
+hardlink_tar() {
+	python3 -c 'import sys, tarfile
+with tarfile.open(sys.argv[1], "w") as t:
+    i = tarfile.TarInfo(sys.argv[2])
+    i.type, i.linkname = tarfile.LNKTYPE, sys.argv[3]
+    t.addfile(i)' "$@"
+}
+
+mkdir -p "$WORK/t/d"
+printf 'a\n' >"$WORK/t/d/aa" && printf 'b\n' >"$WORK/t/d/bb" && printf 'top\n' >"$WORK/t/top"
+"$MKFS" --quiet -Enoinline_data "$WORK/good.img" "$WORK/t" || fail "mkfs of the layer"
+
+# --- a failed --incremental build: the result it never filled was freed (valgrind) ---
+hardlink_tar "$WORK/missing.tar" x nowhere
+cp "$WORK/good.img" "$WORK/i.img"
+mkfs_fails "--incremental, a hard link to a file nowhere" "missing\.tar: entry 'x'.*hard link" \
+	"$WORK/i.img" --incremental --tar=f "$WORK/i.img" "$WORK/missing.tar"
+
+# --- a directory entry's name offset past its block (fuzz: bad nameoff) ---
+dblk=$("${DUMP:-$top_builddir/dump/dump.erofs}" --path=/d -e "$WORK/good.img" |
+	awk '$1 == "0:" { sub(/\.\..*/, "", $7); print $7 }')
+[ -n "$dblk" ] || fail "no block for /d in dump.erofs -e"
+cp "$WORK/good.img" "$WORK/bad.img"
+# entries ., .., aa, bb (12 bytes each): aa's nameoff, at byte 8 of entry 2, past the
+# block: found as the end of the name of entry 1
+put16 "$WORK/bad.img" $((dblk + 2 * 12 + 8)) 1719
+why="directory block 0, entry 1: bad nameoff 49 \\(next 1719"
+mkfs_fails "metadata-only merge, damaged bottom layer" "^mkfs\.erofs: error: $WORK/bad\.img: /d: $why" \
+	- "$WORK/out.img" "$WORK/bad.img" "$WORK/good.img"
+mkfs_fails "metadata-only merge, damaged top layer" "^mkfs\.erofs: error: $WORK/bad\.img: /d: $why" \
+	- "$WORK/out.img" "$WORK/good.img" "$WORK/bad.img"
+mkfs_fails "--clean=data, damaged layer" "^mkfs\.erofs: error: $WORK/bad\.img: /d: $why" \
+	- --clean=data -zlz4hc "$WORK/out.img" "$WORK/good.img" "$WORK/bad.img"
+mkdir -p "$WORK/new" && printf 'n\n' >"$WORK/new/n"
+cp "$WORK/bad.img" "$WORK/i.img"
+mkfs_fails "--incremental, damaged image" "^mkfs\.erofs: error: $WORK/i\.img: /d: $why" \
+	"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/new"
+# a hard link of the tar copies a file up from the damaged directory (fuzz: campaign 1, mutant 34)
+hardlink_tar "$WORK/links.tar" link d/bb
+mkfs_fails "--incremental --tar=f, a hard link copied up from a damaged directory" \
+	"^mkfs\.erofs: error: $WORK/i\.img: /d/bb: $why" \
+	"$WORK/i.img" --incremental --tar=f "$WORK/i.img" "$WORK/links.tar"
+finish
