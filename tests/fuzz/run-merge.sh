@@ -71,7 +71,8 @@ if [ -z "$only" ] || [ ! -d "$seeds" ]; then
 	mkdir -p "$seeds" "$fixed" "$tree/d/sub" "$tree/opq" "$tree/big"
 	printf 'hello\n' >"$tree/small"
 	head -c 5000 /dev/zero | tr '\0' x >"$tree/d/f5000"
-	head -c 12000 /dev/urandom >"$tree/d/rand"
+	python3 -c 'import random, sys; sys.stdout.buffer.write(random.Random(7).randbytes(12000))' \
+		>"$tree/d/rand"
 	truncate -s 70000 "$tree/d/sparse" && printf end >>"$tree/d/sparse"
 	ln "$tree/small" "$tree/d/hardlink"
 	ln -s ../small "$tree/d/sub/link"
