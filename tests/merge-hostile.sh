@@ -3,7 +3,8 @@
 # the regression cases of tests/fuzz/run-merge.sh.  Each must fail naming
 # the layer and the path inside it, leave no image (--incremental: the image
 # byte for byte as it was), and, when valgrind is installed, run clean under
-# it (no uninitialised value used, no invalid free).
+# it (no uninitialised value used, no invalid free).  And a valid but deep
+# layer must merge on a small stack.
 . "$(dirname "$0")/lib.sh"
 
 python3 -c 'import tarfile' 2>/dev/null || { echo "$test_name: needs python3; skipped"; exit 77; }
@@ -85,4 +86,37 @@ hardlink_tar "$WORK/links.tar" link d/bb
 mkfs_fails "--incremental --tar=f, a hard link copied up from a damaged directory" \
 	"^mkfs\.erofs: error: $WORK/i\.img: /d/bb: $why" \
 	"$WORK/i.img" --incremental --tar=f "$WORK/i.img" "$WORK/links.tar"
+
+# --- a valid layer nesting 3,000 directories, merged on a 512 KiB stack: the walk
+# recursed once per level and ran out of stack at about 350 bytes a level ---
+python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+for i in range(3000):
+    os.mkdir("d", dir_fd=fd)
+    fd2 = os.open("d", os.O_RDONLY, dir_fd=fd)
+    os.close(fd)
+    fd = fd2
+with open("/proc/self/fd/%d/f" % fd, "w") as f:
+    f.write("bottom\n")' "$(mkdir -p "$WORK/deep" && echo "$WORK/deep")"
+"$MKFS" --quiet "$WORK/deep.img" "$WORK/deep" || fail "mkfs of the deep layer"
+cp "$WORK/deep.img" "$WORK/i.img"
+rm -f "$WORK/out.img"
+for what in "--clean=data $WORK/out.img $WORK/deep.img $WORK/good.img" \
+	    "--incremental $WORK/i.img $WORK/new"; do
+	# shellcheck disable=SC2086 # the words of $what
+	if (ulimit -s 512 && exec "$MKFS" --quiet $what) 2>"$WORK/err.txt"; then
+		img=$(set -- $what && echo "$2")
+		# past PATH_MAX: erofs-manifest walks down by relative names
+		if "$FSCK" --extract="$WORK/x" "$img" >/dev/null 2>&1 &&
+		   "$MANIFEST" "$WORK/x" | grep -qE '^(d/){3000}f type=reg .* size=7 '; then
+			pass "${what%% *}: 3,000 nested directories on a 512 KiB stack"
+		else
+			fail "${what%% *}: the deep merge does not extract to the tree"
+		fi
+		rm -rf "$WORK/x"
+	else
+		fail "${what%% *}: the deep merge failed or crashed:"
+		tail -3 "$WORK/err.txt" >&2
+	fi
+done
 finish

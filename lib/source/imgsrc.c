@@ -292,9 +292,6 @@ static int make_leaf(struct imgsrc *s, const struct erofs_rd_inode *vi,
 					       : copy_file(s, inode, vi);
 }
 
-static int merge_dir(struct imgsrc *s, const struct erofs_rd_inode *dvi, uint64_t parent_nid,
-		     struct erofs_inode *into);
-
 static bool is_opaque(const struct erofs_xattr_set *set)
 {
 	for (uint32_t i = 0; set && i < set->count; i++)
@@ -339,14 +336,20 @@ static int place_dir(struct imgsrc *s, struct erofs_dentry *d, const struct erof
 	return 0;
 }
 
-static int merge_entry(struct imgsrc *s, struct erofs_inode *parent, uint64_t parent_nid,
-		       uint64_t nid, const char *name, size_t len)
+/*
+ * One entry of a directory of the layer.  A directory is placed, not
+ * walked: *descend is set and *dvi read, and the caller walks it.
+ */
+static int merge_entry(struct imgsrc *s, struct erofs_inode *parent, uint64_t nid,
+		       const char *name, size_t len, struct erofs_rd_inode *dvi,
+		       struct erofs_inode **descend)
 {
 	struct erofs_rd_inode vi;
 	struct erofs_dentry *d;
 	struct erofs_inode *inode;
 	int err = erofs_read_inode(&s->l.r, nid, &vi);
 
+	*descend = NULL;
 	if (err)
 		return erofs_layer_reader_failed(&s->l, err);
 	d = erofs_builder_lookup(&s->b, parent, name, len, false);
@@ -361,7 +364,9 @@ static int merge_entry(struct imgsrc *s, struct erofs_inode *parent, uint64_t pa
 		d->inode = inode;
 		if ((err = nid_map_put(&s->seen, nid, inode)))
 			return err;
-		return merge_dir(s, &vi, parent_nid, inode);
+		*dvi = vi;
+		*descend = inode;
+		return 0;
 	}
 	inode = nid_map_get(&s->seen, nid);	/* a hard link inside the layer */
 	if (!inode) {
@@ -407,27 +412,85 @@ static int collect(void *arg, const struct erofs_rd_dentry *de)
 	return 0;
 }
 
+#define NO_MARK ((size_t)-1)
+
+/* A directory of the layer being walked: its entries, the next one, its path. */
+struct dir_frame {
+	struct entry_list l;
+	size_t next;
+	uint64_t nid;
+	struct erofs_inode *into;
+	size_t mark;		/* the layer path's length before its name; NO_MARK: the top */
+};
+
+/* Reads the entries of directory dvi (whose parent is parent_nid) into a new frame. */
+static int push_dir(struct imgsrc *s, struct dir_frame **stack, size_t *depth, size_t *cap,
+		    const struct erofs_rd_inode *dvi, uint64_t parent_nid,
+		    struct erofs_inode *into, size_t mark)
+{
+	struct dir_frame *f;
+	int err;
+
+	if (*depth == *cap) {
+		size_t bigger = *cap ? *cap * 2 : 64;
+		struct dir_frame *more = realloc(*stack, bigger * sizeof(**stack));
+
+		if (!more)
+			return -ENOMEM;
+		*stack = more;
+		*cap = bigger;
+	}
+	f = &(*stack)[(*depth)++];
+	memset(f, 0, sizeof(*f));
+	f->nid = dvi->nid;
+	f->into = into;
+	f->mark = mark;
+	err = erofs_dir_iterate(&s->l.r, dvi, parent_nid, collect, &f->l);
+	return err && err != -ENOMEM ? erofs_layer_reader_failed(&s->l, err) : err;
+}
+
+/*
+ * Merges the tree of directory dvi into `into`, depth first.  The walk keeps
+ * its own stack, not the C one: a valid layer may nest directories deeper
+ * than the C stack could recurse.
+ */
 static int merge_dir(struct imgsrc *s, const struct erofs_rd_inode *dvi, uint64_t parent_nid,
 		     struct erofs_inode *into)
 {
-	struct entry_list l = { 0 };
-	int err = erofs_dir_iterate(&s->l.r, dvi, parent_nid, collect, &l);
+	struct dir_frame *stack = NULL;
+	size_t depth = 0, cap = 0;
+	int err = push_dir(s, &stack, &depth, &cap, dvi, parent_nid, into, NO_MARK);
 
-	if (err == -ENOMEM)
-		;
-	else if (err)
-		err = erofs_layer_reader_failed(&s->l, err);
-	for (size_t i = 0; i < l.nr && !err; i++) {
-		size_t mark;
+	while (!err && depth) {
+		struct dir_frame *f = &stack[depth - 1];
+		struct erofs_rd_inode vi;
+		struct erofs_inode *sub;
+		size_t i, mark;
 
-		if ((err = erofs_layer_path_push(&s->l, l.names + l.e[i].name_at, l.e[i].len, &mark)))
+		if (f->next == f->l.nr) {	/* done with it */
+			if (f->mark != NO_MARK)
+				erofs_layer_path_pop(&s->l, f->mark);
+			free(f->l.e);
+			free(f->l.names);
+			depth--;
+			continue;
+		}
+		i = f->next++;
+		if ((err = erofs_layer_path_push(&s->l, f->l.names + f->l.e[i].name_at,
+						 f->l.e[i].len, &mark)))
 			break;
-		err = merge_entry(s, into, dvi->nid, l.e[i].nid, l.names + l.e[i].name_at,
-				  l.e[i].len);
-		erofs_layer_path_pop(&s->l, mark);
+		err = merge_entry(s, f->into, f->l.e[i].nid, f->l.names + f->l.e[i].name_at,
+				  f->l.e[i].len, &vi, &sub);
+		if (!err && sub)	/* its path stays pushed until it is done */
+			err = push_dir(s, &stack, &depth, &cap, &vi, f->nid, sub, mark);
+		else if (!err)
+			erofs_layer_path_pop(&s->l, mark);
 	}
-	free(l.e);
-	free(l.names);
+	while (depth--) {
+		free(stack[depth].l.e);
+		free(stack[depth].l.names);
+	}
+	free(stack);
 	return err;
 }
 
