@@ -52,6 +52,7 @@ with tarfile.open(sys.argv[1], "w") as t:
     t.addfile(i)' "$@"
 }
 
+DUMP=${DUMP:-$top_builddir/dump/dump.erofs}
 mkdir -p "$WORK/t/d"
 printf 'a\n' >"$WORK/t/d/aa" && printf 'b\n' >"$WORK/t/d/bb" && printf 'top\n' >"$WORK/t/top"
 "$MKFS" --quiet -Enoinline_data "$WORK/good.img" "$WORK/t" || fail "mkfs of the layer"
@@ -63,7 +64,7 @@ mkfs_fails "--incremental, a hard link to a file nowhere" "missing\.tar: entry '
 	"$WORK/i.img" --incremental --tar=f "$WORK/i.img" "$WORK/missing.tar"
 
 # --- a directory entry's name offset past its block (fuzz: bad nameoff) ---
-dblk=$("${DUMP:-$top_builddir/dump/dump.erofs}" --path=/d -e "$WORK/good.img" |
+dblk=$("$DUMP" --path=/d -e "$WORK/good.img" |
 	awk '$1 == "0:" { sub(/\.\..*/, "", $7); print $7 }')
 [ -n "$dblk" ] || fail "no block for /d in dump.erofs -e"
 cp "$WORK/good.img" "$WORK/bad.img"
@@ -86,6 +87,30 @@ hardlink_tar "$WORK/links.tar" link d/bb
 mkfs_fails "--incremental --tar=f, a hard link copied up from a damaged directory" \
 	"^mkfs\.erofs: error: $WORK/i\.img: /d/bb: $why" \
 	"$WORK/i.img" --incremental --tar=f "$WORK/i.img" "$WORK/links.tar"
+
+# --- --incremental keeps the base's data in place but rewrites its block 0: a file
+# whose data the base puts in block 0 took another file's spooled bytes (plain:
+# exit 0, wrong data) or block 0 as rewritten (chunks: exit 0, fsck rejects) ---
+mkdir -p "$WORK/b0"
+head -c 8192 /dev/urandom >"$WORK/b0/f" && head -c 5000 /dev/urandom >"$WORK/b0/g"
+# block_0_base IMAGE OFFSET-IN-INODE MKFS-OPTIONS...: /f's 32-bit field at the offset set to 0
+block_0_base() {
+	local img=$1 at=$2 nid meta
+	shift 2
+	"$MKFS" --quiet -Enosbcrc "$@" "$img" "$WORK/b0" || fail "mkfs $* of the base"
+	nid=$("$DUMP" --path=/f "$img" | awk '/^NID:/ { print $2 }')
+	meta=$("$DUMP" -s "$img" | awk '/inode metadata start block/ { print $NF }')
+	"$DUMP" --path=/f "$img" | grep -q 'Inode size: 32 ' || fail "$img: /f is not a compact inode"
+	printf '\0\0\0\0' | dd of="$img" bs=1 seek=$((meta * 4096 + nid * 32 + at)) conv=notrunc status=none
+}
+block_0_base "$WORK/i.img" 16 -Enoinline_data			# i_u: the first block
+mkfs_fails "--incremental, a base file's blocks in block 0" \
+	"^mkfs\.erofs: error: $WORK/i\.img: /f: its data lies in block 0, the superblock's" \
+	"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/new"
+block_0_base "$WORK/i.img" 32 --chunksize=4096			# its one chunk index
+mkfs_fails "--incremental, a base file's chunk in block 0" \
+	"^mkfs\.erofs: error: $WORK/i\.img: /f: chunk 0 lies in block 0, the superblock's" \
+	"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/new"
 
 # --- a valid layer nesting 3,000 directories, merged on a 512 KiB stack: the walk
 # recursed once per level and ran out of stack at about 350 bytes a level ---

@@ -151,6 +151,9 @@ static int new_chunks(struct erofs_inode *inode, unsigned int chunkbits, uint64_
 }
 
 #define CLEAN_HINT "use --clean=data to copy the data in"
+/* --incremental keeps the base's data where it is, but rewrites its block 0 */
+#define IN_BLOCK_0 "lies in block 0, the superblock's, which --incremental rewrites " \
+		   "(the image is damaged)"
 
 /* The device a layer's chunks name: its slot, or (--incremental's base) the image. */
 static uint16_t chunk_device(const struct imgsrc *s)
@@ -216,6 +219,9 @@ static int index_file(struct imgsrc *s, struct erofs_inode *inode, const struct 
 					   s->data_device ? "device" : "the image", s->data_device);
 		if ((map.pa >> bits) > UINT32_MAX)
 			return erofs_layer_error(&s->l, -EFBIG, "its data lies past block 2^32 of the layer");
+		if (!chunk_device(s) && !(map.pa >> bits))
+			return erofs_layer_error(&s->l, -EINVAL, "chunk %llu " IN_BLOCK_0,
+						 (unsigned long long)i);
 		inode->chunks->blkaddr[i] = (uint32_t)(map.pa >> bits);
 	}
 	return 0;
@@ -258,6 +264,8 @@ static int keep_file(struct imgsrc *s, struct erofs_inode *inode, const struct e
 		return copy_file(s, inode, vi);
 	if (vi->raw_blkaddr + (whole >> bits) > UINT32_MAX)
 		return erofs_layer_error(&s->l, -EFBIG, "its data lies past block 2^32");
+	if (!vi->raw_blkaddr)	/* and kept_blkaddr 0 would mean "not kept" */
+		return erofs_layer_error(&s->l, -EINVAL, "its data " IN_BLOCK_0);
 	inode->kept_blkaddr = (uint32_t)vi->raw_blkaddr;
 	tail = vi->size - whole;
 	if (!tail)
