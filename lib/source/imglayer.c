@@ -201,7 +201,19 @@ int erofs_layer_copy(struct erofs_layer *l, const struct erofs_rd_inode *vi, uin
 	for (uint64_t end = off + len; off < end; ) {
 		size_t n = end - off < EROFS_LAYER_COPY_BUFFER ? (size_t)(end - off)
 							       : EROFS_LAYER_COPY_BUFFER;
+		struct erofs_map map;
 
+		/*
+		 * A hole is skipped, not read as zeros: the spool reads back zeros
+		 * there anyway, and a few blocks of a layer may claim a hole of
+		 * terabytes (a 48-bit flat hole, chunks without blocks).
+		 */
+		if ((err = erofs_map_blocks(&l->r, vi, off, &map)))
+			return erofs_layer_reader_failed(l, err);
+		if (!(map.flags & EROFS_MAP_MAPPED) && map.la + map.llen > off) {
+			off = map.la + map.llen < end ? map.la + map.llen : end;
+			continue;
+		}
 		if ((err = erofs_read_data(&l->r, vi, l->buf, n, off)))
 			return erofs_layer_reader_failed(l, err);
 		if (!erofs_is_zero(l->buf, n) &&

@@ -18,6 +18,7 @@
 #include "erofs/source/xattr.h"
 
 #define SPOOL_ALIGN	4096u		/* whole pages: copy_file_range can share them */
+#define SPOOL_GROW_NOW	(1ull << 30)	/* files this big make the spool grow at once */
 
 /* nid -> the inode made for it in this layer: hard links, and loops. */
 struct nid_map {
@@ -234,6 +235,17 @@ static int copy_file(struct imgsrc *s, struct erofs_inode *inode, const struct e
 
 	inode->data_pos = pos;
 	s->spool_end = pos + vi->size;
+	/*
+	 * A big file (a layer of a few blocks may claim a hole of an exabyte)
+	 * grows the spool now, so that a size it cannot take is refused here,
+	 * naming the file; its holes are never written.
+	 */
+	if (vi->size >= SPOOL_GROW_NOW &&
+	    (s->spool_end > INT64_MAX || ftruncate(s->tree->data_fd, (off_t)s->spool_end)))
+		return erofs_layer_error(&s->l, -EFBIG, "%llu bytes: more than the temporary copy "
+					 "of the layers' files can hold (%s)",
+					 (unsigned long long)vi->size, s->spool_end > INT64_MAX ?
+					 "past 2^63" : strerror(errno));
 	if (s->opts->layer_data == EROFS_LAYER_DATA_RESERVE && !(s->opts->incremental && s->layer == 1))
 		return 0;	/* never written: reads back as zeros, stored as holes */
 	return erofs_layer_copy(&s->l, vi, 0, vi->size, s->tree->data_fd, pos);
