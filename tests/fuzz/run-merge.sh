@@ -173,7 +173,7 @@ run_mode() {
 	6) cp "$MUT" "$DEST" && cp "$MUT" "$work/keep.img"	# hard links copy up from the base
 	   cmd=("$MKFS" --quiet --incremental --tar=f "$DEST" "$fixed/links.tar"); layer=$DEST
 	   check=incremental trees=()
-	   also="$fixed/links.tar: entry 'hl-"	# a target the mutant lost: the tar's entry is named
+	   also="$fixed/links.tar: entry '"	# a target the mutant lost: the tar's entry is named
 	   ;;
 	esac
 	rc=0
