@@ -5,8 +5,20 @@
 # is): it catches a harness that no longer links or whose contract checks
 # (include/erofs/read/reader.h) trip on a valid image, before a campaign is due.
 # Needs clang and its fuzzer runtime (libclang-rt-14-dev): skipped without.
+# First, with no clang needed: 70 mutants of tests/fuzz/run-merge.sh (the
+# merge path of rebuild mode and --incremental, ten of each of its modes).
 . "$(dirname "$0")/lib.sh"
-skip() { echo "$test_name: $*; skipped"; exit 77; }
+skip() { [ "$failures" = 0 ] || finish; echo "$test_name: $*; skipped"; exit 77; }
+
+if [ "$(id -u)" = 0 ] && command -v python3 >/dev/null; then
+	if bash "$top_srcdir/tests/fuzz/run-merge.sh" -b "$top_builddir" -o "$WORK/merge" -n 70 \
+		>"$WORK/merge.log" 2>&1; then
+		pass "run-merge.sh: $(grep -m1 'runs in' "$WORK/merge.log")"
+	else
+		grep -E 'FINDING|run-merge.sh:' "$WORK/merge.log" >&2 || tail -5 "$WORK/merge.log" >&2
+		fail "run-merge.sh found something (kept in $WORK/merge/merge-findings)"
+	fi
+fi
 
 command -v clang >/dev/null || skip "no clang (apt-get install clang libclang-rt-14-dev)"
 rt=$(clang -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null || true)

@@ -75,6 +75,7 @@ int erofs_mkfs_incremental(const struct erofs_build_options *opts, struct erofs_
 	struct erofs_build_result layer_result;
 	int err, fd;
 
+	memset(result, 0, sizeof(*result));	/* the caller frees its plan, whatever fails */
 	if (!layer_path)
 		return -ENOMEM;
 	snprintf(layer_path, len, "%s.incremental-%ld", opts->image, (long)getpid());

@@ -19,6 +19,7 @@
 #include "erofs/source/xattr.h"
 
 #define SPOOL_ALIGN	4096u		/* whole pages: copy_file_range can share them */
+#define SPOOL_GROW_NOW	(1ull << 30)	/* files this big make the spool grow at once */
 
 /* nid -> the inode made for it in this layer: hard links, and loops. */
 struct nid_map {
@@ -152,6 +153,9 @@ static int new_chunks(struct erofs_inode *inode, unsigned int chunkbits, uint64_
 }
 
 #define CLEAN_HINT "use --clean=data to copy the data in"
+/* --incremental keeps the base's data where it is, but rewrites its block 0 */
+#define IN_BLOCK_0 "lies in block 0, the superblock's, which --incremental rewrites " \
+		   "(the image is damaged)"
 
 /* The device a layer's chunks name: its slot, or (--incremental's base) the image. */
 static uint16_t chunk_device(const struct imgsrc *s)
@@ -217,6 +221,9 @@ static int index_file(struct imgsrc *s, struct erofs_inode *inode, const struct 
 					   s->data_device ? "device" : "the image", s->data_device);
 		if ((map.pa >> bits) > UINT32_MAX)
 			return erofs_layer_error(&s->l, -EFBIG, "its data lies past block 2^32 of the layer");
+		if (!chunk_device(s) && !(map.pa >> bits))
+			return erofs_layer_error(&s->l, -EINVAL, "chunk %llu " IN_BLOCK_0,
+						 (unsigned long long)i);
 		inode->chunks->blkaddr[i] = (uint32_t)(map.pa >> bits);
 	}
 	return 0;
@@ -286,6 +293,17 @@ static int copy_file(struct imgsrc *s, struct erofs_inode *inode, const struct e
 
 	inode->data_pos = pos;
 	s->spool_end = pos + vi->size;
+	/*
+	 * A big file (a layer of a few blocks may claim mostly holes of an
+	 * exabyte) grows the spool now, so that a size it cannot take is
+	 * refused here, naming the file; its holes are never written.
+	 */
+	if (vi->size >= SPOOL_GROW_NOW &&
+	    (s->spool_end > INT64_MAX || ftruncate(s->tree->data_fd, (off_t)s->spool_end)))
+		return erofs_layer_error(&s->l, -EFBIG, "%llu bytes: more than the temporary copy "
+					 "of the layers' files can hold (%s)",
+					 (unsigned long long)vi->size, s->spool_end > INT64_MAX ?
+					 "past 2^63" : strerror(errno));
 	if (s->opts->layer_data == EROFS_LAYER_DATA_RESERVE && !(s->opts->incremental && s->layer == 1))
 		return 0;	/* never written: reads back as zeros, stored as holes */
 	return erofs_layer_copy(&s->l, vi, 0, vi->size, s->tree->data_fd, pos);
@@ -335,6 +353,10 @@ static int keep_compressed(struct imgsrc *s, struct erofs_inode *inode,
 
 		if ((err = erofs_map_blocks(&s->l.r, vi, la, &map))) {
 			err = erofs_layer_reader_failed(&s->l, err);
+			break;
+		}
+		if (!(map.pa >> bits) && (map.flags & EROFS_MAP_MAPPED)) {
+			err = erofs_layer_error(&s->l, -EINVAL, "a pcluster " IN_BLOCK_0);
 			break;
 		}
 		if (!(map.flags & EROFS_MAP_MAPPED) || map.device ||
@@ -413,6 +435,8 @@ static int keep_file(struct imgsrc *s, struct erofs_inode *inode, const struct e
 		return copy_file(s, inode, vi);
 	if (vi->raw_blkaddr + (whole >> bits) > UINT32_MAX)
 		return erofs_layer_error(&s->l, -EFBIG, "its data lies past block 2^32");
+	if (!vi->raw_blkaddr)	/* and kept_blkaddr 0 would mean "not kept" */
+		return erofs_layer_error(&s->l, -EINVAL, "its data " IN_BLOCK_0);
 	inode->kept_blkaddr = (uint32_t)vi->raw_blkaddr;
 	tail = vi->size - whole;
 	if (!tail)

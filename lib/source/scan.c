@@ -329,7 +329,8 @@ static int read_names(int dirfd, const char *display, char **arena_out,
 		return -err;
 	}
 	/* by name bytes (strcmp compares unsigned bytes; names hold no NUL) */
-	qsort_r(offsets, count, sizeof(*offsets), compare_offsets, arena);
+	if (count > 1)	/* an empty directory has no array: qsort_r wants one */
+		qsort_r(offsets, count, sizeof(*offsets), compare_offsets, arena);
 	*arena_out = arena;
 	*offsets_out = offsets;
 	*count_out = count;

@@ -1,0 +1,187 @@
+#!/bin/bash
+# merge-hostile.sh: damaged layer images in rebuild mode and --incremental,
+# the regression cases of tests/fuzz/run-merge.sh.  Each must fail naming
+# the layer and the path inside it, leave no image (--incremental: the image
+# byte for byte as it was), and, when valgrind is installed, run clean under
+# it (no uninitialised value used, no invalid free).  And a valid but deep
+# layer must merge on a small stack.
+. "$(dirname "$0")/lib.sh"
+
+python3 -c 'import tarfile' 2>/dev/null || { echo "$test_name: needs python3; skipped"; exit 77; }
+VG=()
+if command -v valgrind >/dev/null; then
+	VG=(valgrind -q --error-exitcode=99 --leak-check=no)
+else
+	echo "note: no valgrind, the failure paths are not checked for memory errors"
+fi
+
+# put16 FILE OFFSET VALUE: a little-endian 16-bit field
+put16() {
+	printf "$(printf '\\x%02x\\x%02x' $(($3 & 255)) $(($3 >> 8)))" |
+		dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
+# mkfs_fails LABEL PATTERN IMAGE-THAT-MUST-NOT-CHANGE|- ARGS...: mkfs.erofs
+# (under valgrind when there is one) exits 1, its first line matches PATTERN
+mkfs_fails() {
+	local label=$1 pattern=$2 keep=$3 rc=0
+	shift 3
+	[ "$keep" = - ] || cp "$keep" "$WORK/before.img"
+	"${VG[@]}" "$MKFS" --quiet "$@" >"$WORK/out.txt" 2>"$WORK/err.txt" || rc=$?
+	if [ "$rc" -ne 1 ]; then
+		fail "$label: exit $rc, not 1:"
+		head -20 "$WORK/err.txt" >&2
+	elif ! head -1 "$WORK/err.txt" | grep -qE -- "$pattern"; then
+		fail "$label: the message does not match /$pattern/:"
+		cat "$WORK/err.txt" >&2
+	elif [ "$keep" != - ] && ! cmp -s "$keep" "$WORK/before.img"; then
+		fail "$label: the image changed"
+	elif [ "$keep" = - ] && [ -e "$WORK/out.img" ]; then
+		fail "$label: an image was left"
+	else
+		pass "$label: $(head -1 "$WORK/err.txt")"
+	fi
+}
+
+# hardlink_tar TAR NAME TARGET: a tar of one hard link
+hardlink_tar() {
+	python3 -c 'import sys, tarfile
+with tarfile.open(sys.argv[1], "w") as t:
+    i = tarfile.TarInfo(sys.argv[2])
+    i.type, i.linkname = tarfile.LNKTYPE, sys.argv[3]
+    t.addfile(i)' "$@"
+}
+
+DUMP=${DUMP:-$top_builddir/dump/dump.erofs}
+mkdir -p "$WORK/t/d"
+printf 'a\n' >"$WORK/t/d/aa" && printf 'b\n' >"$WORK/t/d/bb" && printf 'top\n' >"$WORK/t/top"
+"$MKFS" --quiet -Enoinline_data "$WORK/good.img" "$WORK/t" || fail "mkfs of the layer"
+
+# --- a failed --incremental build: the result it never filled was freed (valgrind) ---
+hardlink_tar "$WORK/missing.tar" x nowhere
+cp "$WORK/good.img" "$WORK/i.img"
+mkfs_fails "--incremental, a hard link to a file nowhere" "missing\.tar: entry 'x'.*hard link" \
+	"$WORK/i.img" --incremental --tar=f "$WORK/i.img" "$WORK/missing.tar"
+
+# --- a directory entry's name offset past its block (fuzz: bad nameoff) ---
+dblk=$("$DUMP" --path=/d -e "$WORK/good.img" |
+	awk '$1 == "0:" { sub(/\.\..*/, "", $7); print $7 }')
+[ -n "$dblk" ] || fail "no block for /d in dump.erofs -e"
+cp "$WORK/good.img" "$WORK/bad.img"
+# entries ., .., aa, bb (12 bytes each): aa's nameoff, at byte 8 of entry 2, past the
+# block: found as the end of the name of entry 1
+put16 "$WORK/bad.img" $((dblk + 2 * 12 + 8)) 1719
+why="directory block 0, entry 1: bad nameoff 49 \\(next 1719"
+mkfs_fails "metadata-only merge, damaged bottom layer" "^mkfs\.erofs: error: $WORK/bad\.img: /d: $why" \
+	- "$WORK/out.img" "$WORK/bad.img" "$WORK/good.img"
+mkfs_fails "metadata-only merge, damaged top layer" "^mkfs\.erofs: error: $WORK/bad\.img: /d: $why" \
+	- "$WORK/out.img" "$WORK/good.img" "$WORK/bad.img"
+mkfs_fails "--clean=data, damaged layer" "^mkfs\.erofs: error: $WORK/bad\.img: /d: $why" \
+	- --clean=data -zlz4hc "$WORK/out.img" "$WORK/good.img" "$WORK/bad.img"
+mkdir -p "$WORK/new" && printf 'n\n' >"$WORK/new/n"
+cp "$WORK/bad.img" "$WORK/i.img"
+mkfs_fails "--incremental, damaged image" "^mkfs\.erofs: error: $WORK/i\.img: /d: $why" \
+	"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/new"
+# a hard link of the tar copies a file up from the damaged directory (fuzz: campaign 1, mutant 34)
+hardlink_tar "$WORK/links.tar" link d/bb
+mkfs_fails "--incremental --tar=f, a hard link copied up from a damaged directory" \
+	"^mkfs\.erofs: error: $WORK/i\.img: /d/bb: $why" \
+	"$WORK/i.img" --incremental --tar=f "$WORK/i.img" "$WORK/links.tar"
+
+# --- --incremental keeps the base's data in place but rewrites its block 0: a file
+# whose data the base puts in block 0 took another file's spooled bytes (plain:
+# exit 0, wrong data) or block 0 as rewritten (chunks: exit 0, fsck rejects) ---
+mkdir -p "$WORK/b0"
+head -c 8192 /dev/urandom >"$WORK/b0/f" && head -c 5000 /dev/urandom >"$WORK/b0/g"
+# block_0_base IMAGE OFFSET-IN-INODE MKFS-OPTIONS...: /f's 32-bit field at the offset set to 0
+block_0_base() {
+	local img=$1 at=$2 nid meta
+	shift 2
+	"$MKFS" --quiet -Enosbcrc "$@" "$img" "$WORK/b0" || fail "mkfs $* of the base"
+	nid=$("$DUMP" --path=/f "$img" | awk '/^NID:/ { print $2 }')
+	meta=$("$DUMP" -s "$img" | awk '/inode metadata start block/ { print $NF }')
+	"$DUMP" --path=/f "$img" | grep -q 'Inode size: 32 ' || fail "$img: /f is not a compact inode"
+	printf '\0\0\0\0' | dd of="$img" bs=1 seek=$((meta * 4096 + nid * 32 + at)) conv=notrunc status=none
+}
+block_0_base "$WORK/i.img" 16 -Enoinline_data			# i_u: the first block
+mkfs_fails "--incremental, a base file's blocks in block 0" \
+	"^mkfs\.erofs: error: $WORK/i\.img: /f: its data lies in block 0, the superblock's" \
+	"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/new"
+block_0_base "$WORK/i.img" 32 --chunksize=4096			# its one chunk index
+mkfs_fails "--incremental, a base file's chunk in block 0" \
+	"^mkfs\.erofs: error: $WORK/i\.img: /f: chunk 0 lies in block 0, the superblock's" \
+	"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/new"
+
+# --- a valid 48-bit layer of a few blocks whose file is a 2 TiB hole (no block at
+# all): --clean=data read the hole as zeros, a MiB at a time (minutes; an i_size of
+# 2^63 took years); now holes are skipped, and a size the spool cannot take is
+# refused naming the file ---
+mkdir -p "$WORK/h" && head -c 4096 /dev/urandom >"$WORK/h/f" && printf e >"$WORK/h/e"
+"$MKFS" --quiet -E48bit,force-inode-extended,noinline_data,nosbcrc "$WORK/hole.img" "$WORK/h" ||
+	fail "mkfs -E48bit of the layer"
+nid=$("$DUMP" --path=/f "$WORK/hole.img" | awk '/^NID:/ { print $2 }')
+meta=$("$DUMP" -s "$WORK/hole.img" | awk '/inode metadata start block/ { print $NF }')
+at=$((meta * 4096 + nid * 32))
+# extended inode: i_nb (startblk_hi) at 6, i_size at 8, i_u (startblk_lo) at 16
+printf '\377\377' | dd of="$WORK/hole.img" bs=1 seek=$((at + 6)) conv=notrunc status=none
+printf '\377\377\377\377' | dd of="$WORK/hole.img" bs=1 seek=$((at + 16)) conv=notrunc status=none
+cp "$WORK/hole.img" "$WORK/huge.img"
+printf '\0\0\0\0\0\2\0\0' | dd of="$WORK/hole.img" bs=1 seek=$((at + 8)) conv=notrunc status=none
+printf '\377\377\377\377\377\377\377\177' | dd of="$WORK/huge.img" bs=1 seek=$((at + 8)) conv=notrunc status=none
+rm -f "$WORK/out.img"
+if ! "$DUMP" --path=/f "$WORK/hole.img" | grep -q '^Size: 2199023255552 '; then
+	fail "the crafted layer has no 2 TiB /f"
+elif timeout 60 "$MKFS" --quiet --clean=data --chunksize=1048576 "$WORK/out.img" "$WORK/hole.img" \
+	2>"$WORK/err.txt" && "$FSCK" "$WORK/out.img" >/dev/null 2>&1 &&
+	"$DUMP" --path=/f "$WORK/out.img" | grep -q '^Size: 2199023255552 '; then
+	pass "--clean=data: a 2 TiB hole of a 48-bit layer is skipped, not read"
+else
+	fail "--clean=data of a 2 TiB hole: failed or still reading after 60 s:"
+	tail -3 "$WORK/err.txt" >&2
+fi
+rm -f "$WORK/out.img"
+# 2^63 - 1 bytes after /e's block, all holes: past what a file offset can
+# say, so never spooled: it becomes a chunk-based file of holes at once
+if timeout 60 "$MKFS" --quiet --clean=data --chunksize=1048576 "$WORK/out.img" "$WORK/huge.img" \
+	2>"$WORK/err.txt" && "$FSCK" "$WORK/out.img" >/dev/null 2>&1 &&
+	"$DUMP" --path=/f "$WORK/out.img" | grep -q '^Size: 9223372036854775807 '; then
+	pass "--clean=data: a hole of 2^63 - 1 bytes becomes holes, not a spool"
+else
+	fail "--clean=data of a 2^63 - 1 byte hole:"
+	tail -3 "$WORK/err.txt" >&2
+fi
+rm -f "$WORK/out.img"
+
+# --- a valid layer nesting 3,000 directories, merged on a 512 KiB stack: the walk
+# recursed once per level and ran out of stack at about 350 bytes a level ---
+python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+for i in range(3000):
+    os.mkdir("d", dir_fd=fd)
+    fd2 = os.open("d", os.O_RDONLY, dir_fd=fd)
+    os.close(fd)
+    fd = fd2
+with open("/proc/self/fd/%d/f" % fd, "w") as f:
+    f.write("bottom\n")' "$(mkdir -p "$WORK/deep" && echo "$WORK/deep")"
+"$MKFS" --quiet "$WORK/deep.img" "$WORK/deep" || fail "mkfs of the deep layer"
+cp "$WORK/deep.img" "$WORK/i.img"
+rm -f "$WORK/out.img"
+for what in "--clean=data $WORK/out.img $WORK/deep.img $WORK/good.img" \
+	    "--incremental $WORK/i.img $WORK/new"; do
+	# shellcheck disable=SC2086 # the words of $what
+	if (ulimit -s 512 && exec "$MKFS" --quiet $what) 2>"$WORK/err.txt"; then
+		img=$(set -- $what && echo "$2")
+		# past PATH_MAX: erofs-manifest walks down by relative names
+		if "$FSCK" --extract="$WORK/x" "$img" >/dev/null 2>&1 &&
+		   "$MANIFEST" "$WORK/x" | grep -qE '^(d/){3000}f type=reg .* size=7 '; then
+			pass "${what%% *}: 3,000 nested directories on a 512 KiB stack"
+		else
+			fail "${what%% *}: the deep merge does not extract to the tree"
+		fi
+		rm -rf "$WORK/x"
+	else
+		fail "${what%% *}: the deep merge failed or crashed:"
+		tail -3 "$WORK/err.txt" >&2
+	fi
+done
+finish
