@@ -39,6 +39,39 @@ kept() {
 	fi
 }
 
+DUMP=$top_builddir/dump/dump.erofs
+nid_of() { "$DUMP" --path="$2" "$1" | sed -n 's/^NID: *\([0-9]*\).*/\1/p'; }
+# record_ranges IMAGE PATH...: "offset length" of each path's record (core,
+# xattrs, inline tail), in the image as it is
+record_ranges() {
+	local img=$1 meta p
+	shift
+	meta=$("$DUMP" -s "$img" | sed -n 's/.*inode metadata start block: *//p')
+	for p; do
+		"$DUMP" --path="$p" "$img" | awk -v meta="$meta" '
+			/^Size:/ { size = $2 }
+			/^NID:/ { nid = $2; layout = $6 }
+			/^Inode size:/ { isize = $3; xsize = $6 }
+			END { print meta * 4096 + nid * 32, isize + xsize + (layout == 2 ? size % 4096 : 0) }'
+	done
+}
+# kept_except LABEL OLD NEW PATH...: OLD's bytes are in NEW unchanged but
+# for the superblock and the records of PATHs (directories rewritten)
+kept_except() {
+	local label=$1 old=$2 new=$3
+	shift 3
+	if python3 - "$old" "$new" $(record_ranges "$old" "$@") <<'PY'
+import sys
+old, new = open(sys.argv[1], "rb").read(), open(sys.argv[2], "rb").read()
+ranges = [(1024, 1024 + 128)] + [(int(a), int(a) + int(b)) for a, b in zip(sys.argv[3::2], sys.argv[4::2])]
+o, n = bytearray(old), bytearray(new[:len(old)])
+for a, b in ranges:
+    o[a:b] = n[a:b] = bytes(b - a)
+sys.exit(0 if o == n else 1)
+PY
+	then pass "$label: every byte of the old image stays but the superblock and $# records"
+	else fail "$label: old bytes changed outside the records rewritten"; fi
+}
 # --- a plain base and a directory layer with whiteouts and an opaque directory ---
 mkfile "$WORK/l1/a/f" "base f"
 head -c 100000 /dev/urandom > "$WORK/rand" && cp "$WORK/rand" "$WORK/l1/a/big"
@@ -101,7 +134,8 @@ if [ -f "$WORK/x/a/only" ] && [ ! -e "$WORK/x/a/big" ] && [ ! -e "$WORK/x/sym" ]
 else
 	fail "tar layer: wrong tree"; find "$WORK/x" >&2
 fi
-kept "tar layer" "$WORK/base2.img" "$WORK/i.img"
+# (added in place: the root's record is rewritten, the opaque /a is new)
+kept_except "tar layer" "$WORK/base2.img" "$WORK/i.img" /
 
 # --- a chain of ten layers: deleting and re-adding a path, a directory becoming a file and back ---
 "$MKFS" --quiet "$WORK/c.img" "$WORK/l1" || fail "chain base"
@@ -149,6 +183,56 @@ mkdir -p "$WORK/one" && head -c $((24 << 20)) /dev/urandom > "$WORK/one/huge"
 "$MKFS" --quiet "$WORK/one.img" "$WORK/one"
 "$MKFS" --quiet --incremental "$WORK/one.img" "$WORK/l2" || fail "a small layer over one large file"
 check "one large file, then a layer" "$WORK/one.img" "$WORK/one" "$WORK/l2"
+
+# --- in place: only the directories the layer reaches are rewritten, over
+# their own records; every other record and block of the image stays ---
+mkfile "$WORK/p1/keep/deep/file" "untouched"
+mkfile "$WORK/p1/merge/sub/file" "below the merge"
+mkfile "$WORK/p1/merge/old" "replaced"
+mkdir -p "$WORK/p1/opq" && setfattr -n trusted.overlay.opaque -v y "$WORK/p1/opq"
+mkfile "$WORK/p1/opq/in" "in an opaque directory"
+mkfile "$WORK/p1/hl" "linked" && ln "$WORK/p1/hl" "$WORK/p1/hl2"
+mkfile "$WORK/p2/merge/new" "added" && mkfile "$WORK/p2/merge/old" "new content"
+mkfile "$WORK/p2/opq/more" "merged over an opaque directory"
+whiteout "$WORK/p2/keep/deep/gone"
+"$MKFS" --quiet "$WORK/p.img" "$WORK/p1" || fail "in-place base"
+cp "$WORK/p.img" "$WORK/p0.img"
+"$MKFS" --quiet -d 3 --incremental "$WORK/p.img" "$WORK/p2" 2>"$WORK/p.log" || fail "in-place layer"
+if grep -q "rewriting all" "$WORK/p.log"; then fail "in place: fell back: $(cat "$WORK/p.log")"
+else pass "in place: no fallback"; fi
+check "in place" "$WORK/p.img" "$WORK/p1" "$WORK/p2"
+kept_except "in place" "$WORK/p0.img" "$WORK/p.img" / /merge /opq /keep /keep/deep
+for p in / /merge /merge/sub /merge/sub/file /keep/deep/file /opq/in /hl; do
+	[ "$(nid_of "$WORK/p0.img" "$p")" = "$(nid_of "$WORK/p.img" "$p")" ] ||
+		fail "in place: $p moved from nid $(nid_of "$WORK/p0.img" "$p") to $(nid_of "$WORK/p.img" "$p")"
+done
+pass "in place: the root, the merged directories and untouched files keep their nids"
+grown=$(( $(stat -c %s "$WORK/p.img") - $(stat -c %s "$WORK/p0.img") ))
+[ "$grown" -le $((6 * 4096)) ] && pass "in place: the image grew by $grown bytes" ||
+	fail "in place: the image grew by $grown bytes (more than 6 blocks for 2 files)"
+rm -rf "$WORK/px" && "$FSCK" --extract="$WORK/px" "$WORK/p.img" >/dev/null
+if [ "$(getfattr --only-values -n trusted.overlay.opaque "$WORK/px/opq" 2>/dev/null)" = y ]; then
+	pass "in place: a directory merged over an opaque one stays opaque"
+else fail "in place: /opq lost its opaque marker"; fi
+
+# what in place cannot express is built again with all metadata rewritten:
+# a hard-linked file of the image losing a name (its link count is in its
+# kept record), a root whose new record outgrows the old one
+cp "$WORK/p0.img" "$WORK/p.img"
+mkfile "$WORK/p3/hl2" "no longer linked"
+"$MKFS" --quiet -d 3 --incremental "$WORK/p.img" "$WORK/p3" 2>"$WORK/p.log" || fail "hard link layer"
+grep -q "rewriting all" "$WORK/p.log" && pass "a hard link losing a name: all metadata rewritten" ||
+	fail "a hard link losing a name: stayed in place"
+check "a hard link losing a name" "$WORK/p.img" "$WORK/p1" "$WORK/p3"
+# (one mtime everywhere: every inode of the base compact, the root's 32 bytes)
+cp -a "$WORK/p1" "$WORK/p1c" && find "$WORK/p1c" -exec touch -h -d @1000000000 {} +
+"$MKFS" --quiet -Enoinline_data "$WORK/r.img" "$WORK/p1c" || fail "compact root base"
+mkdir -p "$WORK/p4" && setfattr -n user.big -v "$(printf 'v%.0s' $(seq 1 200))" "$WORK/p4"
+mkfile "$WORK/p4/root-xattr" "the root gains an xattr"
+"$MKFS" --quiet -d 3 --incremental "$WORK/r.img" "$WORK/p4" 2>"$WORK/p.log" || fail "outgrown root layer"
+grep -q "rewriting all" "$WORK/p.log" && pass "a root outgrowing its record: all metadata rewritten" ||
+	fail "a root outgrowing its record: stayed in place"
+check "a root outgrowing its record" "$WORK/r.img" "$WORK/p1c" "$WORK/p4"
 
 # --- failures leave the image as it was, and nothing beside it ---
 unchanged() { # LABEL

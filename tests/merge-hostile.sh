@@ -108,9 +108,22 @@ mkfs_fails "--incremental, a base file's blocks in block 0" \
 	"^mkfs\.erofs: error: $WORK/i\.img: /f: its data lies in block 0, the superblock's" \
 	"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/new"
 block_0_base "$WORK/i.img" 32 --chunksize=4096			# its one chunk index
+# (-Efragments: all metadata rewritten, so every file of the image is read)
 mkfs_fails "--incremental, a base file's chunk in block 0" \
 	"^mkfs\.erofs: error: $WORK/i\.img: /f: chunk 0 lies in block 0, the superblock's" \
-	"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/new"
+	"$WORK/i.img" --incremental -zlz4 -Efragments "$WORK/i.img" "$WORK/new"
+# added in place, the image's untouched files are not read: /f keeps its
+# damage, which fsck still names, and nothing else of the image changes
+"$MKFS" --quiet --incremental "$WORK/i.img" "$WORK/new" 2>"$WORK/err.txt" ||
+	fail "in place over a damaged file: $(head -1 "$WORK/err.txt")"
+if "$FSCK" "$WORK/i.img" >"$WORK/out.txt" 2>&1 ||
+   ! grep -q "/f (nid [0-9]*): data at block 0 overlaps the superblock" "$WORK/out.txt"; then
+	fail "in place over a damaged file: fsck no longer names it: $(cat "$WORK/out.txt")"
+elif ! "$DUMP" --path=/n --cat "$WORK/i.img" | grep -qx n; then
+	fail "in place over a damaged file: the new layer's file is wrong"
+else
+	pass "in place over a damaged file: left as it was, still named by fsck"
+fi
 
 # --- a valid 48-bit layer of a few blocks whose file is a 2 TiB hole (no block at
 # all): --clean=data read the hole as zeros, a MiB at a time (minutes; an i_size of

@@ -68,15 +68,45 @@ static size_t append_len;
 static int append_fd = -1;
 static off_t append_size;
 static volatile sig_atomic_t append_armed;
+/* --incremental in place: old records written over, put back newest first */
+struct undo_record {
+	uint64_t pos;
+	size_t len;
+	uint8_t *old;
+};
+static struct undo_record *volatile undo;
+static volatile size_t undo_count;
 
 static void append_rollback(void)
 {
+	bool restored = true;
+
 	if (!append_armed)
 		return;
 	append_armed = 0;
-	if (pwrite(append_fd, append_block0, append_len, 0) == (ssize_t)append_len)
+	for (size_t i = undo_count; i-- > 0; )
+		restored &= pwrite(append_fd, undo[i].old, undo[i].len, (off_t)undo[i].pos) ==
+			    (ssize_t)undo[i].len;
+	if (restored && pwrite(append_fd, append_block0, append_len, 0) == (ssize_t)append_len)
 		(void)!ftruncate(append_fd, append_size);
 	fsync(append_fd);
+}
+
+/* Forgets the old bytes (the build is committed, or rolled back). */
+static void undo_release(void)
+{
+	struct undo_record *list = undo;
+	size_t n = undo_count;
+	sigset_t all, was;
+
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &was);
+	undo = NULL;
+	undo_count = 0;
+	sigprocmask(SIG_SETMASK, &was, NULL);
+	for (size_t i = 0; i < n; i++)
+		free(list[i].old);
+	free(list);
 }
 
 static void rollback_on_signal(int sig)
@@ -385,6 +415,7 @@ int erofs_image_commit(struct erofs_image *img)
 			return err;
 		}
 		append_armed = 0;
+		undo_release();
 		return 0;
 	}
 
@@ -419,6 +450,8 @@ void erofs_image_abort(struct erofs_image *img)
 {
 	if (img->append && img->fd >= 0)
 		append_rollback();	/* the old image, as it was */
+	if (img->append)
+		undo_release();
 	img->append = false;
 	if (img->fd >= 0)
 		close(img->fd);
@@ -469,6 +502,41 @@ int erofs_image_pwrite(struct erofs_image *img, const void *buf, size_t len, uin
 	if (pos + len > img->written_end)
 		img->written_end = pos + len;
 	return 0;
+}
+
+int erofs_image_overwrite(struct erofs_image *img, const void *buf, size_t len, uint64_t pos)
+{
+	struct undo_record *bigger;
+	uint8_t *old = malloc(len ? len : 1);
+	sigset_t all, was;
+	int err;
+
+	if (!img->append || pos + len > img->append_from) {
+		free(old);
+		erofs_err("internal error: an overwrite outside the image added to");
+		return -EINVAL;
+	}
+	if (!old)
+		return -ENOMEM;
+	if ((err = erofs_pread_all(img->fd, old, len, pos))) {
+		free(old);
+		return write_failed(img, err);
+	}
+	/* the signal handler sees the list whole, before and after */
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &was);
+	bigger = realloc(undo, (undo_count + 1) * sizeof(*bigger));
+	if (bigger) {
+		bigger[undo_count] = (struct undo_record){ .pos = pos, .len = len, .old = old };
+		undo = bigger;
+		undo_count++;
+	}
+	sigprocmask(SIG_SETMASK, &was, NULL);
+	if (!bigger) {
+		free(old);
+		return -ENOMEM;
+	}
+	return erofs_image_pwrite(img, buf, len, pos);
 }
 
 int erofs_image_pread(struct erofs_image *img, void *buf, size_t len, uint64_t pos)

@@ -5,9 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "erofs/common/diag.h"
+#include "erofs/common/io.h"
 #include "erofs/build/incremental.h"
 
 /* The options of the first build: SOURCE alone, as plainly as it can be stored. */
@@ -64,8 +66,9 @@ static void merge_options(const struct erofs_build_options *opts, const char *co
 	mo->nr_excludes = 0;
 }
 
-int erofs_mkfs_incremental(const struct erofs_build_options *opts, struct erofs_tree *tree,
-			   struct erofs_build_result *result)
+/* All the metadata rewritten: SOURCE built alone, then merged over the image. */
+static int rewrite_all(const struct erofs_build_options *opts, struct erofs_tree *tree,
+		       struct erofs_build_result *result)
 {
 	size_t len = strlen(opts->image) + 48;
 	char *layer_path = malloc(len), fd_path[48];
@@ -104,5 +107,90 @@ int erofs_mkfs_incremental(const struct erofs_build_options *opts, struct erofs_
 	merge_options(opts, layers, &mo);
 	err = erofs_mkfs(&mo, tree, result);
 	close(fd);
+	return err;
+}
+
+/* Copies in, to its end, into the empty file out. */
+static int copy_stream(int in, int out)
+{
+	char buf[1 << 16];
+	uint64_t pos = 0;
+
+	for (;;) {
+		ssize_t n = read(in, buf, sizeof(buf));
+		int err;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n ? -errno : 0;
+		if ((err = erofs_pwrite_all(out, buf, (size_t)n, pos)))
+			return err;
+		pos += (uint64_t)n;
+	}
+}
+
+/*
+ * A tar read from a pipe is read once: kept in a scratch file beside the
+ * image, so that a build that cannot stay in place can read it again.
+ * *fd: the file (-1 when the tar is a regular file already).
+ */
+static int keep_stream(const struct erofs_build_options *opts, int *fd)
+{
+	struct stat st;
+	int in, err = 0;
+
+	*fd = -1;
+	if (!opts->tar || (opts->source && !stat(opts->source, &st) && S_ISREG(st.st_mode)))
+		return 0;
+	if ((*fd = erofs_scratch_open(opts->image)) < 0)
+		return *fd;
+	in = opts->source ? open(opts->source, O_RDONLY | O_CLOEXEC) : 0;
+	if (in < 0) {
+		err = -errno;
+		erofs_err("%s: cannot open: %s", opts->source, strerror(-err));
+	} else {
+		err = copy_stream(in, *fd);
+		if (err)
+			erofs_err("%s: %s", opts->source ? opts->source : "(stdin)", strerror(-err));
+		if (in)
+			close(in);
+	}
+	if (err) {
+		close(*fd);
+		*fd = -1;
+	}
+	return err;
+}
+
+int erofs_mkfs_incremental(const struct erofs_build_options *opts, struct erofs_tree *tree,
+			   struct erofs_build_result *result)
+{
+	struct erofs_build_options io = *opts;
+	char tar_path[48];
+	int err, tar_fd;
+
+	memset(result, 0, sizeof(*result));
+	if ((err = keep_stream(opts, &tar_fd)))
+		return err;
+	if (tar_fd >= 0) {
+		snprintf(tar_path, sizeof(tar_path), "/proc/self/fd/%d", tar_fd);
+		io.source = tar_path;
+	}
+	/* the image's metadata stays where the new layer lets it */
+	io.in_place = true;
+	io.copy_up_from = opts->tar ? opts->image : NULL;
+	err = erofs_mkfs(&io, tree, result);
+	if (err == EROFS_REWRITE_ALL) {
+		if (opts->debug_level >= 3)
+			fprintf(stderr, "mkfs.erofs: %s: cannot be added to in place; "
+				"rewriting all its metadata\n", opts->image);
+		erofs_plan_free(&result->plan);
+		erofs_tree_free(tree);
+		io.in_place = false;
+		err = rewrite_all(&io, tree, result);
+	}
+	if (tar_fd >= 0)
+		close(tar_fd);
 	return err;
 }

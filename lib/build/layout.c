@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Planning the metadata (see include/erofs/build/layout.h). */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -40,6 +41,11 @@ static int choose_epoch(const struct erofs_build_options *opts,
 	struct mtime_key *keys, best = { 0, 0 };
 	uint32_t n = tree->nr_inodes, best_run = 0;
 
+	if (tree->base) {	/* the kept compact inodes read their mtime from it */
+		plan->epoch = (int64_t)tree->base->sb.build_time;
+		plan->epoch_nsec = tree->base->sb.build_time_nsec;
+		return 0;
+	}
 	if (opts->mkfs_time_set) {
 		plan->epoch = opts->mkfs_time;
 		plan->epoch_nsec = 0;
@@ -252,7 +258,9 @@ static void choose_layout(const struct erofs_build_options *opts, struct erofs_p
 	} else if (S_ISREG(inode->mode) || S_ISDIR(inode->mode) || S_ISLNK(inode->mode)) {
 		uint32_t tail = (uint32_t)(inode->size & (blksz - 1));
 
-		if (tail && opts->inline_data && meta + tail <= blksz)
+		/* (a directory rewritten over its old record: no room for more) */
+		if (tail && opts->inline_data && meta + tail <= blksz &&
+		    inode->base_state != EROFS_BASE_REWRITTEN)
 			inode->inline_size = tail;
 	}
 	if (inode->inline_size && !inode->z)
@@ -429,6 +437,99 @@ static int place_records(struct erofs_tree *tree, struct erofs_plan *plan, uint3
 	return err;
 }
 
+/* A directory outgrew the record it was to be rewritten over (said at -d 3 and up). */
+static int rewrite_all_because(const struct erofs_build_options *opts,
+			       const struct erofs_inode *dir, uint32_t bytes)
+{
+	if (opts->debug_level >= 3) {
+		const char *path = erofs_shown_path(dir);
+
+		erofs_note("/%s: its new record (%u bytes) does not fit its old one (%u)",
+			   path, bytes, dir->base_record);
+		erofs_shown_path_free(path);
+	}
+	return EROFS_REWRITE_ALL;
+}
+
+/*
+ * --incremental in place: the image's records stay (a rewritten directory
+ * over its own, if it fits); the new ones fill blocks from meta_start on,
+ * their nids counted from the image's meta_blkaddr.
+ */
+static int place_records_appended(const struct erofs_build_options *opts,
+				  struct erofs_tree *tree, struct erofs_plan *plan, uint64_t meta_start)
+{
+	const uint64_t blksz = 1ull << plan->blkszbits;
+	const uint64_t base = (uint64_t)plan->meta_blkaddr << plan->blkszbits;
+	struct record_size *order = malloc((tree->nr_inodes + 1) * sizeof(*order));
+	struct meta_allocator alloc;
+	uint32_t n = 0;
+	int err = order ? allocator_init(&alloc, plan->blkszbits) : -ENOMEM;
+
+	if (err) {
+		free(order);
+		return err;
+	}
+	alloc.fresh = (meta_start + blksz - 1) & ~(blksz - 1);
+	for (uint32_t i = 0; i < tree->nr_inodes && !err; i++) {
+		struct erofs_inode *inode = tree->inodes[i];
+
+		if (inode->base_state == EROFS_BASE_NONE)
+			order[n++] = (struct record_size){ record_bytes(inode), i };
+		else if (inode->base_state == EROFS_BASE_REWRITTEN &&
+			 record_bytes(inode) > inode->base_record)
+			err = rewrite_all_because(opts, inode, record_bytes(inode));
+		else
+			inode->nid = inode->base_nid;
+	}
+	qsort(order, n, sizeof(*order), by_size_descending);
+	for (uint32_t k = 0; k < n && !err; k++) {
+		uint64_t at;
+
+		if (!(err = allocator_take(&alloc, order[k].bytes, &at)))
+			tree->inodes[order[k].index]->nid = (at - base) >> EROFS_SLOT_BITS;
+	}
+	free(order);
+	plan->nr_blocks = (uint32_t)(alloc.fresh >> plan->blkszbits);
+	allocator_free(&alloc);
+	return err;
+}
+
+/*
+ * --incremental in place: what the image's superblock said stays true
+ * (the features its files use, its algorithms and their dictionaries,
+ * its largest pcluster), and the new superblock may not grow past the old
+ * one's config records: what follows them in its block is the image's.
+ */
+static int keep_base_features(const struct erofs_build_options *opts,
+			      const struct erofs_tree *tree, struct erofs_plan *plan)
+{
+	const struct erofs_base_image *bi = tree->base;
+
+	plan->feature_incompat |= bi->sb.feature_incompat;
+	if (bi->max_pclusterblks > plan->max_pclusterblks)
+		plan->max_pclusterblks = bi->max_pclusterblks;
+	plan->cfg_algs |= bi->cfg_algs;
+	if (plan->feature_incompat & EROFS_INCOMPAT_COMPR_CFGS) {
+		/* (an image of LZ4 files without configs: they need one now) */
+		if (!bi->cfg_algs && (bi->sb.feature_incompat & EROFS_INCOMPAT_ZERO_PADDING))
+			plan->cfg_algs |= 1u << EROFS_COMPR_LZ4;
+		plan->sb_u1 = plan->cfg_algs;
+	} else {
+		plan->sb_u1 = bi->sb.u1;	/* its lz4_max_distance */
+	}
+	for (unsigned int alg = 0; alg < EROFS_COMPR_MAX; alg++)
+		if (tree->kept_dict_size[alg] > plan->dict_size[alg])
+			plan->dict_size[alg] = tree->kept_dict_size[alg];
+	plan->xattr_blkaddr = bi->sb.xattr_blkaddr;
+	plan->meta_blkaddr = bi->sb.meta_blkaddr;
+	if (erofs_super_end(plan->cfg_algs, 0) <= bi->sb_end)
+		return 0;
+	if (opts->debug_level >= 3)
+		erofs_note("the superblock's config records would grow past the image's");
+	return EROFS_REWRITE_ALL;
+}
+
 /* Whether the planner places the inode's data blocks (see place_late_blocks()). */
 bool erofs_placed_late(const struct erofs_inode *inode)
 {
@@ -448,7 +549,7 @@ static int place_late_blocks(struct erofs_tree *tree, struct erofs_plan *plan, u
 		struct erofs_inode *inode = tree->inodes[i];
 		uint64_t bytes;
 
-		if (!erofs_placed_late(inode))
+		if (!erofs_placed_late(inode) || inode->base_state == EROFS_BASE_KEPT)
 			continue;
 		bytes = inode->size - inode->inline_size;
 		inode->nr_blocks = (uint32_t)((bytes + (1u << bits) - 1) >> bits);
@@ -542,6 +643,8 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 	if (opts->metabox)
 		plan->feature_incompat |= EROFS_INCOMPAT_METABOX;
 	plan_features(opts, tree, plan);
+	if (tree->base && (err = keep_base_features(opts, tree, plan)))
+		return err;
 	sb_end = erofs_super_end(plan->cfg_algs, opts->metabox);
 	if (erofs_opts_extra_device(opts)) {
 		/* the device table: a 128-byte slot per device (the blob or
@@ -558,10 +661,14 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 	if (opts->incremental)
 		sb_block_end = sb_end;
 
-	for (uint32_t i = 0; i < tree->nr_inodes; i++) {
+	for (uint32_t i = 0, fresh = 0; i < tree->nr_inodes; i++) {
 		struct erofs_inode *inode = tree->inodes[i];
 
-		inode->ino = i + 1;
+		if (inode->base_state == EROFS_BASE_KEPT)
+			continue;
+		/* (added in place: the image's inode numbers stay, the new follow) */
+		if (inode->base_state == EROFS_BASE_NONE)
+			inode->ino = tree->base ? (uint32_t)tree->base->sb.inos + ++fresh : i + 1;
 		if (erofs_inode_is_dir(inode))
 			inode->size = erofs_dir_data_size(inode, bits, opts->dot_omitted);
 		inode->version = needs_extended(opts, plan, inode) ? EROFS_INODE_EXTENDED
@@ -602,7 +709,14 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 	 * count from block 0), else they start the metadata area, after the
 	 * directories' blocks.  Their size does not depend on where they go.
 	 */
-	err = erofs_xattr_plan(opts, tree, 0, &plan->shared, &too_big);
+	if (tree->base) {	/* the image's shared area stays; the new pairs go inline */
+		struct erofs_build_options inline_only = *opts;
+
+		inline_only.xattr_tolerance = INT_MAX;
+		err = erofs_xattr_plan(&inline_only, tree, 0, &plan->shared, &too_big);
+	} else {
+		err = erofs_xattr_plan(opts, tree, 0, &plan->shared, &too_big);
+	}
 	if (!err && plan->shared.count && sb_end + plan->shared.size <= sb_block_end) {
 		erofs_xattr_table_free(&plan->shared);
 		err = erofs_xattr_plan(opts, tree, sb_end / 4, &plan->shared, &too_big);
@@ -618,7 +732,8 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 	if (err)
 		return err;
 	for (uint32_t i = 0; i < tree->nr_inodes + !!tree->packed; i++)
-		choose_layout(opts, plan, i < tree->nr_inodes ? tree->inodes[i] : tree->packed);
+		if (i >= tree->nr_inodes || tree->inodes[i]->base_state != EROFS_BASE_KEPT)
+			choose_layout(opts, plan, i < tree->nr_inodes ? tree->inodes[i] : tree->packed);
 	if ((err = place_late_blocks(tree, plan, &next)))
 		return err;
 	meta_start = (uint64_t)next << bits;
@@ -635,6 +750,8 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 	if (opts->metabox && ((err = place_in_metabox(tree, plan)) ||
 			      (err = make_metabox_inode(opts, tree, plan))))
 		return err;
+	if (tree->base)
+		return place_records_appended(opts, tree, plan, meta_start);
 	/* nid 0 at block 0, the rest of the superblock's block holding records
 	 * (not when adding to an image: its block 0 is its own until the new
 	 * superblock is written)... */

@@ -15,6 +15,7 @@
 #include "erofs/build/layout.h"
 #include "erofs/build/mkfs.h"
 #include "erofs/build/pipeline.h"
+#include "erofs/source/imgbase.h"
 #include "erofs/source/imgsrc.h"
 #include "erofs/source/scan.h"
 #include "erofs/build/tails.h"
@@ -109,6 +110,9 @@ int erofs_mkfs(const struct erofs_build_options *opts, struct erofs_tree *tree,
 		return err;
 	}
 	err = erofs_pipeline_run(opts, tree, &source, &img, &tails, &result->stats);
+	/* --incremental in place: the new tree laid over the image's (its data is in) */
+	if (!err && opts->in_place)
+		err = erofs_base_graft(opts, tree);
 	stage_done(opts, "data", &stage);
 	if (!err)
 		err = erofs_plan_image(opts, tree, img.next_blk, &result->plan);

@@ -228,6 +228,9 @@ static int put_record(struct write_ctx *w, const struct erofs_inode *inode)
 		       w->record, size);
 		return 0;
 	}
+	/* --incremental in place: over the old record, which the rollback keeps */
+	if (inode->base_state == EROFS_BASE_REWRITTEN)
+		return erofs_image_overwrite(w->img, w->record, size, pos);
 	/* records beside the superblock lie before the data: written on their own */
 	if (pos < (uint64_t)w->plan->data_end << w->plan->blkszbits) {
 		err = erofs_image_pwrite(w->img, w->record, size, pos);
@@ -281,22 +284,40 @@ static int compare_nids(const void *a, const void *b)
 	return x->nid < y->nid ? -1 : x->nid > y->nid;
 }
 
-/* Every record in position order, so the output stays sequential. */
+/* Every new record in position order, so the output stays sequential. */
 static int put_records(struct write_ctx *w)
 {
 	const struct erofs_tree *tree = w->tree;
-	uint32_t n = erofs_plan_nr_area_records(tree, w->plan);
-	const struct erofs_inode **order = malloc(n * sizeof(*order));
+	uint32_t total = erofs_plan_nr_area_records(tree, w->plan), n = 0;
+	const struct erofs_inode **order = malloc((total ? total : 1) * sizeof(*order));
 	int err = 0;
 
 	if (!order)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < n; i++)
-		order[i] = erofs_plan_area_record(tree, w->plan, i);
+	for (uint32_t i = 0; i < total; i++) {
+		const struct erofs_inode *inode = erofs_plan_area_record(tree, w->plan, i);
+
+		if (inode->base_state == EROFS_BASE_NONE)	/* (the image's: put_rewritten()) */
+			order[n++] = inode;
+	}
 	qsort(order, n, sizeof(*order), compare_nids);
 	for (uint32_t i = 0; i < n && !err; i++)
 		err = put_record(w, order[i]);
 	free(order);
+	return err;
+}
+
+/*
+ * --incremental in place: the directories rewritten over their old
+ * records, once everything new they point at is on disk.
+ */
+static int put_rewritten(struct write_ctx *w)
+{
+	int err = 0;
+
+	for (uint32_t i = 0; i < w->tree->nr_inodes && !err; i++)
+		if (w->tree->inodes[i]->base_state == EROFS_BASE_REWRITTEN)
+			err = put_record(w, w->tree->inodes[i]);
 	return err;
 }
 
@@ -328,6 +349,24 @@ static int write_device_table(const struct erofs_plan *plan, const struct erofs_
 		mapped += blocks;
 	}
 	return 0;
+}
+
+/* --incremental in place: what the image's superblock says of the records kept */
+static void keep_base_super(const struct write_ctx *w, struct erofs_super *sb)
+{
+	const struct erofs_super *old = &w->tree->base->sb;
+	uint64_t added = 0;
+
+	for (uint32_t i = 0; i < w->tree->nr_inodes; i++)
+		added += w->tree->inodes[i]->base_state == EROFS_BASE_NONE;
+	sb->inos = old->inos + added;
+	sb->feature_compat |= old->feature_compat &
+			      (EROFS_COMPAT_XATTR_FILTER | EROFS_COMPAT_PLAIN_XATTR_PFX);
+	sb->packed_nid = old->packed_nid;
+	sb->xattr_prefix_count = old->xattr_prefix_count;
+	sb->xattr_prefix_start = old->xattr_prefix_start;
+	sb->xattr_filter_reserved = old->xattr_filter_reserved;
+	sb->dirblkbits = old->dirblkbits;
 }
 
 static int put_superblock(struct write_ctx *w, int fd)
@@ -376,6 +415,8 @@ static int put_superblock(struct write_ctx *w, int fd)
 		if (plan->prefix_pos)
 			sb.feature_compat |= EROFS_COMPAT_PLAIN_XATTR_PFX;
 	}
+	if (w->tree->base)
+		keep_base_super(w, &sb);
 	memcpy(sb.uuid, w->opts->uuid, sizeof(sb.uuid));
 	memcpy(sb.volume_name, w->opts->label, sizeof(sb.volume_name));
 	erofs_super_encode(&sb, raw);
@@ -506,6 +547,8 @@ int erofs_write_metadata(const struct erofs_build_options *opts, const struct er
 	}
 	if (!err)
 		err = erofs_image_resize(img, (uint64_t)plan->nr_blocks << plan->blkszbits);
+	if (!err && tree->base)
+		err = put_rewritten(&w);
 	/* the superblock lies inside the first metadata block: written last */
 	if (!err && (err = put_superblock(&w, img->fd)))
 		erofs_err("%s: write failed: %s", opts->image, strerror(-err));

@@ -165,6 +165,44 @@ int erofs_layer_xattrs(struct erofs_layer *l, const struct erofs_rd_inode *vi,
 	return 0;
 }
 
+int erofs_layer_collect(void *arg, const struct erofs_rd_dentry *de)
+{
+	struct erofs_layer_entries *l = arg;
+
+	if (l->nr == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		void *bigger = realloc(l->e, cap * sizeof(*l->e));
+
+		if (!bigger)
+			return -ENOMEM;
+		l->e = bigger;
+		l->cap = cap;
+	}
+	if (l->names_len + de->namelen > l->names_cap) {
+		size_t cap = (l->names_len + de->namelen) * 2 + 1024;
+		char *bigger = realloc(l->names, cap);
+
+		if (!bigger)
+			return -ENOMEM;
+		l->names = bigger;
+		l->names_cap = cap;
+	}
+	memcpy(l->names + l->names_len, de->name, de->namelen);
+	l->e[l->nr++] = (struct erofs_layer_entry){
+		.nid = de->nid, .name_at = (uint32_t)l->names_len,
+		.len = (uint16_t)de->namelen, .type = de->file_type,
+	};
+	l->names_len += de->namelen;
+	return 0;
+}
+
+void erofs_layer_entries_free(struct erofs_layer_entries *l)
+{
+	free(l->e);
+	free(l->names);
+	memset(l, 0, sizeof(*l));
+}
+
 int erofs_layer_leaf(struct erofs_layer *l, const struct erofs_rd_inode *vi,
 		     struct erofs_inode *inode)
 {

@@ -15,26 +15,12 @@
 #include "erofs/source/imglayer.h"
 #include "erofs/source/imgsrc.h"
 #include "erofs/source/namedtree.h"
+#include "erofs/source/nidmap.h"
 #include "erofs/source/tree.h"
 #include "erofs/source/xattr.h"
 
 #define SPOOL_ALIGN	4096u		/* whole pages: copy_file_range can share them */
 #define SPOOL_GROW_NOW	(1ull << 30)	/* files this big make the spool grow at once */
-
-/* nid -> the inode made for it in this layer: hard links, and loops. */
-struct nid_map {
-	uint64_t *keys;			/* nid + 1; 0: free */
-	struct erofs_inode **inodes;
-	size_t mask, used;
-};
-
-/* The entries of one directory of a layer, read before any is merged. */
-struct entry_list {
-	struct { uint64_t nid; uint32_t name_at; uint16_t len; } *e;
-	size_t nr, cap;
-	char *names;
-	size_t names_len, names_cap;
-};
 
 struct imgsrc {
 	const struct erofs_build_options *opts;
@@ -45,78 +31,11 @@ struct imgsrc {
 	unsigned int layer;		/* 1-based: its extra device in index mode */
 	struct erofs_layer l;
 	unsigned int data_device;	/* where its files' blocks are: 0 the layer, 1 its device */
-	struct nid_map seen;
+	struct erofs_nid_map seen;
 
 	/* --clean=data and rvsp: the files' bytes, one after another */
 	uint64_t spool_end;
 };
-
-/* ---- the nid map ---- */
-
-static int nid_map_grow(struct nid_map *m)
-{
-	size_t mask = m->keys ? m->mask * 2 + 1 : 1023;
-	uint64_t *keys = calloc(mask + 1, sizeof(*keys));
-	struct erofs_inode **inodes = calloc(mask + 1, sizeof(*inodes));
-
-	if (!keys || !inodes) {
-		free(keys);
-		free(inodes);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; m->keys && i <= m->mask; i++) {
-		size_t j;
-
-		if (!m->keys[i])
-			continue;
-		for (j = (m->keys[i] * 0x9E3779B97F4A7C15ull >> 20) & mask; keys[j];
-		     j = (j + 1) & mask)
-			;
-		keys[j] = m->keys[i];
-		inodes[j] = m->inodes[i];
-	}
-	free(m->keys);
-	free(m->inodes);
-	m->keys = keys;
-	m->inodes = inodes;
-	m->mask = mask;
-	return 0;
-}
-
-/* The slot of nid: its inode, or where it goes. */
-static size_t nid_map_slot(const struct nid_map *m, uint64_t nid)
-{
-	size_t i = ((nid + 1) * 0x9E3779B97F4A7C15ull >> 20) & m->mask;
-
-	while (m->keys[i] && m->keys[i] != nid + 1)
-		i = (i + 1) & m->mask;
-	return i;
-}
-
-static struct erofs_inode *nid_map_get(const struct nid_map *m, uint64_t nid)
-{
-	return m->keys ? m->inodes[nid_map_slot(m, nid)] : NULL;
-}
-
-static int nid_map_put(struct nid_map *m, uint64_t nid, struct erofs_inode *inode)
-{
-	size_t i;
-
-	if ((!m->keys || (m->used + 1) * 2 > m->mask) && nid_map_grow(m))
-		return -ENOMEM;
-	i = nid_map_slot(m, nid);
-	m->used += !m->keys[i];
-	m->keys[i] = nid + 1;
-	m->inodes[i] = inode;
-	return 0;
-}
-
-static void nid_map_free(struct nid_map *m)
-{
-	free(m->keys);
-	free(m->inodes);
-	memset(m, 0, sizeof(*m));
-}
 
 static void fill_common(struct imgsrc *s, struct erofs_inode *inode,
 			const struct erofs_rd_inode *vi)
@@ -481,14 +400,6 @@ static int make_leaf(struct imgsrc *s, const struct erofs_rd_inode *vi,
 					       : copy_file(s, inode, vi);
 }
 
-static bool is_opaque(const struct erofs_xattr_set *set)
-{
-	for (uint32_t i = 0; set && i < set->count; i++)
-		if (!strcmp(set->items[i].name, EROFS_XATTR_OVL_OPAQUE))
-			return set->items[i].value_len == 1 && set->items[i].value[0] == 'y';
-	return false;
-}
-
 /* Where a directory of the layer lands: the lower one it merges into, or a new one. */
 static int place_dir(struct imgsrc *s, struct erofs_dentry *d, const struct erofs_rd_inode *vi,
 		     struct erofs_inode **out)
@@ -502,7 +413,7 @@ static int place_dir(struct imgsrc *s, struct erofs_dentry *d, const struct erof
 		return err;
 	if (d && d->inode && erofs_inode_is_dir(d->inode) && !opaque) {
 		dir = d->inode;		/* overlayfs merges them: the upper's attributes */
-		lower_opaque = is_opaque(dir->xattrs);
+		lower_opaque = erofs_xattrs_opaque(dir->xattrs);
 		erofs_xattrs_free(dir->xattrs);
 	} else {
 		over_whiteout = d && d->inode && erofs_inode_is_whiteout(d->inode);
@@ -544,7 +455,7 @@ static int merge_entry(struct imgsrc *s, struct erofs_inode *parent, uint64_t ni
 		return erofs_layer_reader_failed(&s->l, err);
 	d = erofs_builder_lookup(&s->b, parent, name, len, false);
 	if (S_ISDIR(vi->di.mode)) {
-		if (nid_map_get(&s->seen, nid))
+		if (erofs_nid_map_get(&s->seen, nid))
 			return erofs_layer_error(&s->l, -EINVAL, "directory nid %llu is reached twice "
 					   "(a loop in the layer)", (unsigned long long)nid);
 		if ((err = place_dir(s, d, vi, &inode)))
@@ -552,16 +463,16 @@ static int merge_entry(struct imgsrc *s, struct erofs_inode *parent, uint64_t ni
 		if (!d && !(d = erofs_builder_lookup(&s->b, parent, name, len, true)))
 			return -ENOMEM;
 		d->inode = inode;
-		if ((err = nid_map_put(&s->seen, nid, inode)))
+		if ((err = erofs_nid_map_put(&s->seen, nid, inode)))
 			return err;
 		*dir = inode;
 		return 1;
 	}
-	inode = nid_map_get(&s->seen, nid);	/* a hard link inside the layer */
+	inode = erofs_nid_map_get(&s->seen, nid);	/* a hard link inside the layer */
 	if (!inode) {
 		if ((err = make_leaf(s, vi, &inode)))
 			return err;
-		if ((err = nid_map_put(&s->seen, nid, inode)))
+		if ((err = erofs_nid_map_put(&s->seen, nid, inode)))
 			return err;
 	}
 	if (!d && !(d = erofs_builder_lookup(&s->b, parent, name, len, true)))
@@ -570,40 +481,9 @@ static int merge_entry(struct imgsrc *s, struct erofs_inode *parent, uint64_t ni
 	return 0;
 }
 
-static int collect(void *arg, const struct erofs_rd_dentry *de)
-{
-	struct entry_list *l = arg;
-
-	if (l->nr == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		void *bigger = realloc(l->e, cap * sizeof(*l->e));
-
-		if (!bigger)
-			return -ENOMEM;
-		l->e = bigger;
-		l->cap = cap;
-	}
-	if (l->names_len + de->namelen > l->names_cap) {
-		size_t cap = (l->names_len + de->namelen) * 2 + 1024;
-		char *bigger = realloc(l->names, cap);
-
-		if (!bigger)
-			return -ENOMEM;
-		l->names = bigger;
-		l->names_cap = cap;
-	}
-	memcpy(l->names + l->names_len, de->name, de->namelen);
-	l->e[l->nr].nid = de->nid;
-	l->e[l->nr].name_at = (uint32_t)l->names_len;
-	l->e[l->nr].len = (uint16_t)de->namelen;
-	l->names_len += de->namelen;
-	l->nr++;
-	return 0;
-}
-
 /* A directory of the layer being merged: its entries, and where the walk is in them. */
 struct walk_frame {
-	struct entry_list l;
+	struct erofs_layer_entries l;
 	size_t next;
 	uint64_t nid;
 	struct erofs_inode *into;
@@ -633,7 +513,7 @@ static int walk_push(struct imgsrc *s, struct walk *w, const struct erofs_rd_ino
 	}
 	f = &w->f[w->depth++];
 	*f = (struct walk_frame){ .nid = dvi->nid, .into = into, .path_mark = path_mark };
-	err = erofs_dir_iterate(&s->l.r, dvi, parent_nid, collect, &f->l);
+	err = erofs_dir_iterate(&s->l.r, dvi, parent_nid, erofs_layer_collect, &f->l);
 	if (err && err != -ENOMEM)
 		err = erofs_layer_reader_failed(&s->l, err);
 	return err;
@@ -645,8 +525,7 @@ static void walk_pop(struct imgsrc *s, struct walk *w)
 
 	if (w->depth)		/* the root's frame has no name of its own */
 		erofs_layer_path_pop(&s->l, f->path_mark);
-	free(f->l.e);
-	free(f->l.names);
+	erofs_layer_entries_free(&f->l);
 }
 
 /*
@@ -749,7 +628,7 @@ static int merge_layer(struct imgsrc *s)
 		tree->root = root;
 		root->parent = root;
 	}
-	if ((err = nid_map_put(&s->seen, vi.nid, root)))
+	if ((err = erofs_nid_map_put(&s->seen, vi.nid, root)))
 		return err;
 	return merge_tree(s, &vi, root);
 }
@@ -757,7 +636,7 @@ static int merge_layer(struct imgsrc *s)
 static void close_layer(struct imgsrc *s)
 {
 	erofs_layer_close(&s->l);
-	nid_map_free(&s->seen);
+	erofs_nid_map_free(&s->seen);
 }
 
 static int open_spool(struct imgsrc *s)
@@ -804,6 +683,7 @@ static int read_layers(struct imgsrc *s)
 		err = merge_layer(s);
 		close_layer(s);
 	}
+
 	if (!err && s->spool_end && ftruncate(s->tree->data_fd, (off_t)s->spool_end)) {
 		err = -errno;
 		erofs_err("temporary copy of the layers' files: %s", strerror(-err));

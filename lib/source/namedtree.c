@@ -124,6 +124,14 @@ struct erofs_dentry *erofs_builder_lookup(struct erofs_tree_builder *b, struct e
 	return d;
 }
 
+bool erofs_xattrs_opaque(const struct erofs_xattr_set *set)
+{
+	for (uint32_t i = 0; set && i < set->count; i++)
+		if (!strcmp(set->items[i].name, EROFS_XATTR_OVL_OPAQUE))
+			return set->items[i].value_len == 1 && set->items[i].value[0] == 'y';
+	return false;
+}
+
 static int compare_dentries(const void *a, const void *b)
 {
 	const struct erofs_dentry *x = a, *y = b;
@@ -142,7 +150,8 @@ static int seal_dir(struct erofs_tree_builder *b, struct erofs_inode *dir)
 	for (uint32_t i = 0; i < dir->nr_children; i++) {
 		struct erofs_dentry *d = &dir->children[i];
 
-		if (b->opts->ovlfs_strip && erofs_inode_is_whiteout(d->inode)) {
+		/* (--incremental in place: the whiteouts act on the image first) */
+		if (b->opts->ovlfs_strip && !b->opts->in_place && erofs_inode_is_whiteout(d->inode)) {
 			free((char *)d->name);
 			continue;
 		}
@@ -238,7 +247,7 @@ int erofs_builder_finish(struct erofs_tree_builder *b, struct erofs_inode ***fil
 			continue;
 		}
 		inode->nid = 0;
-		if (b->opts->ovlfs_strip)
+		if (b->opts->ovlfs_strip && !b->opts->in_place)
 			erofs_xattrs_remove(&inode->xattrs, EROFS_XATTR_OVL_OPAQUE);
 		erofs_xattrs_sort(inode->xattrs);
 		inode->ibody_bound = erofs_xattr_ibody_max(inode->xattrs);

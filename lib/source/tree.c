@@ -388,6 +388,7 @@ void erofs_tree_free(struct erofs_tree *tree)
 	if (tree->data_in_one_file && tree->spool_fd >= 0)
 		close(tree->spool_fd);
 	free(tree->devices);
+	free(tree->base);
 	for (uint16_t i = 0; i < tree->nr_layer_fds; i++)
 		if (tree->layer_fds[i] >= 0)
 			close(tree->layer_fds[i]);

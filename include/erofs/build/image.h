@@ -75,6 +75,11 @@ void erofs_image_rewind(struct erofs_image *img, uint32_t blk);
 
 /* Writes len bytes at pos; errors are reported once, naming the image. */
 int erofs_image_pwrite(struct erofs_image *img, const void *buf, size_t len, uint64_t pos);
+/*
+ * --incremental: writes over bytes of the image added to, which a failure
+ * or signal before the commit puts back (the old bytes are kept).
+ */
+int erofs_image_overwrite(struct erofs_image *img, const void *buf, size_t len, uint64_t pos);
 /* Reads back bytes written earlier. */
 int erofs_image_pread(struct erofs_image *img, void *buf, size_t len, uint64_t pos);
 /* Makes [pos, pos + len) read as zeros without writing data where it can (a hole). */

@@ -7,6 +7,7 @@
 #define EROFS_BUILD_H
 
 #include <regex.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -217,10 +218,18 @@ struct erofs_build_options {
 	 */
 	bool incremental;
 	uint32_t base_blocks;
+	/* and the image's metadata stays where it is: only the directories the
+	 * new layer changes are rewritten, over their own records, the rest is
+	 * appended (lib/source/imgbase.c); where that cannot be, the build
+	 * fails with EROFS_REWRITE_ALL and runs again without it */
+	bool in_place;
 	/* its first build, of a tar: a hard link to a file only this image
 	 * has copies that file up (lib/source/imgsrc.h) */
 	const char *copy_up_from;
 };
+
+/* --incremental in place cannot be: build again with in_place off (never reported) */
+#define EROFS_REWRITE_ALL	(-ECANCELED)
 
 /* Rebuild mode: the merged image holds only metadata, pointing into the layers. */
 static inline bool erofs_opts_layer_index(const struct erofs_build_options *opts)

@@ -50,6 +50,23 @@ int erofs_layer_reader_failed(struct erofs_layer *l, int err);
 int erofs_layer_path_push(struct erofs_layer *l, const char *name, size_t len, size_t *mark);
 void erofs_layer_path_pop(struct erofs_layer *l, size_t mark);
 
+/* The entries of one directory of a layer, read before any is used. */
+struct erofs_layer_entries {
+	struct erofs_layer_entry {
+		uint64_t nid;
+		uint32_t name_at;	/* in names, not NUL-terminated */
+		uint16_t len;
+		uint8_t type;		/* EROFS_FT_* as the entry says */
+	} *e;
+	size_t nr, cap;
+	char *names;
+	size_t names_len, names_cap;
+};
+
+/* erofs_dir_iterate()'s callback: appends the entry to the list at arg. */
+int erofs_layer_collect(void *arg, const struct erofs_rd_dentry *de);
+void erofs_layer_entries_free(struct erofs_layer_entries *l);
+
 /* vi's xattrs as a new set (NULL: none; -x -1: none read), and whether it
  * is an opaque directory; --ovlfs-strip=1 drops empty overlay origins. */
 int erofs_layer_xattrs(struct erofs_layer *l, const struct erofs_rd_inode *vi,

@@ -130,6 +130,29 @@ struct erofs_inode {
 	uint32_t xattr_size;
 	uint32_t inline_size;		/* tail bytes stored after the inode */
 	uint32_t index_size;		/* compressed: map header and lcluster index */
+
+	/* --incremental, added in place (tree->base): the base image's inode at
+	 * base_nid.  KEPT: unchanged, its record stays and nothing of it is
+	 * written (only its type, from its entry, is known); REWRITTEN: a
+	 * directory whose new record goes over its old one, base_record bytes */
+	uint8_t base_state;
+	uint32_t base_record;
+	uint64_t base_nid;
+};
+
+enum { EROFS_BASE_NONE, EROFS_BASE_KEPT, EROFS_BASE_REWRITTEN };
+
+/*
+ * --incremental, added in place: the image added to, whose metadata stays
+ * where it is.  New records go after its blocks, their nids counted from
+ * its meta_blkaddr; its epoch, shared xattrs, prefix table and packed
+ * inode stay; its superblock block is rewritten up to sb_end only.
+ */
+struct erofs_base_image {
+	struct erofs_super sb;
+	uint32_t sb_end;		/* the end of its superblock and config records */
+	uint16_t cfg_algs;		/* its config records, a bit per algorithm */
+	uint16_t max_pclusterblks;	/* its LZ4 config's largest pcluster */
 };
 
 /* An extra device of the image (rebuild mode: a layer image), for its slot. */
@@ -163,6 +186,8 @@ struct erofs_tree {
 	/* rebuild mode's metadata-only image: extra devices 1..n (else none) */
 	struct erofs_tree_device *devices;
 	uint16_t nr_devices;
+	/* --incremental added in place (see struct erofs_base_image), or NULL */
+	struct erofs_base_image *base;
 };
 
 static inline bool erofs_inode_is_dir(const struct erofs_inode *inode)

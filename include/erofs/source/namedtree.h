@@ -49,6 +49,9 @@ static inline bool erofs_inode_is_whiteout(const struct erofs_inode *inode)
 	return (inode->mode & 0170000) == 0020000 && !inode->rdev_major && !inode->rdev_minor;
 }
 
+/* Whether the xattrs make a directory opaque (trusted.overlay.opaque "y"). */
+bool erofs_xattrs_opaque(const struct erofs_xattr_set *set);
+
 /*
  * Seals the tree from tree->root and frees what no name reaches.  files:
  * the regular files with data, breadth first (malloc'd).  On failure the

@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: MIT
+/* --incremental added in place (see include/erofs/source/imgbase.h). */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "erofs/common/diag.h"
+#include "erofs/common/format.h"
+#include "erofs/source/imgbase.h"
+#include "erofs/source/imglayer.h"
+#include "erofs/source/namedtree.h"
+#include "erofs/source/nidmap.h"
+#include "erofs/source/tree.h"
+#include "erofs/source/xattr.h"
+
+struct graft {
+	const struct erofs_build_options *opts;
+	struct erofs_tree *tree;
+	struct erofs_layer l;
+	struct erofs_nid_map seen;	/* nid -> its stub (files), or the directory */
+	struct erofs_layer_entries ents;
+	/* directories of the new layer still to merge, and the image's they merge into */
+	struct pending { struct erofs_inode *dir; uint64_t nid; } *todo;
+	size_t nr_todo, cap_todo;
+};
+
+static uint16_t mode_of_type(uint8_t file_type)
+{
+	static const uint16_t modes[EROFS_FT_MAX] = {
+		[EROFS_FT_REG_FILE] = S_IFREG, [EROFS_FT_DIR] = S_IFDIR,
+		[EROFS_FT_CHRDEV] = S_IFCHR, [EROFS_FT_BLKDEV] = S_IFBLK,
+		[EROFS_FT_FIFO] = S_IFIFO, [EROFS_FT_SOCK] = S_IFSOCK,
+		[EROFS_FT_SYMLINK] = S_IFLNK,
+	};
+
+	return file_type < EROFS_FT_MAX ? modes[file_type] : 0;
+}
+
+/* Said at -d 3 and up: why the build runs again, rewriting all metadata. */
+static int rewrite_all_because(struct graft *g, const char *why)
+{
+	if (g->opts->debug_level >= 3)
+		erofs_note("%s: /%s: %s", g->l.name, g->l.path ? g->l.path : "", why);
+	return EROFS_REWRITE_ALL;
+}
+
+static int read_base_inode(struct graft *g, uint64_t nid, struct erofs_rd_inode *vi)
+{
+	int err = erofs_read_inode(&g->l.r, nid, vi);
+
+	return err ? erofs_layer_reader_failed(&g->l, err) : 0;
+}
+
+/* An entry of the image the new layer leaves alone: its stub, one per file. */
+static struct erofs_inode *stub_for(struct graft *g, const struct erofs_layer_entry *e, uint16_t mode)
+{
+	struct erofs_inode *stub = S_ISDIR(mode) ? NULL : erofs_nid_map_get(&g->seen, e->nid);
+
+	if (stub) {
+		stub->nlink++;		/* a name more in the tree (see erofs_tree_free()) */
+		return stub;
+	}
+	if (!(stub = calloc(1, sizeof(*stub))) ||
+	    (!S_ISDIR(mode) && erofs_nid_map_put(&g->seen, e->nid, stub))) {
+		free(stub);
+		return NULL;
+	}
+	stub->mode = mode;
+	stub->nlink = 1;
+	stub->base_state = EROFS_BASE_KEPT;
+	stub->base_nid = e->nid;
+	return stub;
+}
+
+static int make_opaque(struct erofs_inode *dir)
+{
+	int err = erofs_xattrs_put(&dir->xattrs, EROFS_XATTR_OVL_OPAQUE, "y", 1, "");
+
+	if (err)
+		return err;
+	erofs_xattrs_sort(dir->xattrs);
+	dir->ibody_bound = erofs_xattr_ibody_max(dir->xattrs);
+	return 0;
+}
+
+/*
+ * A name both have: the new layer's entry wins.  What it replaces decides
+ * the rest: a directory it merges into (queued), a whiteout that makes it
+ * opaque, a hard-linked file that stops the in-place form.
+ */
+static int both_have(struct graft *g, struct erofs_inode *upper, const struct erofs_layer_entry *e,
+		     uint16_t mode)
+{
+	bool upper_dir = erofs_inode_is_dir(upper);
+	bool upper_opaque = upper_dir && erofs_xattrs_opaque(upper->xattrs);
+	struct erofs_rd_inode vi;
+	int err;
+
+	if (S_ISDIR(mode)) {
+		if (!upper_dir || upper_opaque)
+			return 0;
+		if (g->nr_todo == g->cap_todo) {
+			size_t cap = g->cap_todo ? g->cap_todo * 2 : 64;
+			struct pending *bigger = realloc(g->todo, cap * sizeof(*bigger));
+
+			if (!bigger)
+				return -ENOMEM;
+			g->todo = bigger;
+			g->cap_todo = cap;
+		}
+		g->todo[g->nr_todo++] = (struct pending){ upper, e->nid };
+		return 0;
+	}
+	if ((err = read_base_inode(g, e->nid, &vi)))
+		return err;
+	if (vi.di.nlink > 1)	/* its other names keep a record whose link count would lie */
+		return rewrite_all_because(g, "a hard-linked file loses a name");
+	/* made over a whiteout: what it hid stays hidden */
+	return upper_dir && !upper_opaque && S_ISCHR(vi.di.mode) && !vi.di.u
+		? make_opaque(upper) : 0;
+}
+
+static int compare_names(const char *a, size_t alen, const char *b, size_t blen)
+{
+	int c = memcmp(a, b, alen < blen ? alen : blen);
+
+	return c ? c : (alen > blen) - (alen < blen);
+}
+
+/* The directory's new entries: both lists merged in name order, names in a new arena. */
+static int merge_entries(struct graft *g, struct erofs_inode *dir, bool hide_base)
+{
+	const struct erofs_layer_entries *b = &g->ents;
+	size_t nb = hide_base ? 0 : b->nr, total = dir->nr_children + nb, bytes = 0, used = 0;
+	struct erofs_dentry *old = dir->children, *merged = calloc(total ? total : 1, sizeof(*merged));
+	char *arena;
+	uint32_t n = 0, i = 0;
+	size_t j = 0;
+	int err = 0;
+
+	for (uint32_t k = 0; k < dir->nr_children; k++)
+		bytes += old[k].name_len + 1u;
+	for (size_t k = 0; k < nb; k++)
+		bytes += b->e[k].len + 1u;
+	if (!merged || !(arena = malloc(bytes ? bytes : 1))) {
+		free(merged);
+		return -ENOMEM;
+	}
+	while (i < dir->nr_children || j < nb) {
+		const struct erofs_layer_entry *e;
+
+		if (err) {	/* the new layer's entries still move over, to be freed */
+			j = nb;
+			if (i == dir->nr_children)
+				break;
+		}
+		e = j < nb ? &b->e[j] : NULL;
+		int c = !e ? -1 : i == dir->nr_children ? 1
+			: compare_names(old[i].name, old[i].name_len, b->names + e->name_at, e->len);
+		struct erofs_dentry *d = &merged[n++];
+		uint16_t mode = e ? mode_of_type(e->type) : 0;
+
+		if (e && c >= 0 && !mode) {	/* EROFS_FT_UNKNOWN: the inode says */
+			struct erofs_rd_inode vi;
+
+			if ((err = read_base_inode(g, e->nid, &vi))) {
+				n--;
+				continue;
+			}
+			mode = vi.di.mode & S_IFMT;
+		}
+		if (c <= 0) {		/* the new layer's */
+			if (!c)
+				err = both_have(g, old[i].inode, e, mode);
+			*d = old[i];
+			if (d->inode->dentry == &old[i])
+				d->inode->dentry = d;
+			i++;
+			j += !c;
+		} else {		/* the image's, kept */
+			d->inode = stub_for(g, e, mode);
+			if (!d->inode) {
+				err = -ENOMEM;
+				n--;
+				continue;
+			}
+			d->name_len = e->len;
+			d->inode->parent = d->inode->parent ? d->inode->parent : dir;
+			d->inode->dentry = d->inode->dentry ? d->inode->dentry : d;
+			d->inode->depth = dir->depth + 1;
+			dir->nlink += S_ISDIR(mode);
+			j++;
+		}
+		memcpy(arena + used, c > 0 ? b->names + e->name_at : d->name, d->name_len);
+		arena[used + d->name_len] = '\0';
+		d->name = arena + used;
+		used += d->name_len + 1u;
+	}
+	/* the new array and arena take over, whatever failed: stubs are named */
+	free(dir->names);
+	free(old);
+	dir->children = merged;
+	dir->nr_children = n;
+	dir->names = arena;
+	return err;
+}
+
+/* A directory of the new layer over the image's at nid: rewritten over its record. */
+static int graft_dir(struct graft *g, struct erofs_inode *dir, uint64_t nid)
+{
+	struct erofs_xattr_set *base_xattrs = NULL;
+	struct erofs_rd_inode vi;
+	bool base_opaque;
+	int err = read_base_inode(g, nid, &vi);
+
+	if (err)
+		return err;
+	if (!S_ISDIR(vi.di.mode))
+		return erofs_layer_error(&g->l, -EINVAL, "nid %llu is named as a directory, "
+					 "mode 0%o", (unsigned long long)nid, vi.di.mode);
+	if (vi.in_mbox || (vi.layout != EROFS_LAYOUT_FLAT_PLAIN &&
+			   vi.layout != EROFS_LAYOUT_FLAT_INLINE) || vi.meta_end <= vi.iloc)
+		return rewrite_all_because(g, "a directory to merge into is compressed or in a metabox");
+	if (erofs_nid_map_get(&g->seen, nid))
+		return erofs_layer_error(&g->l, -EINVAL, "directory nid %llu is reached twice",
+					 (unsigned long long)nid);
+	if ((err = erofs_nid_map_put(&g->seen, nid, dir)))
+		return err;
+	dir->base_state = EROFS_BASE_REWRITTEN;
+	dir->base_nid = nid;
+	dir->base_record = (uint32_t)(vi.meta_end - vi.iloc < UINT32_MAX ? vi.meta_end - vi.iloc
+									 : UINT32_MAX);
+	if (erofs_xattrs_opaque(dir->xattrs))	/* (only the root gets here opaque) */
+		return merge_entries(g, dir, true);
+	if ((err = erofs_layer_xattrs(&g->l, &vi, &base_xattrs, &base_opaque)))
+		return err;
+	erofs_xattrs_free(base_xattrs);
+	/* merged over an opaque directory: still opaque to what lies below */
+	if (base_opaque && (err = make_opaque(dir)))
+		return err;
+	g->ents.nr = g->ents.names_len = 0;
+	err = erofs_dir_iterate(&g->l.r, &vi, EROFS_NID_UNKNOWN, erofs_layer_collect, &g->ents);
+	if (err)
+		return err == -ENOMEM ? err : erofs_layer_reader_failed(&g->l, err);
+	return merge_entries(g, dir, false);
+}
+
+/*
+ * --ovlfs-strip=1, once the whiteouts and opaque markers did their work on
+ * the image: gone from every directory of the new layer.
+ */
+static int strip_overlay(struct erofs_tree *tree)
+{
+	struct erofs_inode **queue = malloc(sizeof(*queue)), **bigger;
+	size_t head = 0, tail = 0, cap = 1;
+
+	if (!queue)
+		return -ENOMEM;
+	queue[tail++] = tree->root;
+	while (head < tail) {
+		struct erofs_inode *dir = queue[head++];
+		uint32_t kept = 0;
+
+		erofs_xattrs_remove(&dir->xattrs, EROFS_XATTR_OVL_OPAQUE);
+		dir->ibody_bound = erofs_xattr_ibody_max(dir->xattrs);
+		for (uint32_t i = 0; i < dir->nr_children; i++) {
+			struct erofs_dentry *d = &dir->children[i];
+			struct erofs_inode *child = d->inode;
+
+			if (erofs_inode_is_whiteout(child)) {
+				if (!--child->nlink) {
+					erofs_xattrs_free(child->xattrs);
+					free(child);
+				}
+				continue;
+			}
+			if (child->dentry == d)
+				child->dentry = &dir->children[kept];
+			dir->children[kept++] = *d;
+			if (!erofs_inode_is_dir(child) || child->base_state == EROFS_BASE_KEPT ||
+			    child->dentry != &dir->children[kept - 1])
+				continue;
+			if (tail == cap) {
+				if (!(bigger = realloc(queue, 2 * cap * sizeof(*queue)))) {
+					free(queue);
+					return -ENOMEM;
+				}
+				queue = bigger;
+				cap *= 2;
+			}
+			queue[tail++] = child;
+		}
+		dir->nr_children = kept;
+	}
+	free(queue);
+	return 0;
+}
+
+/* What in the options or the image keeps the records from staying. */
+static bool in_place_possible(const struct erofs_build_options *opts, const struct erofs_reader *r)
+{
+	return !opts->metabox && !opts->layout_48bit && !opts->fragments && !opts->all_fragments &&
+	       !opts->nr_xattr_prefixes && !erofs_opts_extra_device(opts) &&
+	       r->blkszbits == opts->blkszbits && !r->nr_devs && !r->sb.sb_extslots &&
+	       !(r->sb.feature_incompat & (EROFS_INCOMPAT_48BIT | EROFS_INCOMPAT_METABOX));
+}
+
+static int describe_base(struct graft *g)
+{
+	const struct erofs_reader *r = &g->l.r;
+	struct erofs_base_image *bi = calloc(1, sizeof(*bi));
+
+	if (!bi)
+		return -ENOMEM;
+	bi->sb = r->sb;
+	bi->sb_end = (uint32_t)r->sb_end;
+	bi->cfg_algs = (r->sb.feature_incompat & EROFS_INCOMPAT_COMPR_CFGS) ? r->sb.u1 : 0;
+	bi->max_pclusterblks = r->lz4_max_pclusterblks;
+	g->tree->base = bi;
+	/* its compressed files keep the dictionaries they were made with */
+	if (bi->cfg_algs & (1u << EROFS_COMPR_LZMA))
+		g->tree->kept_dict_size[EROFS_COMPR_LZMA] = r->lzma_dict_size;
+	if (bi->cfg_algs & (1u << EROFS_COMPR_DEFLATE))
+		g->tree->kept_dict_size[EROFS_COMPR_DEFLATE] = 1u << r->deflate_windowbits;
+	if (bi->cfg_algs & (1u << EROFS_COMPR_ZSTD))
+		g->tree->kept_dict_size[EROFS_COMPR_ZSTD] = 1u << r->zstd_window_log;
+	return 0;
+}
+
+int erofs_base_graft(const struct erofs_build_options *opts, struct erofs_tree *tree)
+{
+	struct graft g = { .opts = opts, .tree = tree };
+	int err = erofs_layer_open(&g.l, opts, opts->image);
+
+	if (!err && !in_place_possible(opts, &g.l.r))
+		err = rewrite_all_because(&g, "the image or the options change what its records mean");
+	if (!err)
+		err = describe_base(&g);
+	if (!err)
+		err = graft_dir(&g, tree->root, g.l.r.root_nid);
+	/* breadth first, as the tree's own directories were made */
+	for (size_t next = 0; !err && next < g.nr_todo; next++) {
+		char *path = erofs_inode_path(g.todo[next].dir);
+		size_t mark = 0;
+
+		if (!path || (err = erofs_layer_path_push(&g.l, path, strlen(path), &mark))) {
+			free(path);
+			err = -ENOMEM;
+			break;
+		}
+		free(path);
+		err = graft_dir(&g, g.todo[next].dir, g.todo[next].nid);
+		erofs_layer_path_pop(&g.l, mark);
+	}
+	if (!err && opts->ovlfs_strip)
+		err = strip_overlay(tree);
+	if (err == -ENOMEM)
+		erofs_err("out of memory while reading %s", opts->image);
+	erofs_layer_release(&g.l);
+	erofs_nid_map_free(&g.seen);
+	erofs_layer_entries_free(&g.ents);
+	free(g.todo);
+	return err;
+}
