@@ -14,7 +14,8 @@
 #              cache grows by less than FINDING_CACHE_KB
 # The images are never given to the 6.1 kernel (its crafted hostile cases
 # cover the same bugs, hostile.list).  They run in boots of their own after
-# a target's other images (forge.findings=1), with panic_on_warn,
+# a target's other images (forge.findings=1; a newer kernel's ours target
+# runs all its images so: forge.findings=all), with panic_on_warn,
 # softlockup_panic and hung_task_panic; the guest walks each with
 # hostile-walk -f, kills the walker after FINDING_KILL s and reports
 # "forge: STUCK" when even that does not end it.  A crash or hang ends the
@@ -34,8 +35,8 @@ OURS_KERNELS=${OURS_KERNELS-6.12 7}
 OURS_LINES=${OURS_LINES-^(small-default|gen-frag-ztail|dup-dedupe-frag|xattr-prefix-frag|gen-deflate-c1m-frag|gen-metabox-lz4hc)$}
 FINDING_CACHE_KB=${FINDING_CACHE_KB:-65536}
 FINDING_CAP=${FINDING_CAP:-4194304}	# hostile-walk -c: bytes read of a file, as fuzz.sh
-FINDING_WALK=${FINDING_WALK:-6}		# hostile-walk -t
-FINDING_KILL=${FINDING_KILL:-12}	# SIGKILL after; STUCK 8 s later
+FINDING_WALK=${FINDING_WALK:-5}		# hostile-walk -t
+FINDING_KILL=${FINDING_KILL:-8}		# SIGKILL after; STUCK 6 s later
 
 # add_findings: each finding of FINDINGS_LIST (matching ONLY) into NAMES[]
 # as KIND finding; FEXPECT[NAME:SERIES] = its column for 6.12 and 7
@@ -109,13 +110,15 @@ ours_target() {
 # the module version an ours target must show
 our_version_of() { echo "${OURVER_OF[${T_KVER[$1]}]:-$OUR_VERSION}"; }
 
-# findings_boots MODE: the target's finding images, in boots of their own
-# (run by run_boots after the target's other boots)
+# findings_boots MODE [all]: the target's finding images, in boots of
+# their own (run by run_boots after the target's other boots); with "all",
+# every image of the target in such boots (a newer kernel's ours target:
+# it must survive the findings, so one boot usually does for all)
 findings_boots() {
-	local mode=$1 n name first=-1 idx
+	local mode=$1 which=${2:-1} n name first=-1 idx
 	n=$(wc -l < "$OUT/$mode/boots")
 	for name in "${NAMES[@]}"; do
-		[ "${KIND[$name]}" = finding ] && runs_on_target "$mode" "$name" || continue
+		{ [ "$which" = all ] || [ "${KIND[$name]}" = finding ]; } && runs_on_target "$mode" "$name" || continue
 		first=${INDEX[$name]}
 		break
 	done
@@ -123,7 +126,7 @@ findings_boots() {
 	idx=$first
 	while [ "$idx" -lt "${#NAMES[@]}" ]; do
 		n=$((n + 1))
-		BOOT_APPEND="forge.findings=1 panic_on_warn=1 softlockup_panic=1 hung_task_panic=1 hung_task_timeout_secs=10" \
+		BOOT_APPEND="forge.findings=$which panic_on_warn=1 softlockup_panic=1 hung_task_panic=1 hung_task_timeout_secs=10" \
 			boot "$mode" "$idx" "$n"
 		echo "$n $BOOT_END $BOOT_SECONDS" >> "$OUT/$mode/boots"
 		[ "$BOOT_END" != alldone ] || break

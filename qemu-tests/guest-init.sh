@@ -45,7 +45,7 @@ for arg in $(cat /proc/cmdline); do
 	forge.start=*) start=${arg#forge.start=} ;;
 	forge.only=*) only=${arg#forge.only=} ;;	# run just this image
 	forge.fuzz=*) fuzz=${arg#forge.fuzz=} ;;
-	forge.findings=*) findings=${arg#forge.findings=} ;;	# only the "finding" images
+	forge.findings=*) findings=${arg#forge.findings=} ;;	# 1: only the "finding" images; all
 	esac
 done
 # the images of this boot's target (run.sh: a newer kernel's ours target
@@ -165,7 +165,7 @@ finding_walk() { # RESULTDIR
 		sleep 1
 		fw_n=$((fw_n + 1))
 		[ "$fw_n" = "$FINDING_KILL" ] && kill -9 "$fw_pid"
-		if [ "$fw_n" -ge $((FINDING_KILL + 8)) ]; then
+		if [ "$fw_n" -ge $((FINDING_KILL + 6)) ]; then
 			say "STUCK $idx $name"
 			while :; do sleep 60; done
 		fi
@@ -181,9 +181,10 @@ while read -r idx name off size kind extra; do
 	blobdevs=
 	[ "$idx" -lt "$start" ] && continue
 	[ -n "$only" ] && [ "$idx" != "$only" ] && continue
-	# findings run only in boots of their own (forge.findings=1), alone
+	# findings run only in boots of their own (forge.findings=1, alone, or
+	# =all, with the rest)
 	{ [ "$kind" = finding ] && [ -z "$findings" ]; } && continue
-	{ [ "$kind" != finding ] && [ -n "$findings" ]; } && continue
+	{ [ "$kind" != finding ] && [ "$findings" = 1 ]; } && continue
 	say "RUN $idx $name"
 	kmsg "RUN $idx $name"
 	r=/out/$name
