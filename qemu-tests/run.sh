@@ -11,7 +11,8 @@
 # Output: "PASS: <target>/<name>", "FAIL: <target>/<name> (reason; log:
 # path)", "SKIP: ...", then "N passed, N failed[, N skipped]"; exit 1 on any
 # failure.  A target is "ours" or "stock" on the 6.1 kernel, "X.Y/stock" on
-# a fetched one ("SKIP: 6.12 (reason)" when it cannot be fetched).
+# a fetched one ("SKIP: 6.12 (reason)" when it cannot be fetched), and
+# "X.Y/ours" with our module for it (findings.sh).
 #
 # Knobs (environment):
 #   MKFS        mkfs binary (default: $top_builddir/mkfs/mkfs.erofs)
@@ -32,6 +33,8 @@
 #   KERNELS     newer kernels to boot in stock mode, as fetch-kernel.sh
 #               series (default "6.12 7"; empty: only KVER)
 #   KERNEL_DIR  where they are unpacked (default $top_builddir/qemu-tests/kernels)
+#   OURS_KERNELS, OURS_LINES, FINDINGS_LIST  the newer kernels' ours
+#               targets and fuzz findings (findings.sh)
 #   EROFSFUSE   erofsfuse for the matrix lines with EXPECT "fuse" (default:
 #               $top_builddir/fuse/erofsfuse; those lines SKIP without it)
 set -euo pipefail
