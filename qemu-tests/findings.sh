@@ -150,7 +150,7 @@ has_other_images() {
 # flood, survive, noresult) and F_WHY (its account)
 finding_outcome() {
 	local mode=$1 name=$2 idx=${INDEX[$2]} r=$OUT/$1/slots/$2 log line cache grown
-	F_OUT= F_WHY=
+	F_OUT='' F_WHY=''
 	if [ ! -d "$r" ]; then
 		if [ -z "${ENDED[$mode:$idx]:-}" ]; then
 			F_OUT=noresult F_WHY="no result from the guest"

@@ -43,7 +43,7 @@ kept=$(find "$FINDINGS" -name '*.img.gz' -printf '%f\n' | sed 's/\.img\.gz$//' |
 if [ -n "$names" ] && [ "$names" = "$kept" ]; then
 	pass "fuzz-findings.list and qemu-tests/findings/ name the same $(wc -l <<< "$names") images"
 else
-	fail "fuzz-findings.list names [$(echo $names)], qemu-tests/findings/ holds [$(echo $kept)]"
+	fail "fuzz-findings.list names [$(tr "\n" " " <<< "$names")], qemu-tests/findings/ holds [$(tr "\n" " " <<< "$kept")]"
 fi
 
 # check NAME AT-START WORDS: the image refused by every reader with WORDS;
