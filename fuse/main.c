@@ -372,6 +372,34 @@ static struct eforge_image *open_image(const struct config *cfg)
 	return img;
 }
 
+/*
+ * As the kernel at mount: an image whose root inode cannot be read, or is
+ * not a directory, is refused before anything is mounted (a mount would
+ * answer every access with EIO).
+ */
+static bool root_usable(struct erofs_fs *fs, const char *image)
+{
+	struct stat st;
+	int err = erofs_fs_getattr(fs, EROFS_FS_ROOT_INO, &st);
+
+	if (err == -EIO) {
+		fprintf(stderr, "erofsfuse: %s: the root directory cannot be read: %s\n", image,
+			erofs_fs_error(fs));
+		return false;
+	}
+	if (err) {
+		fprintf(stderr, "erofsfuse: %s: the root directory cannot be read: %s\n", image,
+			strerror(-err));
+		return false;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "erofsfuse: %s: the root inode (nid %" PRIu64 ") is not a directory (mode 0%o)\n",
+			image, fs->r->root_nid, (unsigned int)st.st_mode);
+		return false;
+	}
+	return true;
+}
+
 int main(int argc, char **argv)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
@@ -410,19 +438,21 @@ int main(int argc, char **argv)
 	img = open_image(&cfg);
 	if (!img)
 		goto out_args;
-	if (fuse_parse_cmdline(&args, &opts))
-		goto out_reader;
-	if (!opts.mountpoint) {
-		fprintf(stderr, "erofsfuse: need an IMAGE and a MOUNTPOINT (see --help)\n");
-		goto out_reader;
-	}
-	if (opts.debug && cfg.dbglevel < 7)
-		cfg.dbglevel = 7;
-	m.dbglevel = cfg.dbglevel;
 	if (erofs_fs_init_image(&m.fs, img, 0)) {
 		fprintf(stderr, "erofsfuse: out of memory\n");
 		goto out_reader;
 	}
+	if (!root_usable(&m.fs, cfg.image))
+		goto out_fs;
+	if (fuse_parse_cmdline(&args, &opts))
+		goto out_fs;
+	if (!opts.mountpoint) {
+		fprintf(stderr, "erofsfuse: need an IMAGE and a MOUNTPOINT (see --help)\n");
+		goto out_fs;
+	}
+	if (opts.debug && cfg.dbglevel < 7)
+		cfg.dbglevel = 7;
+	m.dbglevel = cfg.dbglevel;
 	/* read-only, named after the image, kernel checks of modes and ACLs */
 	if (fuse_opt_add_arg(&args, "-oro,default_permissions,subtype=erofs") ||
 	    fuse_opt_add_arg(&args, "-ofsname=erofsfuse"))

@@ -21,6 +21,8 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/newer-lib.sh"
 newer_kernel build-7x.sh 7
 work=${1:-$top_builddir/kmod-7x}
+mkdir -p "$work"
+work=$(cd "$work" && pwd)	# make -C needs M= absolute
 short=$(sed -E 's/^([0-9]+\.[0-9]+).*/\1/' <<< "$kver")
 mapfile -t debs < <(bash "$fetch" --debs 7 "linux-source-$short" "linux-headers-$kver")
 [ ${#debs[@]} = 2 ] || die "cannot fetch linux-source-$short and linux-headers-$kver"

@@ -19,9 +19,15 @@ die() { echo "$NEWER_NAME: $*" >&2; exit 1; }
 
 # newer_module ERofs_SRC PATCHDIR KBUILD_DIR OUT: a copy of ERofs_SRC at
 # OUT with PATCHDIR/*.patch applied, built against KBUILD_DIR; prints
-# OUT/erofs.ko once its vermagic names kver
+# OUT/erofs.ko once its vermagic names kver.  A module built before from
+# the same patches (OUT/.forge-patches holds their checksum) is reused.
 newer_module() {
-	local src=$1 patches=$2 kbuild=$3 mod=$4 p
+	local src=$1 patches=$2 kbuild=$3 mod=$4 p sum
+	sum=$(cat "$patches"/*.patch | md5sum | cut -d' ' -f1)
+	if [ -f "$mod/erofs.ko" ] && [ "$(cat "$mod/.forge-patches" 2>/dev/null)" = "$sum" ]; then
+		echo "$mod/erofs.ko"
+		return
+	fi
 	rm -rf "$mod"
 	cp -r "$src" "$mod"
 	for p in "$patches"/*.patch; do
@@ -30,5 +36,6 @@ newer_module() {
 	make -C "$kbuild" -j"$(nproc)" M="$mod" modules > "$mod.log" 2>&1 ||
 		{ tail -n 20 "$mod.log" >&2; die "module build failed (log: $mod.log)"; }
 	[ "$(modinfo -F vermagic "$mod/erofs.ko" | cut -d' ' -f1)" = "$kver" ] || die "vermagic is not $kver"
+	echo "$sum" > "$mod/.forge-patches"
 	echo "$mod/erofs.ko"
 }

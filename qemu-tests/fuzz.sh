@@ -6,7 +6,7 @@
 #                           [--kernel 6.12|7 [--module KO]] [--batch B] [--out DIR]
 #                           [--walk-seconds S] [--seeds REGEX]
 #   bash qemu-tests/fuzz.sh --replay [--mode ours|stock|--kernel K] IMG...
-#   bash qemu-tests/fuzz.sh --kernel K --findings [LIST]
+#   bash qemu-tests/fuzz.sh --kernel K --findings [--remake] [LIST]
 #   bash qemu-tests/fuzz.sh [--kernel K|--mode M] --reduce CRASH.img SEED.img
 #
 # --reduce shrinks a kept finding to the fewest byte changes against its
@@ -17,9 +17,11 @@
 # the fields they touch; OUT/reduced.img is the result.
 #
 # --findings replays the reduced findings of fuzz-findings.list for kernel
-# K, each in a fresh guest, after checking that our fsck.erofs and
-# dump.erofs refuse them; a line expecting the stock kernel to crash or
-# hang FAILs loudly when it no longer does (fixed: update the line).
+# K (the images kept in findings/; --remake rebuilds them from the list's
+# recipes, leaving them in OUT), each in a fresh guest, after checking that
+# our fsck.erofs and dump.erofs refuse them; a line expecting the stock
+# kernel to crash or hang FAILs loudly when it no longer does (fixed:
+# update the line).  run.sh runs the same lines in the QEMU suite.
 # --module KO (with --kernel) loads KO, a module built for that kernel
 # (kmod/build-7x.sh, build-612.sh), instead of its own: with --findings every line must
 # then survive.
@@ -73,7 +75,7 @@ FUZZ_NICE=${FUZZ_NICE:-10}
 FUZZ_KEEP_LOGS=${FUZZ_KEEP_LOGS:-0}
 
 IMAGES=10000 SEED=1 MODE=ours BATCH=1000 OUTDIR='' WALK_S=8 KILL_S=20 HANG_S=90 SEED_RE=''
-KSERIES='' FUZZ_F=() MODE_SET=0 FINDINGS='' REDUCE=0 MODULE_KO=''
+KSERIES='' FUZZ_F=() MODE_SET=0 FINDINGS='' REDUCE=0 MODULE_KO='' REMAKE=0
 KERNEL_DIR=${KERNEL_DIR:-$top_builddir/qemu-tests/kernels}
 CAP=$((4 * 1024 * 1024)) RESEAL=95 REPLAY_CRASHES=1 REPLAY=0
 CACHE_LIMIT_KB=$((64 * 1024))	# page-cache growth allowed for one walk
@@ -106,6 +108,7 @@ while [ $# -gt 0 ]; do
 	--no-replay) REPLAY_CRASHES=0 ;;
 	--replay) REPLAY=1 ;;
 	--reduce) REDUCE=1 ;;
+	--remake) REMAKE=1 ;;
 	--findings) FINDINGS=$here/fuzz-findings.list
 		case ${2:-} in ''|--*) ;; *) FINDINGS=$2; shift ;; esac ;;
 	-h|--help) usage ;;
@@ -566,27 +569,35 @@ make_tiny_tree() {
 	find "$1" -exec touch -h -d '2020-01-01 00:00:00' {} +
 }
 
-# findings LIST: each line "NAME KERNEL EXPECT MKFS-ARGS... -- EDITS..." of
-# this kernel series: mkfs of the tiny tree, fuzz-mutate -E EDITS, our
-# readers must refuse it, then the image alone in a fresh guest, whose end
-# must match EXPECT (crash, hang, flood: the walk ends but grows the page
-# cache past CACHE_LIMIT_KB, or survive: the walk ends, any errors; or a
-# comma list of them)
+# findings LIST: each line "NAME EXPECT-6.12 EXPECT-7 MKFS-ARGS... --
+# EDITS..." whose column for this kernel series is not "-": the image kept
+# in findings/NAME.img.gz (with --remake, or when it is missing: mkfs of the
+# tiny tree, then fuzz-mutate -E EDITS), our readers must refuse it, then
+# the image alone in a fresh guest, whose end must match EXPECT (crash,
+# hang, flood: the walk ends but grows the page cache past CACHE_LIMIT_KB,
+# or survive: the walk ends, any errors; or a comma list of them)
 findings() {
-	local list=$1 name kser expect rest margs edits img end pass=0 fail=0 r
+	local list=$1 name e612 e7 expect rest margs edits img end pass=0 fail=0 r
 	[ -f "$list" ] || die "no findings list $list"
 	make_tiny_tree "$SCRATCH/tiny"
-	while read -r name kser expect rest; do
-		[ -n "$name" ] && [ "${name:0:1}" != '#' ] && [ "$kser" = "$KSERIES" ] || continue
+	while read -r name e612 e7 rest; do
+		[ -n "$name" ] && [ "${name:0:1}" != '#' ] || continue
+		expect=$e612
+		[ "$KSERIES" = 6.12 ] || expect=$e7
+		[ "$expect" != - ] || continue
 		margs=${rest%% -- *} edits=${rest#* -- }
 		img=$OUT/$name.img
-		# shellcheck disable=SC2086 # word lists from the list file
-		"$MKFS" --quiet -T 1577836800 -U clear $margs "$img.seed" "$SCRATCH/tiny" > "$SCRATCH/mkfs.log" 2>&1 ||
-			{ echo "FAIL: $KSHORT/$name (mkfs $margs: $(tail -n 1 "$SCRATCH/mkfs.log"))"; fail=$((fail + 1)); continue; }
-		local eargs=() e
-		for e in $edits; do eargs+=(-E "$e"); done
-		"$SCRATCH/bin/fuzz-mutate" "${eargs[@]}" -o "$img" "$img.seed" 2> "$SCRATCH/edit.log" ||
-			{ echo "FAIL: $KSHORT/$name (edit: $(tail -n 1 "$SCRATCH/edit.log"))"; fail=$((fail + 1)); continue; }
+		if [ "$REMAKE" = 0 ] && [ -f "$here/findings/$name.img.gz" ]; then
+			gzip -dc "$here/findings/$name.img.gz" > "$img"
+		else
+			# shellcheck disable=SC2086 # word lists from the list file
+			"$MKFS" --quiet -T 1577836800 -U clear $margs "$img.seed" "$SCRATCH/tiny" > "$SCRATCH/mkfs.log" 2>&1 ||
+				{ echo "FAIL: $KSHORT/$name (mkfs $margs: $(tail -n 1 "$SCRATCH/mkfs.log"))"; fail=$((fail + 1)); continue; }
+			local eargs=() e
+			for e in $edits; do eargs+=(-E "$e"); done
+			"$SCRATCH/bin/fuzz-mutate" "${eargs[@]}" -o "$img" "$img.seed" 2> "$SCRATCH/edit.log" ||
+				{ echo "FAIL: $KSHORT/$name (edit: $(tail -n 1 "$SCRATCH/edit.log"))"; fail=$((fail + 1)); continue; }
+		fi
 		r=
 		for tool in "$top_builddir/fsck/fsck.erofs" "$top_builddir/dump/dump.erofs -S"; do
 			# shellcheck disable=SC2086

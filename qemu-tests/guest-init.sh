@@ -2,8 +2,10 @@
 # /init of the QEMU test guest (busybox sh).  Written by qemu-tests/run.sh
 # into the initramfs together with:
 #   /forge/conf     shell variables: SLOT_BYTES IMAGE_LIMIT OUR_VERSION
+#                   FINDING_WALK FINDING_KILL FINDING_CAP
 #   /forge/images   one line per image: INDEX NAME OFFSET SIZE KIND
 #                   [OFFSET SIZE...: extra devices in table order, -o device=]
+#                   (/forge/images-MODE instead, when it exists)
 #   /forge/modules  stock module file names, in insmod order
 #   /lib/forge/*.ko those modules; erofs-ours.ko and erofs-stock.ko
 # Kernel command line: forge.mode=ours|stock forge.start=FIRST_INDEX
@@ -36,15 +38,20 @@ stop() {
 	sleep 10
 }
 
-mode=ours start=0 only= fuzz=
+mode=ours start=0 only= fuzz= findings=
 for arg in $(cat /proc/cmdline); do
 	case $arg in
 	forge.mode=*) mode=${arg#forge.mode=} ;;
 	forge.start=*) start=${arg#forge.start=} ;;
 	forge.only=*) only=${arg#forge.only=} ;;	# run just this image
 	forge.fuzz=*) fuzz=${arg#forge.fuzz=} ;;
+	forge.findings=*) findings=${arg#forge.findings=} ;;	# 1: only the "finding" images; all
 	esac
 done
+# the images of this boot's target (run.sh: a newer kernel's ours target
+# runs fewer lines than its stock one)
+IMAGES=/forge/images
+[ -f "/forge/images-$mode" ] && IMAGES=/forge/images-$mode
 
 disk_by_serial() {
 	for d in /sys/block/vd*; do
@@ -123,7 +130,7 @@ overlay_image() { # RESULTS OFFSET SIZE LOWER
 	ov_r=$1 ov_lo= ov_ls=
 	while read -r ov_i ov_n ov_o ov_s ov_k; do
 		[ "$ov_n" = "$4" ] && ov_lo=$ov_o ov_ls=$ov_s
-	done < /forge/images
+	done < "$IMAGES"
 	mkdir -p /lower /upper
 	if ov_ld=$(guest-loop attach "$DATADISK" "$ov_lo" "$ov_ls" 2>> "$ov_r/loop.err") &&
 	   ov_ud=$(guest-loop attach "$DATADISK" "$2" "$3" 2>> "$ov_r/loop.err"); then
@@ -147,10 +154,37 @@ overlay_image() { # RESULTS OFFSET SIZE LOWER
 	fi
 }
 
+# kind "finding" (run.sh, findings.sh): a newer kernel's fuzz finding,
+# walked by hostile-walk -f in the background; killed after FINDING_KILL s,
+# and if even SIGKILL does not end it the kernel is stuck: "STUCK", and the
+# host ends the boot
+finding_walk() { # RESULTDIR
+	hostile-walk -f -c "$FINDING_CAP" -t "$FINDING_WALK" /mnt > "$1/walk" 2> "$1/walk.err" &
+	fw_pid=$! fw_n=0
+	while [ -d "/proc/$fw_pid" ] && ! grep -q '^[0-9]* ([^)]*) Z' "/proc/$fw_pid/stat" 2>/dev/null; do
+		sleep 1
+		fw_n=$((fw_n + 1))
+		[ "$fw_n" = "$FINDING_KILL" ] && kill -9 "$fw_pid"
+		if [ "$fw_n" -ge $((FINDING_KILL + 6)) ]; then
+			say "STUCK $idx $name"
+			while :; do sleep 60; done
+		fi
+	done
+	wait "$fw_pid"
+	echo $? > "$1/walk.rc"
+}
+# their boots print every kernel message on the console (the WARNING
+# before panic_on_warn's panic, too)
+[ -n "$findings" ] && echo 7 > /proc/sys/kernel/printk
+
 while read -r idx name off size kind extra; do
 	blobdevs=
 	[ "$idx" -lt "$start" ] && continue
 	[ -n "$only" ] && [ "$idx" != "$only" ] && continue
+	# findings run only in boots of their own (forge.findings=1, alone, or
+	# =all, with the rest)
+	{ [ "$kind" = finding ] && [ -z "$findings" ]; } && continue
+	{ [ "$kind" != finding ] && [ "$findings" = 1 ]; } && continue
 	say "RUN $idx $name"
 	kmsg "RUN $idx $name"
 	r=/out/$name
@@ -183,6 +217,8 @@ while read -r idx name off size kind extra; do
 			cat /sys/module/erofs/version > "$r/version" 2>/dev/null || echo "(none)" > "$r/version"
 			[ "$kind" = fuse ] && echo erofsfuse > "$r/version"
 			case $kind in
+			finding)
+				finding_walk "$r" ;;
 			hostile*)
 				timeout "$IMAGE_LIMIT" hostile-walk -t 20 /mnt > "$r/walk" 2> "$r/walk.err"
 				echo $? > "$r/walk.rc" ;;
@@ -206,7 +242,7 @@ while read -r idx name off size kind extra; do
 	save_slot $((idx + 1)) "$name"
 	rm -rf "$r"
 	say "DONE $idx $name"
-done < /forge/images
+done < "$IMAGES"
 
 say "ALLDONE"
 stop

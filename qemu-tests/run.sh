@@ -11,7 +11,8 @@
 # Output: "PASS: <target>/<name>", "FAIL: <target>/<name> (reason; log:
 # path)", "SKIP: ...", then "N passed, N failed[, N skipped]"; exit 1 on any
 # failure.  A target is "ours" or "stock" on the 6.1 kernel, "X.Y/stock" on
-# a fetched one ("SKIP: 6.12 (reason)" when it cannot be fetched).
+# a fetched one ("SKIP: 6.12 (reason)" when it cannot be fetched), and
+# "X.Y/ours" with our module for it (findings.sh).
 #
 # Knobs (environment):
 #   MKFS        mkfs binary (default: $top_builddir/mkfs/mkfs.erofs)
@@ -32,6 +33,8 @@
 #   KERNELS     newer kernels to boot in stock mode, as fetch-kernel.sh
 #               series (default "6.12 7"; empty: only KVER)
 #   KERNEL_DIR  where they are unpacked (default $top_builddir/qemu-tests/kernels)
+#   OURS_KERNELS, OURS_LINES, FINDINGS_LIST  the newer kernels' ours
+#               targets and fuzz findings (findings.sh)
 #   EROFSFUSE   erofsfuse for the matrix lines with EXPECT "fuse" (default:
 #               $top_builddir/fuse/erofsfuse; those lines SKIP without it)
 set -euo pipefail
@@ -85,6 +88,10 @@ die() { msg "error: $*"; exit 2; }
 
 # hostile-image regression cases (qemu-tests/hostile.list, HOSTILE_LIST=)
 . "$here/hostile.sh"
+
+# the newer kernels' fuzz findings and our modules for those kernels
+# (fuzz-findings.list, FINDINGS_LIST=, OURS_KERNELS=, OURS_LINES=)
+. "$here/findings.sh"
 
 # ---------------------------------------------------------------- setup ---
 
@@ -453,6 +460,8 @@ runs_on_kernel() {
 	local v
 	# ours61 lines: our 6.1 module reads them, Debian's must refuse them
 	[ -z "${OURS61[$2]:-}" ] || [ "$1" != "$HOST_KVER" ] || return 0
+	# the newer kernels' findings: where fuzz-findings.list has a column
+	[ "${KIND[$2]}" != finding ] || finding_runs_on "$1" "$2" || return 1
 	v=$(kver_short "$1")
 	version_ge "$v" "${KMIN[$2]}" || return 1
 	[ -z "${KMAX[$2]}" ] || version_ge "${KMAX[$2]}" "$v" || return 1
@@ -637,6 +646,7 @@ build_images() {
 		IMG[$name]=$img
 	done < <(cat "$MATRIX" ${HOSTILE_LIST:+"$HOSTILE_LIST"})
 	msg "${#NAMES[@]} image(s) built in $((SECONDS - t0)) s with $MKFS"
+	add_findings
 }
 
 # ---------------------------------------------------------- guest side ---
@@ -676,38 +686,48 @@ build_data_disk() {
 	SLOT_BYTES=$(( (2 * biggest + 2 * 1024 * 1024 + ALIGN - 1) / ALIGN * ALIGN ))
 }
 
-# build_initramfs KVER KROOT: the initramfs for one kernel (our module
-# only for KVER's own) listing the images it runs -> INITRAMFS_OF[KVER];
-# IMAGES_OF[KVER] = their number
+# build_initramfs KVER KROOT: the initramfs for one kernel (with our
+# module for it: kmod/'s on the host's 6.1, OURKO_OF[] on a newer one)
+# -> INITRAMFS_OF[KVER]; for each target of the kernel the images it runs
+# in /forge/images-MODE (the guest's forge.mode), their number in
+# IMAGES_OF[TARGET]
 build_initramfs() {
 	local KVER=$1 KROOT=$2 OUR_KO=$OUR_KO
-	local root=$SCRATCH/initramfs-$1 idx name rest n=0
-	[ "$1" = "$HOST_KVER" ] || OUR_KO=
+	local root=$SCRATCH/initramfs-$1 idx name rest n t list=
+	[ "$1" = "$HOST_KVER" ] || OUR_KO=${OURKO_OF[$1]:-}
 	initramfs_base "$root"
 	cp "$SCRATCH/bin/erofs-manifest" "$SCRATCH/bin/guest-loop" "$SCRATCH/bin/hostile-walk" "$root/bin/"
 	guest_erofsfuse "$root"
-	: > "$root/forge/images"
-	while read -r idx name rest; do
-		runs_on_kernel "$KVER" "$name" || continue
-		! kernel_lacks_codec "$KVER" "$name" > /dev/null || continue
-		echo "$idx $name $rest" >> "$root/forge/images"
-		n=$((n + 1))
-	done < "$SCRATCH/images"
+	for t in "${TARGETS[@]}"; do
+		[ "${T_KVER[$t]}" = "$KVER" ] || continue
+		n=0
+		: > "$root/forge/images-${T_MODE[$t]}"
+		while read -r idx name rest; do
+			runs_on_target "$t" "$name" || continue
+			! kernel_lacks_codec "$KVER" "$name" > /dev/null || continue
+			echo "$idx $name $rest" >> "$root/forge/images-${T_MODE[$t]}"
+			n=$((n + 1))
+		done < "$SCRATCH/images"
+		IMAGES_OF[$t]=$n
+		list="$list, $t $n"
+	done
 	cat > "$root/forge/conf" <<-EOF
 		SLOT_BYTES=$SLOT_BYTES
 		IMAGE_LIMIT=${LIMIT_OF[$KVER]}
 		OUR_VERSION=$OUR_VERSION
+		FINDING_WALK=$FINDING_WALK
+		FINDING_KILL=$FINDING_KILL
+		FINDING_CAP=$FINDING_CAP
 	EOF
 	INITRAMFS_OF[$KVER]=$SCRATCH/initramfs-$KVER.cpio.gz
-	IMAGES_OF[$KVER]=$n
 	pack_initramfs "$root" "${INITRAMFS_OF[$KVER]}"
-	msg "initramfs for $KVER: $(( $(stat -c %s "${INITRAMFS_OF[$KVER]}") / 1024 )) KiB, $n image(s)"
+	msg "initramfs for $KVER: $(( $(stat -c %s "${INITRAMFS_OF[$KVER]}") / 1024 )) KiB; image(s): ${list#, }"
 }
 
 # The boot targets: "ours" and "stock" of MODES on KVER, and "X.Y/stock"
 # for each kernel of KERNELS that fetch-kernel.sh delivers (a SKIP verdict
-# naming the reason for one it cannot).  Fills TARGETS[], T_KVER[],
-# T_KROOT[], T_MODE[].
+# naming the reason for one it cannot), and "X.Y/ours" for those of
+# OURS_KERNELS (findings.sh).  Fills TARGETS[], T_KVER[], T_KROOT[], T_MODE[].
 setup_targets() {
 	local mode series line kver kroot target
 	TARGETS=()
@@ -717,20 +737,27 @@ setup_targets() {
 		T_KVER[$mode]=$KVER T_KROOT[$mode]= T_MODE[$mode]=$mode
 	done
 	KROOT_OF[$KVER]= LIMIT_OF[$KVER]=$IMAGE_LIMIT
-	# only Debian's own module runs on the newer kernels (kmod/ is 6.1's)
-	[[ " $MODES " == *" stock "* ]] || return 0
+	# the newer kernels run Debian's own module (stock), and ours (built
+	# by kmod/build-612.sh or build-7x.sh) for the series of OURS_KERNELS
 	for series in $KERNELS; do
+		[[ " $MODES " == *" stock "* ]] || { [[ " $MODES " == *" ours "* ]] &&
+			[[ " $OURS_KERNELS " == *" $series "* ]]; } || continue
 		if ! line=$(top_builddir=$top_builddir bash "$here/fetch-kernel.sh" "$series" "$KERNEL_DIR" \
 			2> "$OUT/fetch-$series.log"); then
 			report_skip "$series" "no kernel: $(tail -n 1 "$OUT/fetch-$series.log" | sed 's/^fetch-kernel.sh: //')"
 			continue
 		fi
 		read -r kver kroot <<< "$line"
-		target=$(kver_short "$kver")/stock
-		TARGETS+=("$target")
-		T_KVER[$target]=$kver T_KROOT[$target]=$kroot T_MODE[$target]=stock
 		KROOT_OF[$kver]=$kroot LIMIT_OF[$kver]=$KERNEL_IMAGE_LIMIT
-		msg "kernel $kver for $target: $kroot"
+		if [[ " $MODES " == *" stock "* ]]; then
+			target=$(kver_short "$kver")/stock
+			TARGETS+=("$target")
+			T_KVER[$target]=$kver T_KROOT[$target]=$kroot T_MODE[$target]=stock
+			msg "kernel $kver for $target: $kroot"
+		fi
+		if [[ " $MODES " == *" ours "* && " $OURS_KERNELS " == *" $series "* ]]; then
+			ours_target "$series" "$kver" "$kroot"
+		fi
 	done
 }
 
@@ -803,6 +830,8 @@ boot() {
 		fi
 		if [ $((now - t0)) -ge "$boot_limit" ]; then
 			BOOT_END=timeout
+		elif grep -aq '^forge: STUCK' "$log"; then
+			BOOT_END=hang	# a finding's walk outlived SIGKILL
 		elif [ $((now - last_marker)) -ge $((limit + 30)) ]; then
 			BOOT_END=hang
 		fi
@@ -877,8 +906,8 @@ check_boot_record() { # MODE DIR HOW-THE-BOOT-ENDED WALL-SECONDS
 	version=$(cat "$rec/version")
 	if [ -f "$rec/insmod.failed" ]; then
 		report_fail "$mode/boot" "insmod failed: $(tr '\n' ' ' < "$rec/insmod.failed")" "$rec/insmod.err"
-	elif [ "$mode" = ours ] && [ "$version" != "$OUR_VERSION" ]; then
-		report_fail "$mode/boot" "module version '$version', expected $OUR_VERSION" "$rec/dmesg"
+	elif [ "${T_MODE[$mode]}" = ours ] && [ "$version" != "$(our_version_of "$mode")" ]; then
+		report_fail "$mode/boot" "module version '$version', expected $(our_version_of "$mode")" "$rec/dmesg"
 	elif [ "${T_MODE[$mode]}" = stock ] && [[ $version == erofs-forge* ]]; then
 		report_fail "$mode/boot" "stock mode loaded our module ($version)" "$rec/dmesg"
 	elif bad=$(bad_kernel_lines "$rec/dmesg" 1) && [ -n "$bad" ]; then
@@ -896,6 +925,10 @@ evaluate() {
 	local idx=${INDEX[$name]}
 	if [ "$kind" = hostile ]; then
 		evaluate_hostile "$mode" "$name"
+		return
+	fi
+	if [ "$kind" = finding ]; then
+		evaluate_finding "$mode" "$name"
 		return
 	fi
 	if [ ! -d "$r" ]; then
@@ -941,8 +974,8 @@ evaluate() {
 	if [ "${GUEST_KIND[$name]:-}" = fuse ]; then
 		[ "$version" = erofsfuse ] ||
 			{ report_fail "$mode/$name" "not mounted by erofsfuse ('$version')" "$r/dmesg"; return; }
-	elif [ "$mode" = ours ] && [ "$version" != "$OUR_VERSION" ]; then
-		report_fail "$mode/$name" "mounted by module '$version', not $OUR_VERSION" "$r/dmesg"
+	elif [ "${T_MODE[$mode]}" = ours ] && [ "$version" != "$(our_version_of "$mode")" ]; then
+		report_fail "$mode/$name" "mounted by module '$version', not $(our_version_of "$mode")" "$r/dmesg"
 		return
 	fi
 	if [ "$(cat "$r/manifest.rc")" != 0 ]; then
@@ -1002,6 +1035,13 @@ run_boots() { # MODE
 	mkdir -p "$OUT/$mode"
 	: > "$OUT/$mode/boots"
 	: > "$OUT/$mode/ended"
+	# the findings' boots come last; no other boot when there is nothing
+	# else; a newer kernel's ours target has all its images in such boots
+	if [ "${T_MODE[$mode]}" = ours ] && [ "${T_KVER[$mode]}" != "$HOST_KVER" ]; then
+		findings_boots "$mode" all
+		return
+	fi
+	has_other_images "$mode" || { findings_boots "$mode"; return; }
 	while :; do
 		boot "$mode" "$start" "$n"
 		echo "$n $BOOT_END $BOOT_SECONDS" >> "$OUT/$mode/boots"
@@ -1014,6 +1054,7 @@ run_boots() { # MODE
 		n=$((n + 1))
 	done
 	hostile_solo_boots "$mode" "$n"
+	findings_boots "$mode"
 }
 
 judge_mode() { # MODE
@@ -1030,7 +1071,7 @@ judge_mode() { # MODE
 		fi
 	done < "$OUT/$mode/boots"
 	for name in "${NAMES[@]}"; do
-		runs_on_kernel "${T_KVER[$mode]}" "$name" || continue
+		runs_on_target "$mode" "$name" || continue
 		if codec=$(kernel_lacks_codec "${T_KVER[$mode]}" "$name"); then
 			report_skip "$mode/$name" "kernel ${T_KVER[$mode]} is built without $codec"
 		else
@@ -1044,7 +1085,7 @@ running_count() { local p n=0; for p; do ! kill -0 "$p" 2>/dev/null || n=$((n + 
 run_qemu_stage() {
 	local mode pids=() t0=$SECONDS ran=()
 	for mode in "${TARGETS[@]}"; do
-		[ "${IMAGES_OF[${T_KVER[$mode]}]}" -gt 0 ] || continue	# no line for this kernel
+		[ "${IMAGES_OF[$mode]}" -gt 0 ] || continue	# no line for this target
 		ran+=("$mode")
 		if [ "$QEMU_PARALLEL" = 1 ]; then
 			while [ "$(running_count "${pids[@]}")" -ge "$QEMU_JOBS" ]; do wait -n || true; done
@@ -1073,6 +1114,7 @@ main() {
 	declare -gA KIND IMG INDEX ENDED ENDLOG REFUSE HOSTILE_CASE GUEST_KIND NO_SYMLINK_MODE
 	declare -gA KMIN KMAX T_KVER T_KROOT T_MODE INITRAMFS_OF IMAGES_OF KROOT_OF ALGS LIMIT_OF
 	declare -gA BLOB	# @blob@ lines: the extra device's file
+	declare -gA FEXPECT OURKO_OF OURVER_OF	# findings.sh
 	HOST_KVER=$KVER
 	setup_dirs
 	msg "run $RUN_ID: kernel $KVER, accel $QEMU_ACCEL, mkfs $MKFS"

@@ -13,6 +13,7 @@ packages=(
 	selinux-utils libcap2-bin
 	dmsetup e2fsprogs
 	clang libclang-rt-14-dev
+	patch bison flex libelf-dev libssl-dev bc dwarves
 )
 missing=()
 for p in "${packages[@]}"; do
