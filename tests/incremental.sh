@@ -154,6 +154,30 @@ for i in $(seq 1 10); do
 done
 check "ten layers" "$WORK/c.img" "${layers[@]}"
 
+# --- sixty small layers in place, reaching into the same nested directories
+# again and again: adds, whiteouts, a directory made opaque, one replaced by a
+# file and back (every step must stay in place) ---
+mkfile "$WORK/m0/top/x0/seed" "seed"
+"$MKFS" --quiet "$WORK/m.img" "$WORK/m0" || fail "sixty layers: base"
+layers=("$WORK/m0")
+fallbacks=0
+for i in $(seq 1 60); do
+	c=$WORK/many/$i
+	mkfile "$c/top/x$((i % 7))/deep/f$i" "layer $i"
+	[ "$i" -le 5 ] || whiteout "$c/top/x$(((i - 5) % 7))/deep/f$((i - 5))"
+	[ $((i % 10)) -ne 0 ] || { mkdir -p "$c/top/x3" && setfattr -n trusted.overlay.opaque -v y "$c/top/x3"; }
+	case $((i % 13)) in
+	0) mkfile "$c/top/y" "y is a file now" ;;
+	1) mkfile "$c/top/y/z" "y is a directory again" ;;
+	esac
+	"$MKFS" --quiet -d 3 --incremental "$WORK/m.img" "$c" 2>"$WORK/m.log" || fail "sixty layers: step $i"
+	grep -q "rewriting all" "$WORK/m.log" && fallbacks=$((fallbacks + 1))
+	layers+=("$c")
+done
+[ "$fallbacks" = 0 ] && pass "sixty layers: every step in place" ||
+	fail "sixty layers: $fallbacks steps rewrote all metadata"
+check "sixty layers" "$WORK/m.img" "${layers[@]}"
+
 # --- a compressed base: its files are read back through the reader ---
 mkdir -p "$WORK/zl" && seq 1 30000 > "$WORK/zl/text" && cp "$WORK/rand" "$WORK/zl/rand"
 "$MKFS" --quiet -zlz4hc -Eztailpacking,fragments "$WORK/z.img" "$WORK/zl"
