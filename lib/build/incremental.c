@@ -175,6 +175,7 @@ int erofs_mkfs_incremental(const struct erofs_build_options *opts, struct erofs_
 		return err;
 	if (tar_fd >= 0) {
 		snprintf(tar_path, sizeof(tar_path), "/proc/self/fd/%d", tar_fd);
+		io.source_shown = opts->source ? opts->source : "(stdin)";
 		io.source = tar_path;
 	}
 	/* the image's metadata stays where the new layer lets it */

@@ -397,7 +397,7 @@ static int open_input(struct tarsrc *t)
 {
 	const char *source = t->opts->source;
 
-	t->name = source ? source : "(stdin)";
+	t->name = t->opts->source_shown ? t->opts->source_shown : source ? source : "(stdin)";
 	t->in_fd = source ? open(source, O_RDONLY | O_CLOEXEC) : fcntl(0, F_DUPFD_CLOEXEC, 0);
 	if (t->in_fd < 0) {
 		int err = errno;

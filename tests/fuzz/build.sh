@@ -77,7 +77,7 @@ done
 # builder; and the image source (rebuild mode, --incremental's copy-up),
 # which reads layers through the reader
 tar_sources=(lib/source/tar.c lib/source/tarpax.c lib/source/tario.c lib/source/tarsrc.c lib/source/namedtree.c lib/source/tree.c lib/source/xattr.c lib/source/scan.c lib/source/android.c
-	lib/source/fsconfig.c lib/source/fsconfig_tables.c lib/source/selinux.c lib/source/imgsrc.c lib/source/imglayer.c lib/source/copyup.c lib/common/diag.c)
+	lib/source/fsconfig.c lib/source/fsconfig_tables.c lib/source/selinux.c lib/source/imgsrc.c lib/source/imglayer.c lib/source/copyup.c lib/source/nidmap.c lib/source/imgbase.c lib/common/diag.c)
 for layer in common codec read; do
 	for f in "$top"/lib/$layer/*.c; do
 		[ "$f" = "$top/lib/common/diag.c" ] || tar_sources+=("lib/$layer/$(basename "$f")")

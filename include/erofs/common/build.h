@@ -92,6 +92,9 @@ enum erofs_layer_data {
 
 struct erofs_build_options {
 	const char *source;		/* directory to image */
+	const char *source_shown;	/* what messages call it (NULL: source, or
+					 * "(stdin)"): --incremental reads a piped
+					 * tar from a copy */
 	const char *image;		/* output path */
 	uint64_t image_offset;		/* --offset: bytes before the image in it */
 	unsigned int blkszbits;
