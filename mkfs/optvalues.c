@@ -18,6 +18,7 @@
 #include "erofs/common/build.h"
 #include "erofs/codec/codec.h"
 #include "erofs/common/diag.h"
+#include "erofs/common/digest.h"
 #include "erofs/common/format.h"
 #include "erofs/build/mkfs.h"
 #include "erofs/source/xattr.h"
@@ -458,6 +459,22 @@ int mkfs_add_xattr_prefix(struct erofs_build_options *opts, const char *prefix)
 		return -ENOMEM;
 	opts->xattr_prefixes = bigger;
 	bigger[opts->nr_xattr_prefixes++] = prefix;
+	return 0;
+}
+
+/* --xattr-inode-digest[=NAME]: the digest xattr's name (erofs.fingerprint.v1) */
+int mkfs_set_inode_digest(struct erofs_build_options *opts, const char *name)
+{
+	size_t skip;
+	uint8_t base;
+
+	if (!name)
+		name = EROFS_DIGEST_NAME_DEFAULT;
+	if (erofs_xattr_digest_name(name, &base, &skip)) {
+		erofs_err("--xattr-inode-digest=%s: the xattr name must have 1 to 255 bytes", name);
+		return -EINVAL;
+	}
+	opts->inode_digest = name;
 	return 0;
 }
 

@@ -130,6 +130,10 @@ struct erofs_build_options {
 					 * in the image even with a packed inode */
 	const char **xattr_prefixes;	/* --xattr-prefix: long name prefixes, in order */
 	uint32_t nr_xattr_prefixes;
+	/* --xattr-inode-digest: every non-empty regular file gets this xattr,
+	 * "sha256:" and the SHA-256 of its bytes, under a long prefix of its own
+	 * (after the --xattr-prefix ones) named by ishare_xattr_prefix_id */
+	const char *inode_digest;	/* NULL: off */
 	int xattr_tolerance;		/* -x: share values seen on more inodes; <0: no xattrs */
 	uint32_t root_xattr_isize;	/* --root-xattr-isize: the root's inline xattrs
 					 * take at least these bytes (zero padded) */
