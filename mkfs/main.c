@@ -354,13 +354,9 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 		case OPT_MAX_KERNEL: cl->max_kernel = optarg; break;
 		case OPT_MAX_EXTENT_BYTES:
 			err = mkfs_parse_int64(optarg, "--max-extent-bytes", INT32_MIN, INT32_MAX, &v);
-			if (!err && v < 0) {
-				/* erofs-utils' fixed-input extents of -E48bit */
-				erofs_err("--max-extent-bytes=%s: a negative size (unaligned extents of "
-					  "fixed input, -E48bit) is not implemented yet", optarg);
-				err = -EOPNOTSUPP;
-			}
-			opts->max_extent_bytes = (uint32_t)(v > 0 ? v : 0);
+			/* negative: erofs-utils' fixed-input unaligned extents of -E48bit */
+			opts->fixed_extents = v < 0;
+			opts->max_extent_bytes = (uint32_t)(v > 0 ? v : -v);
 			break;
 		case OPT_DSUNIT:
 			err = mkfs_parse_int64(optarg, "--dsunit block count", 0, INT32_MAX, &v);
@@ -432,12 +428,15 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 			  opts->packed_pcluster_size, 1u << opts->blkszbits);
 		return -EINVAL;
 	}
-	if (opts->max_extent_bytes && opts->max_extent_bytes < 1u << opts->blkszbits) {
+	if (opts->max_extent_bytes && !opts->fixed_extents &&
+	    opts->max_extent_bytes < 1u << opts->blkszbits) {
 		/* one extent may start per lcluster: none shorter than a block */
 		erofs_err("--max-extent-bytes=%u: at least the block size, %u", opts->max_extent_bytes,
 			  1u << opts->blkszbits);
 		return -EINVAL;
 	}
+	if (opts->fixed_extents && mkfs_check_fixed_extents(opts))
+		return -EINVAL;
 	if (opts->fragments && opts->compressor == EROFS_COMPRESS_NONE) {
 		erofs_err("-E %s needs -z: fragments are compressed together",
 			  opts->all_fragments ? "all-fragments" : "fragments");

@@ -175,6 +175,10 @@ struct erofs_build_options {
 	uint32_t fsalign_blocks;	/* --fsalignblks: image size a multiple of it; 0: off */
 	/* --max-extent-bytes: no extent decodes to more; 0: no limit of ours */
 	uint32_t max_extent_bytes;
+	/* --max-extent-bytes=-N (-E48bit): every extent takes exactly N input
+	 * bytes (max_extent_bytes), compressed whole or stored raw, and a
+	 * file's extents are packed byte after byte (unaligned) */
+	bool fixed_extents;
 	/* --dsunit: each file's data (a block or more of it) starts on a
 	 * multiple of this many blocks, as on a RAID stripe; 0 or 1: off */
 	uint32_t dsunit;

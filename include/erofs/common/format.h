@@ -152,6 +152,7 @@ enum erofs_xattr_index {
 #define EROFS_LZMA_MAX_DICT_SIZE	(8u << 20)
 #define EROFS_ZSTD_MAX_DICT_SIZE	(1u << 20)
 #define EROFS_PCLUSTER_MAX_SIZE		(1u << 20)
+#define EROFS_EXTENT_DECODED_MAX	(12u << 20)	/* Linux: what one extent may decode to */
 #define EROFS_ZMAP_HEADER_SIZE		8u
 #define EROFS_LCLUSTER_INDEX_SIZE	8u	/* a full (non-compact) index entry */
 
