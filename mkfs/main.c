@@ -47,7 +47,7 @@ enum {
 	/* erofs-utils 1.9.4 spellings */
 	OPT_ALL_TIME, OPT_PRESERVE_MTIME, OPT_ASYNC_QUEUE_LIMIT, OPT_NETWORK_SOURCE,
 	OPT_FSALIGNBLKS, OPT_ZFEATURE_BITS, OPT_OFFSET, OPT_ROOT_XATTR_ISIZE, OPT_CLEAN, OPT_INCREMENTAL, OPT_DSUNIT, OPT_MAX_EXTENT_BYTES,
-	OPT_NOT_YET, OPT_VMDK_DESC,
+	OPT_NOT_YET, OPT_VMDK_DESC, OPT_XATTR_INODE_DIGEST,
 };
 
 /* What the command line says beyond the build options themselves. */
@@ -87,7 +87,6 @@ static const struct option long_options[] = {
 	 * so a script learns why instead of reading "unrecognized" */
 	{ "zD", optional_argument, NULL, OPT_NOT_YET },
 	{ "MZ", optional_argument, NULL, OPT_NOT_YET },
-	{ "xattr-inode-digest", optional_argument, NULL, OPT_NOT_YET },
 	{ "max-extent-bytes", required_argument, NULL, OPT_MAX_EXTENT_BYTES },
 	{ "gzinfo", optional_argument, NULL, OPT_NOT_YET },
 	{ "dsunit", required_argument, NULL, OPT_DSUNIT },
@@ -105,6 +104,7 @@ static const struct option long_options[] = {
 	{ "file-contexts", required_argument, NULL, OPT_FILE_CONTEXTS },
 	{ "block-list-file", required_argument, NULL, OPT_BLOCK_LIST_FILE },
 	{ "xattr-prefix", required_argument, NULL, OPT_XATTR_PREFIX },
+	{ "xattr-inode-digest", optional_argument, NULL, OPT_XATTR_INODE_DIGEST },
 	{ "tar", optional_argument, NULL, OPT_TAR },
 	{ "aufs", no_argument, NULL, OPT_AUFS },
 	{ "ovlfs-strip", optional_argument, NULL, OPT_OVLFS_STRIP },
@@ -304,6 +304,7 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 			err = mkfs_parse_int64(optarg, "async queue limit", 0, INT32_MAX, &v);
 			break;
 		case OPT_XATTR_PREFIX: err = mkfs_add_xattr_prefix(opts, optarg); break;
+		case OPT_XATTR_INODE_DIGEST: err = mkfs_set_inode_digest(opts, optarg); break;
 		case OPT_QUIET: opts->quiet = true; break;
 		case OPT_MOUNT_POINT: opts->mount_point = optarg; break;
 		case OPT_PRODUCT_OUT: opts->product_out = optarg; break;
@@ -353,13 +354,9 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 		case OPT_MAX_KERNEL: cl->max_kernel = optarg; break;
 		case OPT_MAX_EXTENT_BYTES:
 			err = mkfs_parse_int64(optarg, "--max-extent-bytes", INT32_MIN, INT32_MAX, &v);
-			if (!err && v < 0) {
-				/* erofs-utils' fixed-input extents of -E48bit */
-				erofs_err("--max-extent-bytes=%s: a negative size (unaligned extents of "
-					  "fixed input, -E48bit) is not implemented yet", optarg);
-				err = -EOPNOTSUPP;
-			}
-			opts->max_extent_bytes = (uint32_t)(v > 0 ? v : 0);
+			/* negative: erofs-utils' fixed-input unaligned extents of -E48bit */
+			opts->fixed_extents = v < 0;
+			opts->max_extent_bytes = (uint32_t)(v > 0 ? v : -v);
 			break;
 		case OPT_DSUNIT:
 			err = mkfs_parse_int64(optarg, "--dsunit block count", 0, INT32_MAX, &v);
@@ -408,6 +405,17 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 	    mkfs_incremental_setup(argc, argv, optind, opts, cl->incremental,
 				   cl->block_size_given, cl->uuid_given))
 		return -EINVAL;
+	if (opts->inode_digest && (opts->incremental || opts->nr_layers)) {
+		/* their kept files are not read again, so nothing to hash */
+		erofs_err("--xattr-inode-digest: not with %s; build from a directory or a tar",
+			  opts->incremental ? "--incremental" : "image sources (rebuild mode)");
+		return -EINVAL;
+	}
+	if (opts->inode_digest && opts->nr_xattr_prefixes >= EROFS_XATTR_LONG_PREFIX_MAX) {
+		erofs_err("--xattr-inode-digest: its long prefix would be number %u, at most %u",
+			  opts->nr_xattr_prefixes + 1, EROFS_XATTR_LONG_PREFIX_MAX);
+		return -EINVAL;
+	}
 	if (!opts->pcluster_size)
 		opts->pcluster_size = 1u << opts->blkszbits;
 	if (opts->pcluster_size % (1u << opts->blkszbits)) {
@@ -420,12 +428,15 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 			  opts->packed_pcluster_size, 1u << opts->blkszbits);
 		return -EINVAL;
 	}
-	if (opts->max_extent_bytes && opts->max_extent_bytes < 1u << opts->blkszbits) {
+	if (opts->max_extent_bytes && !opts->fixed_extents &&
+	    opts->max_extent_bytes < 1u << opts->blkszbits) {
 		/* one extent may start per lcluster: none shorter than a block */
 		erofs_err("--max-extent-bytes=%u: at least the block size, %u", opts->max_extent_bytes,
 			  1u << opts->blkszbits);
 		return -EINVAL;
 	}
+	if (opts->fixed_extents && mkfs_check_fixed_extents(opts))
+		return -EINVAL;
 	if (opts->fragments && opts->compressor == EROFS_COMPRESS_NONE) {
 		erofs_err("-E %s needs -z: fragments are compressed together",
 			  opts->all_fragments ? "all-fragments" : "fragments");

@@ -18,6 +18,7 @@
 #include "erofs/common/build.h"
 #include "erofs/codec/codec.h"
 #include "erofs/common/diag.h"
+#include "erofs/common/digest.h"
 #include "erofs/common/format.h"
 #include "erofs/build/mkfs.h"
 #include "erofs/source/xattr.h"
@@ -458,6 +459,55 @@ int mkfs_add_xattr_prefix(struct erofs_build_options *opts, const char *prefix)
 		return -ENOMEM;
 	opts->xattr_prefixes = bigger;
 	bigger[opts->nr_xattr_prefixes++] = prefix;
+	return 0;
+}
+
+/* --xattr-inode-digest[=NAME]: the digest xattr's name (erofs.fingerprint.v1) */
+int mkfs_set_inode_digest(struct erofs_build_options *opts, const char *name)
+{
+	size_t skip;
+	uint8_t base;
+
+	if (!name)
+		name = EROFS_DIGEST_NAME_DEFAULT;
+	if (erofs_xattr_digest_name(name, &base, &skip)) {
+		erofs_err("--xattr-inode-digest=%s: the xattr name must have 1 to 255 bytes", name);
+		return -EINVAL;
+	}
+	opts->inode_digest = name;
+	return 0;
+}
+
+/*
+ * --max-extent-bytes=-N: extents of N input bytes each, packed unaligned,
+ * which only the encoded extents of -E48bit can address; what would move
+ * or share pclusters (tails inline or in fragments, -E dedupe) or compress
+ * the metadata is refused with it.
+ */
+int mkfs_check_fixed_extents(const struct erofs_build_options *opts)
+{
+	uint32_t n = opts->max_extent_bytes;
+	const char *with = opts->fragments ? (opts->all_fragments ? "-E all-fragments"
+								 : "-E fragments")
+			   : opts->ztailpacking ? "-E ztailpacking"
+			   : opts->dedupe ? "-E dedupe"
+			   : opts->metabox ? "-m" : opts->chunkbits ? "--chunksize" : NULL;
+
+	if (!opts->layout_48bit || opts->compressor == EROFS_COMPRESS_NONE) {
+		erofs_err("--max-extent-bytes=-%u: fixed-input unaligned extents need -E48bit and -z",
+			  n);
+		return -EINVAL;
+	}
+	if (n < 1u << opts->blkszbits || n > EROFS_EXTENT_DECODED_MAX) {
+		erofs_err("--max-extent-bytes=-%u: between the block size (%u) and %u bytes", n,
+			  1u << opts->blkszbits, EROFS_EXTENT_DECODED_MAX);
+		return -EINVAL;
+	}
+	if (with) {
+		erofs_err("--max-extent-bytes=-%u: not with %s (fixed-input extents are packed "
+			  "unaligned, each file's own)", n, with);
+		return -EINVAL;
+	}
 	return 0;
 }
 

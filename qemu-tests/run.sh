@@ -333,7 +333,7 @@ expected_manifest() {
 	fi
 	for tok in "${toks[@]}"; do
 		case $tok in
-		same|noxattrs|extract|overlay|fuse|refuse=*|corrupt=*|kernel=*) ;;
+		same|noxattrs|extract|overlay|fuse|refuse=*|corrupt=*|kernel=*|digest=*) ;;
 		ours61) ;;
 		uid=*) sed_prog+=(-e "s/ uid=[0-9]+ / uid=${tok#uid=} /") ;;
 		gid=*) sed_prog+=(-e "s/ gid=[0-9]+ / gid=${tok#gid=} /") ;;
@@ -346,6 +346,40 @@ expected_manifest() {
 	else
 		cp "$SCRATCH/manifests/$key" "$out"
 	fi
+	for tok in "${toks[@]}"; do
+		if [[ $tok == digest=* ]]; then
+			add_digests "${tok#digest=}" "$out"
+		fi
+	done
+}
+
+# EXPECT digest=NAME (mkfs --xattr-inode-digest=NAME): every non-empty
+# regular file of TREE_DIR shows NAME = "sha256:" + the SHA-256 of its bytes
+add_digests() { # NAME MANIFEST
+	python3 - "$1" "$2" "$TREE_DIR" <<'PY' || die "digest manifest edit failed"
+import hashlib, os, re, sys
+name, path, tree = sys.argv[1], sys.argv[2], sys.argv[3]
+unesc = lambda t: re.sub(rb"%([0-9A-Fa-f]{2})", lambda m: bytes([int(m.group(1), 16)]), t)
+esc = lambda b: "".join(chr(c) if 33 <= c < 127 and chr(c) not in "\\%=;" else "%%%02X" % c for c in b)
+lines = []
+for line in open(path, "rb").read().decode("latin-1").splitlines():
+    toks = line.split(" ")
+    if "type=reg" in toks and "size=0" not in toks:
+        rel = unesc(toks[0].encode("latin-1"))
+        with open(os.path.join(tree.encode(), rel), "rb") as f:
+            value = b"sha256:" + hashlib.sha256(f.read()).digest()
+        pairs = []
+        for i, t in enumerate(toks):
+            if t.startswith("xattrs="):
+                pairs = t[len("xattrs="):].split(";")
+                del toks[i]
+                break
+        pairs.append(esc(name.encode()) + "=" + value.hex())
+        pairs.sort(key=lambda p: unesc(p.split("=")[0].encode("latin-1")))
+        toks.append("xattrs=" + ";".join(pairs))
+    lines.append(" ".join(toks))
+open(path, "w", encoding="latin-1").write("\n".join(lines) + "\n")
+PY
 }
 
 # --tar=f lines: TAR_SOURCE is what mkfs images instead of the tree, and

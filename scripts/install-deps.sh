@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(
 	build-essential autoconf automake libtool pkg-config
-	liblz4-dev uuid-dev libselinux1-dev libxxhash-dev
+	liblz4-dev uuid-dev libselinux1-dev libxxhash-dev nettle-dev
 	liblzma-dev zlib1g-dev libdeflate-dev libzstd-dev libfuse3-dev fuse3
 	libarchive-tools
 	attr python3 util-linux xxd time

@@ -236,6 +236,20 @@ mkfs_or_fail() { # LABEL IMAGE SRC OPTIONS...: our mkfs.erofs --quiet, a failure
 	return 1
 }
 
+refused_by_name() { # WORD MKFS-ARGS...: our mkfs.erofs exits 1 naming WORD, no image left
+	local word=$1 rc shown
+	shift
+	shown="$*"
+	rm -f "$WORK/refused.img"
+	"$OUR_MKFS" --quiet "$@" "$WORK/refused.img" "$SRC" >"$WORK/refused.log" 2>&1
+	rc=$?
+	if [ "$rc" -eq 1 ] && grep -q -- "$word" "$WORK/refused.log" && [ ! -e "$WORK/refused.img" ]; then
+		pass "refused: ${shown:0:70} (exit 1, named, no image)"
+	else
+		fail "${shown:0:70}: rc $rc, image $([ -e "$WORK/refused.img" ] && echo left): $(head -1 "$WORK/refused.log")"
+	fi
+}
+
 fsck_failed_as() { # LABEL PASS_MSG RC LOG WORDS...: fsck must have exited 1, printing every word
 	local label=$1 msg=$2 rc=$3 log=$4 w ok=1
 	shift 4

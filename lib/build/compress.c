@@ -288,6 +288,64 @@ static int ztail_first_cap(struct erofs_compressor *c, const uint8_t *src, uint6
 	return guess < 2 ? cap : (int)((guess - 1) * c->blksz);
 }
 
+/*
+ * --max-extent-bytes=-N: extents of N input bytes each (counted from the
+ * file's start; a segment's end cuts one short), each compressed whole
+ * when that saves bytes, else stored raw; their bytes follow one another
+ * unaligned in item->blocks, zero-padded to a block at the end.
+ */
+static int compress_fixed(struct erofs_compressor *c, struct erofs_work *item)
+{
+	const uint32_t blksz = c->blksz, n = c->opts->max_extent_bytes;
+	const uint64_t len = item->end - item->start;
+	struct erofs_zinfo *zi = &item->z;
+	const unsigned int alg_index = item->inode->algorithm;
+	const uint32_t cap = item->inode->pcluster_size < EROFS_PCLUSTER_MAX_SIZE
+				     ? item->inode->pcluster_size : EROFS_PCLUSTER_MAX_SIZE;
+	uint64_t pos = 0, used = 0;
+	uint32_t ecap = 0;
+
+	zi->unaligned = true;
+	item->blocks = malloc(blocks_for(len, blksz) * blksz + blksz);
+	if (!item->blocks)
+		return -ENOMEM;
+	while (pos < len) {
+		uint64_t lofs = item->start + pos;
+		uint64_t take = n - lofs % n < len - pos ? n - lofs % n : len - pos;
+		int out_len = erofs_codec_whole(c->codecs[alg_index], c->input + pos, (int)take,
+						c->pcluster, (int)(take - 1 < cap ? take - 1 : cap));
+		bool raw = out_len <= 0;
+		struct erofs_zextent *e;
+
+		if (out_len < 0)
+			return out_len;
+		/* raw: no pcluster over 1 MiB, the most Linux reads in one */
+		if (raw && take > EROFS_PCLUSTER_MAX_SIZE)
+			take = EROFS_PCLUSTER_MAX_SIZE;
+		if (zi->nr_extents == ecap) {
+			struct erofs_zextent *bigger;
+
+			ecap = ecap ? ecap * 2 : 16;
+			if (!(bigger = realloc(zi->extents, ecap * sizeof(*bigger))))
+				return -ENOMEM;
+			zi->extents = bigger;
+		}
+		e = &zi->extents[zi->nr_extents++];
+		*e = (struct erofs_zextent){
+			.lofs = lofs, .raw = raw, .bytes = raw ? (uint32_t)take : (uint32_t)out_len,
+			.pblk = (uint32_t)(used / blksz), .boff = (uint16_t)(used % blksz),
+		};
+		e->nblks = (uint16_t)blocks_for(e->boff + (uint64_t)e->bytes, blksz);
+		e->clen = (uint16_t)(e->bytes < 65535 ? e->bytes : 65535);
+		memcpy(item->blocks + used, raw ? c->input + pos : c->pcluster, e->bytes);
+		used += e->bytes;
+		pos += take;
+	}
+	zi->nr_blocks = (uint32_t)blocks_for(used, blksz);
+	memset(item->blocks + used, 0, (size_t)zi->nr_blocks * blksz - used);
+	return 0;
+}
+
 /* Compresses one segment into item->blocks and item->z. */
 static int compress_segment(struct erofs_compressor *c, struct erofs_work *item)
 {
@@ -321,6 +379,8 @@ static int compress_segment(struct erofs_compressor *c, struct erofs_work *item)
 
 	if (to_fragment && c->opts->all_fragments)
 		return take_fragment(c, item, 0);
+	if (c->opts->fixed_extents && !item->packed)
+		return compress_fixed(c, item);
 	/* never more blocks than the raw input, plus a pcluster of rounding */
 	item->blocks = malloc(blocks_for(len, blksz) * blksz + pcluster_size);
 	if (!item->blocks)

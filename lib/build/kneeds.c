@@ -46,7 +46,12 @@ void erofs_kneeds_from_options(const struct erofs_build_options *opts,
 	}
 	if (opts->nr_xattr_prefixes)
 		erofs_kneeds_add(needs, EROFS_KF_XATTR_PREFIXES, "--xattr-prefix");
-	if (opts->nr_xattr_prefixes && opts->plain_xattr_prefixes && opts->fragments)
+	/* the digest's own long prefix; COMPAT_ISHARE_XATTRS itself is optional
+	 * (Linux 7.0 shares page cache by it, older ones ignore it) */
+	if (opts->inode_digest)
+		erofs_kneeds_add(needs, EROFS_KF_XATTR_PREFIXES, "--xattr-inode-digest");
+	if ((opts->nr_xattr_prefixes || opts->inode_digest) && opts->plain_xattr_prefixes &&
+	    opts->fragments)
 		erofs_kneeds_add(needs, EROFS_KF_PLAIN_XATTR_PREFIXES, "-E plain-xattr-prefixes");
 	if (opts->metabox)
 		erofs_kneeds_add(needs, EROFS_KF_METABOX, "-m");

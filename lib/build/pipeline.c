@@ -13,6 +13,7 @@
 #include "erofs/build/tarindex.h"
 #include "erofs/build/compress.h"
 #include "erofs/build/dedup.h"
+#include "erofs/build/digest.h"
 #include "erofs/common/diag.h"
 #include "erofs/common/format.h"
 #include "erofs/build/fragment.h"
@@ -87,6 +88,10 @@ static int sink_files(void *arg, struct erofs_inode *const *files, size_t n)
 		}
 	}
 	for (size_t i = 0; !err && i < n; i++) {
+		/* before any worker sees it: the digest pair sizes its xattrs */
+		if (erofs_digest_wanted(p->opts, p->tree, files[i]) &&
+		    (err = erofs_digest_prepare(p->opts, files[i])))
+			break;
 		p->files[p->nr_files++] = files[i];
 		p->files_total++;
 		p->bytes_total += files[i]->size;
@@ -184,6 +189,12 @@ static int process(struct pipeline *p, struct erofs_compressor *c, int init_err,
 	if (init_err) {
 		erofs_err("out of memory starting a worker");
 		return init_err;
+	}
+	if (p->opts->inode_digest) {
+		int err = erofs_digest_work(&p->wctx, w, dirs);
+
+		if (err)
+			return err;
 	}
 	switch (w->kind) {
 	case EROFS_WORK_COMPRESS:

@@ -410,10 +410,15 @@ static int put_superblock(struct write_ctx *w, int fd)
 		sb.metabox_nid = plan->metabox->nid;
 	}
 	if (plan->prefix_size) {
-		sb.xattr_prefix_count = (uint8_t)w->opts->nr_xattr_prefixes;
+		sb.xattr_prefix_count = (uint8_t)erofs_xattr_prefix_count(w->opts);
 		sb.xattr_prefix_start = (uint32_t)(plan->prefix_pos / 4);
 		if (plan->prefix_pos)
 			sb.feature_compat |= EROFS_COMPAT_PLAIN_XATTR_PFX;
+		/* --xattr-inode-digest: its prefix follows the --xattr-prefix ones */
+		if (w->opts->inode_digest) {
+			sb.feature_compat |= EROFS_COMPAT_ISHARE_XATTRS;
+			sb.ishare_xattr_prefix_id = (uint8_t)w->opts->nr_xattr_prefixes;
+		}
 	}
 	if (w->tree->base)
 		keep_base_super(w, &sb);

@@ -160,7 +160,7 @@ static int commit_extents(struct erofs_commit *cc, struct erofs_inode *inode,
 	const uint32_t n = w->z.nr_extents;
 	struct pending pending = { .blocks = w->blocks, .first_blk = cc->img->next_blk };
 	struct erofs_zextent *bigger;
-	uint32_t blk;
+	uint32_t blk, n_done = 0;
 	int err;
 
 	/* (one more for a fragment's extent) */
@@ -168,7 +168,19 @@ static int commit_extents(struct erofs_commit *cc, struct erofs_inode *inode,
 	if (!bigger)
 		return -ENOMEM;
 	zi->extents = bigger;
-	for (uint32_t i = 0; i < n; i++) {
+	if (w->z.unaligned) {
+		/* pclusters packed unaligned share blocks: the segment's blocks
+		 * go as they are, after the file's earlier ones */
+		zi->unaligned = true;
+		for (uint32_t i = 0; i < n; i++) {
+			zi->extents[zi->nr_extents] = w->z.extents[i];
+			zi->extents[zi->nr_extents++].pblk += zi->nr_blocks;
+		}
+		pending.nr_blocks = w->z.nr_blocks;
+		zi->nr_blocks += w->z.nr_blocks;
+		n_done = n;
+	}
+	for (uint32_t i = n_done; i < n; i++) {
 		struct erofs_zextent e = w->z.extents[i];
 		const uint8_t *bytes = w->blocks + ((uint64_t)e.pblk << bits);
 		uint64_t end = i + 1 < n ? w->z.extents[i + 1].lofs : w->frag ? w->frag_at : w->end;

@@ -65,6 +65,9 @@ unsigned int erofs_zextent_recsz(const struct erofs_build_options *opts, uint32_
 	    erofs_zinfo_whole_fragment(zi))
 		return 0;
 	recsz = file_size > UINT32_MAX ? 32 : 16;
+	/* byte addresses: only full records hold them, whatever their size */
+	if (zi->unaligned)
+		return recsz;
 	/*
 	 * Uniform extents: 4-byte records after a 64-bit base when they are
 	 * contiguous.  Not 8-byte ones otherwise: those hold 32-bit byte
@@ -117,10 +120,11 @@ void erofs_zextent_encode(const struct erofs_build_options *opts, uint32_t meta_
 			plen = (uint32_t)zi->frag_off;
 			pstart = zi->frag_off >> 32;
 		} else {
-			plen = (uint32_t)e->nblks << bits;
+			plen = zi->unaligned ? e->bytes : (uint32_t)e->nblks << bits;
 			if (!e->raw)
 				plen |= (uint32_t)(zi->algorithm + 1) << EROFS_EXTENT_PLEN_FMT_SHIFT;
-			pstart = (uint64_t)((e->owner ? e->owner->blkaddr : blkaddr) + e->pblk) << bits;
+			pstart = ((uint64_t)((e->owner ? e->owner->blkaddr : blkaddr) + e->pblk) << bits) +
+				 (zi->unaligned ? e->boff : 0);
 		}
 		put_le32(rec, plen);
 		put_le32(rec + 4, (uint32_t)pstart);

@@ -45,6 +45,8 @@ static int xattr_collect(void *arg, const struct erofs_rd_xattr *x)
 	    !erofs_acl_value_ok(x->value, x->value_size))
 		ck_report(c->f, c->at, c->nid, "malformed POSIX ACL in %s (%u bytes)",
 		       erofs_rd_xattr_prefix(x->index), x->value_size);
+	if (x->ishare)
+		ck_digest_note(c->f, c->at, c->nid, x);
 	if (c->n == c->cap) {
 		c->cap = c->cap ? c->cap * 2 : 16;
 		c->v = ck_xrealloc(c->v, c->cap * sizeof(*c->v));
@@ -77,7 +79,8 @@ void ck_check_xattrs(struct checker *f, const struct place *at, const struct ero
 	struct xcheck c = { f, at, vi->nid, NULL, 0, 0 };
 	size_t i;
 
-	if (erofs_xattr_iterate(f->r, vi, xattr_collect, &c))
+	f->digest_seen = false;
+	if (erofs_xattr_iterate_all(f->r, vi, xattr_collect, &c))
 		ck_rfail(f, at, vi->nid);
 	if (c.n > 1)
 		qsort(c.v, c.n, sizeof(*c.v), xname_cmp);
@@ -85,8 +88,9 @@ void ck_check_xattrs(struct checker *f, const struct place *at, const struct ero
 		if (!xname_cmp(&c.v[i - 1], &c.v[i])) {
 			char n[300];
 
-			ck_report(f, at, vi->nid, "duplicate xattr %s%s",
-			       erofs_rd_xattr_prefix(c.v[i].index),
+			const char *prefix = erofs_rd_xattr_prefix(c.v[i].index);
+
+			ck_report(f, at, vi->nid, "duplicate xattr %s%s", prefix ? prefix : "",
 			       erofs_escape(n, sizeof(n), c.v[i].name, c.v[i].len));
 		}
 	}

@@ -290,6 +290,14 @@ static void check_start_leaf(struct checker *f, const struct place *at,
 		f->st.nfiles++;
 		f->st.data_bytes += vi->size;
 		dev = ck_scan_data(f, at, vi, !f->o.x, !f->o.x);
+		if (!f->o.x && f->digest_seen && !dev) {
+			uint8_t got[32];
+
+			if (ck_digest_compute(f->r, vi, got))
+				ck_rfail(f, at, vi->nid);
+			else
+				ck_digest_compare(f, at, vi->nid, f->digest, got);
+		}
 		if (dev && f->o.no_devices && f->o.x) {
 			ck_not_extracted(f, at, vi->nid, dev);
 			return;

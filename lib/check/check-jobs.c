@@ -31,6 +31,9 @@ struct ck_job {
 	int fd;				/* its parent (extract, borrowed) or itself */
 	int err;
 	struct ck_scan scan;		/* CK_JOB_SCAN */
+	bool digest;			/* ...and the content digest to compare */
+	int digest_err;
+	uint8_t want[32], got[32];
 	struct erofs_xlog log;		/* CK_JOB_EXTRACT */
 };
 
@@ -65,9 +68,13 @@ static void job_run(struct erofs_fjob *j, void *ctx)
 	struct ck_job *job = (struct ck_job *)j;
 	struct ck_worker *w = ctx;
 
-	if (job->kind == CK_JOB_SCAN)
+	if (job->kind == CK_JOB_SCAN) {
 		ck_scan_extents(&w->scan, &job->vi, true, &job->scan);
-	else
+		/* data on a device not given (--no-devices) cannot be hashed */
+		job->digest = job->digest && !job->scan.missing_dev;
+		if (job->digest && !job->scan.failed)
+			job->digest_err = ck_digest_compute(&w->r, &job->vi, job->got);
+	} else
 		job->err = erofs_extract_file_logged(w->f->o.x, &w->xw, job->fd, job->name,
 						     &job->vi, &job->log);
 }
@@ -83,6 +90,10 @@ static void job_retire(struct erofs_fjob *j, void *owner)
 	switch (job->kind) {
 	case CK_JOB_SCAN:
 		ck_scan_apply(f, &at, &job->vi, &job->scan, true);
+		if (job->digest && !job->scan.failed && job->digest_err)
+			ck_report(f, &at, job->vi.nid, "reading it for its content digest failed");
+		else if (job->digest && !job->scan.failed)
+			ck_digest_compare(f, &at, job->vi.nid, job->want, job->got);
 		break;
 	case CK_JOB_EXTRACT:
 		erofs_xlog_flush(f->o.x, &job->log,
@@ -130,6 +141,10 @@ void ck_submit_file(struct checker *f, int kind, const struct place *at,
 	if (at->len)	/* the start of --nid has no name */
 		memcpy(job->name, at->name, at->len);
 	job->name[at->len] = '\0';
+	if (kind == CK_JOB_SCAN && f->digest_seen) {
+		job->digest = true;
+		memcpy(job->want, f->digest, sizeof(job->want));
+	}
 	if (kind == CK_JOB_EXTRACT) {
 		/* pfd is closed through the queue (CK_JOB_CLOSE, CK_JOB_DIR_END): after this job */
 		job->fd = pfd;

@@ -123,6 +123,23 @@ void erofs_codec_free(struct erofs_codec *c)
 	free(c);
 }
 
+int erofs_codec_whole(struct erofs_codec *c, const uint8_t *src, int len, uint8_t *dst, int cap)
+{
+	int ret, taken = len;
+
+	if (c->ops->whole) {
+		ret = c->ops->whole(c, src, len, dst, cap);
+	} else {
+		ret = c->ops->fill(c, src, &taken, len, dst, cap);
+		if (taken != len)
+			ret = 0;
+	}
+	if (ret == -ENOMEM)
+		return ret;
+	/* a leading zero would be taken for padding (see erofs_codec_fill()) */
+	return ret > 0 && ret <= cap && dst[0] ? ret : 0;
+}
+
 int erofs_codec_fill(struct erofs_codec *c, const uint8_t *src, int *src_len, int expect,
 		     uint8_t *dst, int cap)
 {

@@ -47,5 +47,5 @@ static int deflate_fill(struct erofs_codec *c, const uint8_t *src, int *src_len,
 }
 
 const struct erofs_codec_ops erofs_codec_deflate_ops = {
-	.init = deflate_init, .exit = deflate_exit, .fill = deflate_fill,
+	.init = deflate_init, .exit = deflate_exit, .fill = deflate_fill, .whole = deflate_try,
 };

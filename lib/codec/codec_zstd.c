@@ -130,5 +130,5 @@ static int zstd_fill(struct erofs_codec *c, const uint8_t *src, int *src_len, in
 }
 
 const struct erofs_codec_ops erofs_codec_zstd_ops = {
-	.init = zstd_init, .exit = zstd_exit, .fill = zstd_fill,
+	.init = zstd_init, .exit = zstd_exit, .fill = zstd_fill, .whole = zstd_whole,
 };

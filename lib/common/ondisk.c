@@ -16,6 +16,7 @@ enum {
 	SB_INCOMPAT = 0x50, SB_U1 = 0x54, SB_EXTRA_DEVICES = 0x56,
 	SB_DEVT_SLOTOFF = 0x58, SB_DIRBLKBITS = 0x5A, SB_XATTR_PREFIX_COUNT = 0x5B,
 	SB_XATTR_PREFIX_START = 0x5C, SB_PACKED_NID = 0x60, SB_XATTR_FILTER_RESERVED = 0x68,
+	SB_ISHARE_XATTR_PREFIX_ID = 0x69,
 	SB_BUILD_TIME_DELTA = 0x6C, SB_ROOTNID_8B = 0x70, SB_METABOX_NID = 0x80,
 };
 
@@ -46,6 +47,7 @@ void erofs_super_encode(const struct erofs_super *sb, uint8_t out[EROFS_SUPER_MA
 	put_le32(out + SB_XATTR_PREFIX_START, sb->xattr_prefix_start);
 	put_le64(out + SB_PACKED_NID, sb->packed_nid);
 	out[SB_XATTR_FILTER_RESERVED] = sb->xattr_filter_reserved;
+	out[SB_ISHARE_XATTR_PREFIX_ID] = sb->ishare_xattr_prefix_id;
 	put_le32(out + SB_BUILD_TIME_DELTA, sb->build_time_delta);
 	put_le64(out + SB_ROOTNID_8B, sb->rootnid_8b);
 	if (sb->sb_extslots)
@@ -78,6 +80,7 @@ void erofs_super_decode(const uint8_t *in, size_t len, struct erofs_super *sb)
 	sb->xattr_prefix_start = get_le32(in + SB_XATTR_PREFIX_START);
 	sb->packed_nid = get_le64(in + SB_PACKED_NID);
 	sb->xattr_filter_reserved = in[SB_XATTR_FILTER_RESERVED];
+	sb->ishare_xattr_prefix_id = in[SB_ISHARE_XATTR_PREFIX_ID];
 	sb->build_time_delta = get_le32(in + SB_BUILD_TIME_DELTA);
 	sb->rootnid_8b = get_le64(in + SB_ROOTNID_8B);
 	if (sb->sb_extslots && len >= SB_METABOX_NID + 8)

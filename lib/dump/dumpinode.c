@@ -181,7 +181,8 @@ static int print_xattr(void *arg, const struct erofs_rd_xattr *x)
 	const char *prefix = erofs_rd_xattr_prefix(x->index);
 
 	fprintf(out, "%-8s", x->shared ? "shared" : "inline");
-	fputs(prefix ? prefix : "?", out);
+	/* index 0: the --xattr-inode-digest pair of no namespace, its whole name */
+	fputs(prefix ? prefix : x->index ? "?" : "", out);
 	erofs_fput_escaped(out, x->name, x->name_len);
 	fputc('=', out);
 	put_value(out, x->value, x->value_size);
@@ -192,11 +193,11 @@ static int print_xattr(void *arg, const struct erofs_rd_xattr *x)
 static int list_xattrs(struct erofs_dump *d, const struct erofs_rd_inode *vi, const char *shown)
 {
 	unsigned int n = 0;
-	int err = erofs_xattr_iterate(d->r, vi, count_xattr, &n);
+	int err = erofs_xattr_iterate_all(d->r, vi, count_xattr, &n);
 
 	if (!err) {
 		fprintf(d->out, "\nXattrs: %u\n", n);
-		err = erofs_xattr_iterate(d->r, vi, print_xattr, d->out);
+		err = erofs_xattr_iterate_all(d->r, vi, print_xattr, d->out);
 	}
 	if (err)
 		return erofs_dump_reader_fail(d, err, shown, vi->nid);

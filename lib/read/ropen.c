@@ -139,6 +139,12 @@ static int load_super(struct erofs_reader *r)
 		return fail(r, -EFSCORRUPTED,
 			    "superblock: meta_blkaddr %u beyond the end of the image (%" PRIu64 " blocks)",
 			    sb->meta_blkaddr, r->blocks);
+	/* Linux 7.0 refuses to mount such an image */
+	if ((sb->feature_compat & EROFS_COMPAT_ISHARE_XATTRS) &&
+	    sb->ishare_xattr_prefix_id >= sb->xattr_prefix_count)
+		return fail(r, -EFSCORRUPTED,
+			    "superblock: ishare_xattr_prefix_id %u, but %u long xattr prefixes",
+			    sb->ishare_xattr_prefix_id, sb->xattr_prefix_count);
 	r->xattr_base = (uint64_t)sb->xattr_blkaddr << r->blkszbits;
 	if (r->xattr_base >= limit && !(sb->feature_compat & EROFS_COMPAT_SHARED_EA_IN_METABOX))
 		return fail(r, -EFSCORRUPTED,

@@ -22,6 +22,19 @@ struct erofs_rd_prefix {
 	char *infix;
 };
 
+/* Where the entries go: hidden, also the digest under a prefix of no namespace. */
+struct sink {
+	erofs_xattr_fn fn;
+	void *arg;
+	bool hidden;
+};
+
+static bool is_ishare(const struct erofs_reader *r, unsigned int n)
+{
+	return (r->sb.feature_compat & EROFS_COMPAT_ISHARE_XATTRS) &&
+	       n == r->sb.ishare_xattr_prefix_id;
+}
+
 void erofs_xattr_prefixes_free(struct erofs_reader *r)
 {
 	for (unsigned int i = 0; r->prefixes && i < r->sb.xattr_prefix_count; i++)
@@ -97,9 +110,11 @@ static int load_prefixes(struct erofs_reader *r)
 		}
 		len = get_le16(hdr);
 		p->base = hdr[2];
-		if (!len || !erofs_rd_xattr_prefix(p->base) ||
-		    p->base == EROFS_XATTR_INDEX_POSIX_ACL_ACCESS ||
-		    p->base == EROFS_XATTR_INDEX_POSIX_ACL_DEFAULT || len - 1u >= EROFS_NAME_LEN) {
+		/* the digest's (--xattr-inode-digest) may be of any base, even none */
+		if (!len || len - 1u >= EROFS_NAME_LEN ||
+		    (!is_ishare(r, i) && (!erofs_rd_xattr_prefix(p->base) ||
+					  p->base == EROFS_XATTR_INDEX_POSIX_ACL_ACCESS ||
+					  p->base == EROFS_XATTR_INDEX_POSIX_ACL_DEFAULT))) {
 			err = fail(r, -EFSCORRUPTED,
 				   "xattr prefix %u: %u bytes over base index %u (want 1..%u bytes over user., trusted. or security.)",
 				   i, len, p->base, EROFS_NAME_LEN);
@@ -139,7 +154,44 @@ const char *erofs_rd_xattr_prefix(unsigned int index)
 static int xattr_entry(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 		       const struct erofs_xattr_entry *e, const uint8_t *p,
 		       bool shared, uint64_t addr, const char *where, uint32_t absent,
-		       unsigned int stored_name_len, erofs_xattr_fn fn, void *arg);
+		       unsigned int stored_name_len, bool ishare, const struct sink *s);
+
+static void fill_x(struct erofs_rd_xattr *x, const struct erofs_xattr_entry *e,
+		   const uint8_t *p, bool shared, uint64_t addr, unsigned int stored_name_len,
+		   bool ishare)
+{
+	x->ishare = ishare;
+	x->index = e->name_index;
+	x->name = (const char *)p;
+	x->name_len = e->name_len;
+	x->value = p + e->name_len;
+	x->value_size = e->value_size;
+	x->shared = shared;
+	x->addr = addr;
+	x->entry_size = EROFS_XATTR_ENTRY_HEADER_SIZE + stored_name_len + e->value_size;
+}
+
+/*
+ * The digest under a long prefix of no namespace ("erofs.fingerprint.v1"):
+ * no listxattr shows it, but Linux 7.0 looks it up by name, through the
+ * name filter.  Handed over (index 0, the whole name) only when asked.
+ */
+static int hidden_entry(struct erofs_reader *r, const struct erofs_xattr_entry *e,
+			const uint8_t *p, bool shared, uint64_t addr, const char *where,
+			uint32_t absent, unsigned int stored_name_len, const struct sink *s)
+{
+	struct erofs_rd_xattr x;
+	char pn[80];
+
+	if (absent & (1u << erofs_xattr_filter_bit(EROFS_XATTR_INDEX_NONE, p, e->name_len)))
+		return fail(r, -EFSCORRUPTED,
+			    "%s xattr '%s' is marked absent by the inode's xattr name filter",
+			    where, erofs_escape(pn, sizeof(pn), p, e->name_len));
+	if (!s->fn || !s->hidden)
+		return 0;
+	fill_x(&x, e, p, shared, addr, stored_name_len, true);
+	return s->fn(s->arg, &x);
+}
 
 /*
  * An entry under long prefix n: checked as the name its base index gives,
@@ -149,7 +201,7 @@ static int xattr_entry(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 static int long_prefix_entry(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 			     const struct erofs_xattr_entry *e, const uint8_t *p,
 			     bool shared, uint64_t addr, const char *where, uint32_t absent,
-			     erofs_xattr_fn fn, void *arg)
+			     const struct sink *s)
 {
 	unsigned int n = e->name_index & EROFS_XATTR_LONG_PREFIX_MASK;
 	struct erofs_xattr_entry full = *e;
@@ -175,7 +227,11 @@ static int long_prefix_entry(struct erofs_reader *r, const struct erofs_rd_inode
 	memcpy(buf + pfx->infix_len, p, e->name_len + e->value_size);
 	full.name_index = pfx->base;
 	full.name_len = (uint8_t)(pfx->infix_len + e->name_len);
-	err = xattr_entry(r, vi, &full, buf, shared, addr, where, absent, e->name_len, fn, arg);
+	if (pfx->base == EROFS_XATTR_INDEX_NONE && is_ishare(r, n))
+		err = hidden_entry(r, &full, buf, shared, addr, where, absent, e->name_len, s);
+	else
+		err = xattr_entry(r, vi, &full, buf, shared, addr, where, absent, e->name_len,
+				  is_ishare(r, n), s);
 	free(buf);
 	return err;
 }
@@ -184,7 +240,7 @@ static int long_prefix_entry(struct erofs_reader *r, const struct erofs_rd_inode
 static int xattr_entry(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 		       const struct erofs_xattr_entry *e, const uint8_t *p,
 		       bool shared, uint64_t addr, const char *where, uint32_t absent,
-		       unsigned int stored_name_len, erofs_xattr_fn fn, void *arg)
+		       unsigned int stored_name_len, bool ishare, const struct sink *s)
 {
 	struct erofs_rd_xattr x;
 	char pn[80];
@@ -193,7 +249,7 @@ static int xattr_entry(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 	if (e->name_index == EROFS_XATTR_INDEX_NONE)
 		return 0;	/* hidden full-name entry: the kernel ignores it */
 	if (e->name_index & EROFS_XATTR_LONG_PREFIX)
-		return long_prefix_entry(r, vi, e, p, shared, addr, where, absent, fn, arg);
+		return long_prefix_entry(r, vi, e, p, shared, addr, where, absent, s);
 	if (!erofs_rd_xattr_prefix(e->name_index))
 		return fail(r, -EFSCORRUPTED,
 			    "%s xattr with unknown name index %u",
@@ -218,21 +274,14 @@ static int xattr_entry(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 			    "%s xattr '%s%s' is marked absent by the inode's xattr name filter",
 			    where, erofs_rd_xattr_prefix(e->name_index),
 			    erofs_escape(pn, sizeof(pn), p, e->name_len));
-	if (!fn)
+	if (!s->fn)
 		return 0;
-	x.index = e->name_index;
-	x.name = (const char *)p;
-	x.name_len = e->name_len;
-	x.value = p + e->name_len;
-	x.value_size = e->value_size;
-	x.shared = shared;
-	x.addr = addr;
-	x.entry_size = EROFS_XATTR_ENTRY_HEADER_SIZE + stored_name_len + e->value_size;
-	return fn(arg, &x);
+	fill_x(&x, e, p, shared, addr, stored_name_len, ishare);
+	return s->fn(s->arg, &x);
 }
 
-int erofs_xattr_iterate(struct erofs_reader *r, const struct erofs_rd_inode *vi,
-			erofs_xattr_fn fn, void *arg)
+static int iterate(struct erofs_reader *r, const struct erofs_rd_inode *vi,
+		   const struct sink *s)
 {
 	uint8_t *ibody, *sbuf = NULL;
 	unsigned int count, i, pos;
@@ -295,7 +344,7 @@ int erofs_xattr_iterate(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 		err = erofs_meta_read(r, sh_mbox, sbuf, body, at + sizeof(hdr));
 		if (err)
 			goto out;
-		err = xattr_entry(r, vi, &e, sbuf, true, at, "shared", absent, e.name_len, fn, arg);
+		err = xattr_entry(r, vi, &e, sbuf, true, at, "shared", absent, e.name_len, false, s);
 		if (err)
 			goto out;
 	}
@@ -320,8 +369,8 @@ int erofs_xattr_iterate(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 			goto out;
 		}
 		err = xattr_entry(r, vi, &e, ibody + pos + EROFS_XATTR_ENTRY_HEADER_SIZE,
-				  false, vi->iloc + vi->isize + pos, "inline", absent, e.name_len,
-				  fn, arg);
+				  false, vi->iloc + vi->isize + pos, "inline", absent, e.name_len, false,
+				  s);
 		if (err)
 			goto out;
 		pos += esz;
@@ -330,4 +379,20 @@ out:
 	free(sbuf);
 	free(ibody);
 	return err;
+}
+
+int erofs_xattr_iterate(struct erofs_reader *r, const struct erofs_rd_inode *vi,
+			erofs_xattr_fn fn, void *arg)
+{
+	const struct sink s = { .fn = fn, .arg = arg };
+
+	return iterate(r, vi, &s);
+}
+
+int erofs_xattr_iterate_all(struct erofs_reader *r, const struct erofs_rd_inode *vi,
+			    erofs_xattr_fn fn, void *arg)
+{
+	const struct sink s = { .fn = fn, .arg = arg, .hidden = true };
+
+	return iterate(r, vi, &s);
 }

@@ -11,6 +11,7 @@
 #include <sys/xattr.h>
 
 #include "erofs/common/diag.h"
+#include "erofs/common/digest.h"
 #include "erofs/common/format.h"
 #include "erofs/common/ondisk.h"
 #include "erofs/source/inode.h"
@@ -75,6 +76,52 @@ static uint32_t prefix_record_size(const char *prefix, uint8_t base)
 	return (uint32_t)((2 + 1 + infix + 3) & ~(size_t)3);
 }
 
+int erofs_xattr_digest_name(const char *name, uint8_t *base, size_t *base_len)
+{
+	size_t len = strlen(name);
+
+	if (!len || len > 255)
+		return -EINVAL;
+	*base = 0;
+	*base_len = 0;
+	for (size_t i = 0; i < sizeof(name_indexes) / sizeof(name_indexes[0]); i++) {
+		size_t plen = name_indexes[i].len;
+
+		if (len < plen || memcmp(name, name_indexes[i].prefix, plen) ||
+		    (name_indexes[i].whole_name && len != plen))
+			continue;
+		*base = name_indexes[i].index;
+		*base_len = plen;
+		break;
+	}
+	return 0;
+}
+
+uint32_t erofs_xattr_prefix_count(const struct erofs_build_options *opts)
+{
+	return opts->nr_xattr_prefixes + (opts->inode_digest ? 1 : 0);
+}
+
+/* The digest's record: u16 length, base index, the name after its base. */
+static uint32_t digest_record(const struct erofs_build_options *opts, uint8_t *out)
+{
+	size_t skip, infix;
+	uint32_t size;
+	uint8_t base;
+
+	if (!opts->inode_digest || erofs_xattr_digest_name(opts->inode_digest, &base, &skip))
+		return 0;
+	infix = strlen(opts->inode_digest) - skip;
+	size = (uint32_t)((2 + 1 + infix + 3) & ~(size_t)3);
+	if (out) {
+		memset(out, 0, size);
+		put_le16(out, (uint16_t)(1 + infix));
+		out[2] = base;
+		memcpy(out + 3, opts->inode_digest + skip, infix);
+	}
+	return size;
+}
+
 uint32_t erofs_xattr_prefix_table_size(const struct erofs_build_options *opts)
 {
 	uint32_t size = 0;
@@ -83,7 +130,7 @@ uint32_t erofs_xattr_prefix_table_size(const struct erofs_build_options *opts)
 	for (uint32_t n = 0; n < opts->nr_xattr_prefixes; n++)
 		if (!erofs_xattr_prefix_base(opts->xattr_prefixes[n], &base))
 			size += prefix_record_size(opts->xattr_prefixes[n], base);
-	return size;
+	return size + digest_record(opts, NULL);
 }
 
 void erofs_xattr_prefix_table_encode(const struct erofs_build_options *opts, uint8_t *out)
@@ -106,6 +153,7 @@ void erofs_xattr_prefix_table_encode(const struct erofs_build_options *opts, uin
 		memcpy(out + 3, prefix + skip, infix);
 		out += size;
 	}
+	digest_record(opts, out);
 }
 
 /*
@@ -117,6 +165,8 @@ static void apply_long_prefix(const struct erofs_build_options *opts, struct ero
 	size_t best = 0;
 	uint8_t base;
 
+	if (x->digest)
+		return;		/* its own long prefix, set when it was added */
 	if (!(x->index & EROFS_XATTR_LONG_PREFIX)) {
 		x->base_index = x->index;
 		x->base_len = x->prefix_len;
@@ -369,6 +419,50 @@ void erofs_xattrs_remove(struct erofs_xattr_set **set, const char *name)
 	}
 }
 
+int erofs_xattrs_add_digest(const struct erofs_build_options *opts, struct erofs_xattr_set **set)
+{
+	struct erofs_xattr x = { .shared_id = -1, .digest = true };
+	struct erofs_xattr_set *bigger;
+	uint32_t count;
+	size_t skip;
+
+	if (erofs_xattr_digest_name(opts->inode_digest, &x.base_index, &skip))
+		return -EINVAL;	/* mkfs refused it already */
+	erofs_xattrs_remove(set, opts->inode_digest);
+	x.name = strdup(opts->inode_digest);
+	x.value = calloc(1, EROFS_DIGEST_VALUE_LEN);
+	if (!x.name || !x.value) {
+		free(x.name);
+		free(x.value);
+		return -ENOMEM;
+	}
+	x.name_len = (uint16_t)strlen(x.name);
+	x.prefix_len = (uint8_t)x.name_len;
+	x.base_len = (uint8_t)skip;
+	x.value_len = EROFS_DIGEST_VALUE_LEN;
+	x.index = (uint8_t)(EROFS_XATTR_LONG_PREFIX | opts->nr_xattr_prefixes);
+	count = *set ? (*set)->count : 0;
+	bigger = realloc(*set, sizeof(*bigger) + (count + 1) * sizeof(bigger->items[0]));
+	if (!bigger) {
+		free(x.name);
+		free(x.value);
+		return -ENOMEM;
+	}
+	bigger->count = count + 1;
+	bigger->items[count] = x;
+	*set = bigger;
+	erofs_xattrs_sort(bigger);
+	return 0;
+}
+
+struct erofs_xattr *erofs_xattrs_digest(struct erofs_xattr_set *set)
+{
+	for (uint32_t i = 0; set && i < set->count; i++)
+		if (set->items[i].digest)
+			return &set->items[i];
+	return NULL;
+}
+
 void erofs_xattrs_sort(struct erofs_xattr_set *set)
 {
 	if (set)
@@ -424,7 +518,9 @@ int erofs_xattr_plan(const struct erofs_build_options *opts, struct erofs_tree *
 
 		for (uint32_t j = 0; set && j < set->count; j++) {
 			apply_long_prefix(opts, &set->items[j]);
-			all[n++] = &set->items[j];
+			/* digests stay inline, as erofs-utils keeps them */
+			if (!set->items[j].digest)
+				all[n++] = &set->items[j];
 		}
 	}
 

@@ -145,6 +145,9 @@ struct checker {
 	bool dirs_damaged;		/* some entries could not be read */
 	bool subtree;			/* --nid/--path: not from the root */
 	struct erofs_check_stats st;
+	/* the inode's content digest (--xattr-inode-digest), noted with its xattrs */
+	bool digest_seen;
+	uint8_t digest[32];
 };
 
 /* ---- messages and bookkeeping (lib/check/checkwalk.c) ---- */
@@ -187,6 +190,16 @@ unsigned int ck_scan_data(struct checker *f, const struct place *at,
  * not named again, for a hard link to a file refused before). */
 void ck_not_extracted(struct checker *f, const struct place *at, uint64_t nid,
 		      unsigned int dev);
+
+/* ---- content digests (lib/check/check-digest.c) ---- */
+/* The ishare pair x of the inode: f->digest, or a report of a bad value. */
+void ck_digest_note(struct checker *f, const struct place *at, uint64_t nid,
+		    const struct erofs_rd_xattr *x);
+/* The SHA-256 of the file's bytes as r decodes them; the read's error. */
+int ck_digest_compute(struct erofs_reader *r, const struct erofs_rd_inode *vi, uint8_t out[32]);
+/* Reports a mismatch, naming the file and both digests. */
+void ck_digest_compare(struct checker *f, const struct place *at, uint64_t nid,
+		       const uint8_t want[32], const uint8_t got[32]);
 
 /* ---- directories (lib/check/check-dirs.c) ---- */
 int ck_collect_dent(void *arg, const struct erofs_rd_dentry *de);

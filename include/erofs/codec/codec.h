@@ -36,6 +36,14 @@ void erofs_codec_free(struct erofs_codec *c);
 int erofs_codec_fill(struct erofs_codec *c, const uint8_t *src, int *src_len, int expect,
 		     uint8_t *dst, int cap);
 
+/*
+ * Compresses all of src[0, len) as one stream into dst[0, cap): the bytes
+ * written, or 0 when the whole input does not fit (or the output would
+ * start with a zero byte): the caller stores it raw.  No search for the
+ * input that fills cap (--max-extent-bytes=-N: fixed input per extent).
+ */
+int erofs_codec_whole(struct erofs_codec *c, const uint8_t *src, int len, uint8_t *dst, int cap);
+
 /* The on-disk algorithm id (EROFS_COMPR_*) a kind writes. */
 unsigned int erofs_codec_format(enum erofs_compressor_kind kind);
 
@@ -62,6 +70,8 @@ struct erofs_codec_ops {
 	/* as erofs_codec_fill(), may write a leading zero (checked after) */
 	int (*fill)(struct erofs_codec *c, const uint8_t *src, int *src_len, int expect,
 		    uint8_t *dst, int cap);
+	/* optional: all of src in at most cap bytes, else 0 (else fill() is asked) */
+	int (*whole)(struct erofs_codec *c, const uint8_t *src, int len, uint8_t *dst, int cap);
 };
 
 struct erofs_codec {

@@ -134,6 +134,10 @@ struct erofs_build_options {
 					 * in the image even with a packed inode */
 	const char **xattr_prefixes;	/* --xattr-prefix: long name prefixes, in order */
 	uint32_t nr_xattr_prefixes;
+	/* --xattr-inode-digest: every non-empty regular file gets this xattr,
+	 * "sha256:" and the SHA-256 of its bytes, under a long prefix of its own
+	 * (after the --xattr-prefix ones) named by ishare_xattr_prefix_id */
+	const char *inode_digest;	/* NULL: off */
 	int xattr_tolerance;		/* -x: share values seen on more inodes; <0: no xattrs */
 	uint32_t root_xattr_isize;	/* --root-xattr-isize: the root's inline xattrs
 					 * take at least these bytes (zero padded) */
@@ -175,6 +179,10 @@ struct erofs_build_options {
 	uint32_t fsalign_blocks;	/* --fsalignblks: image size a multiple of it; 0: off */
 	/* --max-extent-bytes: no extent decodes to more; 0: no limit of ours */
 	uint32_t max_extent_bytes;
+	/* --max-extent-bytes=-N (-E48bit): every extent takes exactly N input
+	 * bytes (max_extent_bytes), compressed whole or stored raw, and a
+	 * file's extents are packed byte after byte (unaligned) */
+	bool fixed_extents;
 	/* --dsunit: each file's data (a block or more of it) starts on a
 	 * multiple of this many blocks, as on a RAID stripe; 0 or 1: off */
 	uint32_t dsunit;

@@ -33,6 +33,9 @@
 #define EROFS_COMPAT_XATTR_FILTER	0x00000004u	/* Linux 6.6 reads it; 6.1 ignores it */
 #define EROFS_COMPAT_SHARED_EA_IN_METABOX 0x00000008u	/* shared xattrs in the metabox data */
 #define EROFS_COMPAT_PLAIN_XATTR_PFX	0x00000010u	/* the prefix table is not in the packed inode */
+/* ishare_xattr_prefix_id names the long prefix of the per-file content
+ * digest xattr (--xattr-inode-digest); Linux 7.0 shares page cache by it */
+#define EROFS_COMPAT_ISHARE_XATTRS	0x00000020u
 
 /*
  * The per-inode xattr name filter: a 32-bit Bloom filter in the ibody
@@ -149,6 +152,7 @@ enum erofs_xattr_index {
 #define EROFS_LZMA_MAX_DICT_SIZE	(8u << 20)
 #define EROFS_ZSTD_MAX_DICT_SIZE	(1u << 20)
 #define EROFS_PCLUSTER_MAX_SIZE		(1u << 20)
+#define EROFS_EXTENT_DECODED_MAX	(12u << 20)	/* Linux: what one extent may decode to */
 #define EROFS_ZMAP_HEADER_SIZE		8u
 #define EROFS_LCLUSTER_INDEX_SIZE	8u	/* a full (non-compact) index entry */
 
@@ -223,6 +227,7 @@ struct erofs_super {
 	uint32_t xattr_prefix_start;	/* their table's byte offset / 4 */
 	uint64_t packed_nid;
 	uint8_t xattr_filter_reserved;	/* must be 0 for the name filter to be used */
+	uint8_t ishare_xattr_prefix_id;	/* COMPAT_ISHARE_XATTRS: the digest's long prefix */
 	uint32_t build_time_delta;	/* 48-bit: mkfs time - epoch (offset 0x6C) */
 	uint64_t rootnid_8b;		/* 48-bit: the root nid, when non-zero */
 	uint64_t metabox_nid;		/* extension slot 1: the metabox inode */

@@ -383,7 +383,7 @@ int erofs_dir_iterate_flags(struct erofs_reader *r, const struct erofs_rd_inode 
 /* ---- extended attributes ---- */
 
 struct erofs_rd_xattr {
-	unsigned int index;	/* enum erofs_xattr_index (never 0: hidden ones are skipped) */
+	unsigned int index;	/* enum erofs_xattr_index (0 only from erofs_xattr_iterate_all) */
 	const char *name;	/* suffix after the prefix, not NUL-terminated */
 	unsigned int name_len;
 	const void *value;
@@ -391,6 +391,8 @@ struct erofs_rd_xattr {
 	bool shared;
 	uint64_t addr;		/* byte address of the entry in the image */
 	unsigned int entry_size;	/* header + name + value, unpadded */
+	bool ishare;		/* under the superblock's ishare_xattr_prefix_id: the
+				 * content digest of --xattr-inode-digest */
 };
 
 typedef int (*erofs_xattr_fn)(void *arg, const struct erofs_rd_xattr *x);
@@ -401,6 +403,11 @@ typedef int (*erofs_xattr_fn)(void *arg, const struct erofs_rd_xattr *x);
  * follows it (infix and suffix), as if it had been stored that way. */
 int erofs_xattr_iterate(struct erofs_reader *r, const struct erofs_rd_inode *vi,
 			erofs_xattr_fn fn, void *arg);
+
+/* The same, and the digest of --xattr-inode-digest when its long prefix
+ * has no namespace: index 0, the whole name in name (as dump shows it). */
+int erofs_xattr_iterate_all(struct erofs_reader *r, const struct erofs_rd_inode *vi,
+			    erofs_xattr_fn fn, void *arg);
 
 /* Frees the long prefix table (erofs_reader_close() does). */
 void erofs_xattr_prefixes_free(struct erofs_reader *r);

@@ -34,6 +34,10 @@ struct erofs_zextent {
 	uint16_t nblks;
 	bool raw;		/* stored uncompressed (a PLAIN lcluster head) */
 	uint16_t clen;		/* compressed bytes (raw: the extent's bytes in its block) */
+	/* --max-extent-bytes=-N (zinfo->unaligned): the pcluster's bytes start
+	 * boff bytes into block pblk; nblks: the blocks they touch */
+	uint32_t bytes;
+	uint16_t boff;
 };
 
 struct erofs_zinfo {
@@ -58,6 +62,9 @@ struct erofs_zinfo {
 	 * metabox inode, whose index is sized before it is compressed */
 	bool no_extents;
 	uint32_t shared_blocks;	/* blocks its extents use that it did not store */
+	/* --max-extent-bytes=-N: pclusters packed byte after byte (bytes, boff):
+	 * only encoded extents (-E48bit) address them */
+	bool unaligned;
 };
 
 static inline bool erofs_zinfo_whole_fragment(const struct erofs_zinfo *zi)

@@ -23,6 +23,8 @@ struct erofs_xattr {
 	uint8_t prefix_len;		/* bytes of name covered by the index */
 	uint8_t base_index, base_len;	/* the short prefix's (set by planning) */
 	int32_t shared_id;		/* id in the shared area, or -1 for inline */
+	bool digest;			/* --xattr-inode-digest's: never shared, its
+					 * long prefix covers the whole name */
 };
 
 struct erofs_xattr_set {
@@ -77,6 +79,21 @@ void erofs_xattr_table_free(struct erofs_xattr_table *table);
  * it extends user., trusted. or security.; else -EINVAL (not reported).
  */
 int erofs_xattr_prefix_base(const char *prefix, uint8_t *base);
+/*
+ * A --xattr-inode-digest name: 0 with the index of the short prefix it
+ * starts with (0: none, the whole name is the long prefix's infix) and that
+ * prefix's length; -EINVAL when empty or longer than 255 bytes.
+ */
+int erofs_xattr_digest_name(const char *name, uint8_t *base, size_t *base_len);
+/* Long prefixes in the table: --xattr-prefix ones, then the digest's. */
+uint32_t erofs_xattr_prefix_count(const struct erofs_build_options *opts);
+/*
+ * Adds the digest pair to a set (replacing a pair of that name), its value
+ * zeros for now; the pipeline fills it in.  0 or -ENOMEM.
+ */
+int erofs_xattrs_add_digest(const struct erofs_build_options *opts, struct erofs_xattr_set **set);
+/* The set's digest pair, or NULL. */
+struct erofs_xattr *erofs_xattrs_digest(struct erofs_xattr_set *set);
 /* The long prefix table's bytes, and the table itself. */
 uint32_t erofs_xattr_prefix_table_size(const struct erofs_build_options *opts);
 void erofs_xattr_prefix_table_encode(const struct erofs_build_options *opts, uint8_t *out);
