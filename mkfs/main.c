@@ -47,7 +47,7 @@ enum {
 	/* erofs-utils 1.9.4 spellings */
 	OPT_ALL_TIME, OPT_PRESERVE_MTIME, OPT_ASYNC_QUEUE_LIMIT, OPT_NETWORK_SOURCE,
 	OPT_FSALIGNBLKS, OPT_ZFEATURE_BITS, OPT_OFFSET, OPT_ROOT_XATTR_ISIZE, OPT_CLEAN, OPT_INCREMENTAL, OPT_DSUNIT, OPT_MAX_EXTENT_BYTES,
-	OPT_NOT_YET, OPT_VMDK_DESC,
+	OPT_NOT_YET, OPT_VMDK_DESC, OPT_ZD, OPT_MZ,
 };
 
 /* What the command line says beyond the build options themselves. */
@@ -83,10 +83,10 @@ static const struct option long_options[] = {
 	{ "clean", optional_argument, NULL, OPT_CLEAN },
 	{ "vmdk-desc", required_argument, NULL, OPT_VMDK_DESC },
 	{ "unlzma", optional_argument, NULL, OPT_UNXZ },
+	{ "zD", optional_argument, NULL, OPT_ZD },
+	{ "MZ", optional_argument, NULL, OPT_MZ },
 	/* erofs-utils 1.9.4 options not implemented here yet: refused by name,
 	 * so a script learns why instead of reading "unrecognized" */
-	{ "zD", optional_argument, NULL, OPT_NOT_YET },
-	{ "MZ", optional_argument, NULL, OPT_NOT_YET },
 	{ "xattr-inode-digest", optional_argument, NULL, OPT_NOT_YET },
 	{ "max-extent-bytes", required_argument, NULL, OPT_MAX_EXTENT_BYTES },
 	{ "gzinfo", optional_argument, NULL, OPT_NOT_YET },
@@ -383,6 +383,8 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 		case OPT_CLEAN: cl->clean = optarg ? optarg : "data"; break;
 		case OPT_INCREMENTAL: cl->incremental = optarg ? optarg : "data"; break;
 		case OPT_VMDK_DESC: cl->vmdk_desc = optarg; break;
+		case OPT_ZD: err = mkfs_parse_zd(optarg, opts); break;
+		case OPT_MZ: err = mkfs_parse_mz(optarg, opts); break;
 		case OPT_NOT_YET:
 			erofs_err("%s: an erofs-utils 1.9.4 option this mkfs.erofs does not "
 				  "implement yet; nothing written", argv[optind - 1]);
@@ -406,7 +408,8 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 	if ((rebuild = mkfs_rebuild_detect(argc, argv, optind, opts, cl->block_size_given)) < 0 ||
 	    mkfs_rebuild_clean(cl->clean, opts) ||
 	    mkfs_incremental_setup(argc, argv, optind, opts, cl->incremental,
-				   cl->block_size_given, cl->uuid_given))
+				   cl->block_size_given, cl->uuid_given) ||
+	    mkfs_check_zd_mz(opts))
 		return -EINVAL;
 	if (!opts->pcluster_size)
 		opts->pcluster_size = 1u << opts->blkszbits;

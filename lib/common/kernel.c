@@ -144,7 +144,9 @@ void erofs_kneeds_from_super(const struct erofs_super *sb, uint16_t compr_algs,
 			     struct erofs_kneeds *needs)
 {
 	const uint32_t incompat = sb->feature_incompat;
-	bool compressed = incompat & (EROFS_INCOMPAT_ZERO_PADDING | EROFS_INCOMPAT_COMPR_CFGS);
+	/* (fragments: --zD without -z compresses directories alone) */
+	bool compressed = incompat & (EROFS_INCOMPAT_ZERO_PADDING | EROFS_INCOMPAT_COMPR_CFGS |
+				      EROFS_INCOMPAT_FRAGMENTS);
 
 	memset(needs, 0, sizeof(*needs));
 	if (incompat & EROFS_INCOMPAT_COMPR_CFGS) {
