@@ -646,15 +646,18 @@ static void print_summary(const struct erofs_build_options *opts, const struct e
 		       "%" PRIu64 " bytes saved (%.1f%% of the image)\n", opts->image,
 		       st->zdedupe_blocks, zdedupe_bytes,
 		       100.0 * (double)zdedupe_bytes / (double)(image_bytes + zdedupe_bytes));
-	if (tree->packed && st->nr_shared_fragments)
-		printf("%s: %" PRIu32 " fragments in the packed inode (%" PRIu64 " bytes, %" PRIu32
-		       " blocks compressed); %" PRIu32 " identical ones stored once: %" PRIu64
-		       " bytes saved\n", opts->image, st->nr_fragments, tree->packed->size,
-		       tree->packed->nr_blocks, st->nr_shared_fragments, st->shared_fragment_bytes);
-	else if (tree->packed)
-		printf("%s: %" PRIu32 " fragments in the packed inode (%" PRIu64 " bytes, %" PRIu32
-		       " blocks compressed)\n", opts->image, st->nr_fragments, tree->packed->size,
-		       tree->packed->nr_blocks);
+	if (tree->packed) {
+		/* --zD: each directory is a fragment too */
+		uint64_t nr_fragments = st->nr_fragments + (opts->compress_dirs ? tree->nr_dirs : 0);
+
+		printf("%s: %" PRIu64 " fragments in the packed inode (%" PRIu64 " bytes, %" PRIu32
+		       " blocks %s)", opts->image, nr_fragments, tree->packed->size,
+		       tree->packed->nr_blocks, tree->packed->z ? "compressed" : "stored plain");
+		if (st->nr_shared_fragments)
+			printf("; %" PRIu32 " identical ones stored once: %" PRIu64 " bytes saved",
+			       st->nr_shared_fragments, st->shared_fragment_bytes);
+		putchar('\n');
+	}
 	if (opts->chunkbits)
 		printf("%s: %" PRIu64 " chunks: %" PRIu64 " stored once elsewhere, %" PRIu64
 		       " holes; %" PRIu64 " bytes saved; %" PRIu64 " files sharing nothing "
