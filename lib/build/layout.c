@@ -503,6 +503,15 @@ static void plan_features(const struct erofs_build_options *opts, const struct e
 	}
 	if (tree->packed)	/* fragments (--zD: perhaps only stored plain) */
 		plan->feature_incompat |= EROFS_INCOMPAT_FRAGMENTS;
+	/*
+	 * --zD without -z: compressed inodes (the directories) and nothing to
+	 * decompress.  Linux 7.x refuses compressed inodes in an image whose
+	 * superblock names no algorithm ("invalid in a plain filesystem"; 6.12
+	 * does not check), and 0-padding alone names LZ4, so set it.
+	 * erofs-utils 1.9.4 does not: 7.3 refuses its --zD images without -z.
+	 */
+	if (!compressed && tree->packed)
+		plan->feature_incompat |= EROFS_INCOMPAT_ZERO_PADDING;
 	if (!compressed)
 		return;
 	plan->feature_incompat |= EROFS_INCOMPAT_ZERO_PADDING;
