@@ -408,8 +408,7 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 	if ((rebuild = mkfs_rebuild_detect(argc, argv, optind, opts, cl->block_size_given)) < 0 ||
 	    mkfs_rebuild_clean(cl->clean, opts) ||
 	    mkfs_incremental_setup(argc, argv, optind, opts, cl->incremental,
-				   cl->block_size_given, cl->uuid_given) ||
-	    mkfs_check_zd_mz(opts))
+				   cl->block_size_given, cl->uuid_given))
 		return -EINVAL;
 	if (!opts->pcluster_size)
 		opts->pcluster_size = 1u << opts->blkszbits;

@@ -132,13 +132,3 @@ int mkfs_parse_mz(const char *arg, struct erofs_build_options *opts)
 	opts->mz_dirdata = dirdata;
 	return 0;
 }
-
-int mkfs_check_zd_mz(const struct erofs_build_options *opts)
-{
-	if (opts->incremental && (opts->compress_dirs || opts->mz_inodes)) {
-		erofs_err("%s with --incremental: not supported; build a new image instead",
-			  opts->compress_dirs ? "--zD" : "--MZ");
-		return -EINVAL;
-	}
-	return 0;
-}

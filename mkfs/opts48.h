@@ -19,7 +19,4 @@ int mkfs_parse_zd(const char *arg, struct erofs_build_options *opts);
 /* --MZ[=0|i|id]: inode records (i) and directory blocks (d) in the metadata zone (bare: id). */
 int mkfs_parse_mz(const char *arg, struct erofs_build_options *opts);
 
-/* What --zD and --MZ cannot be combined with. */
-int mkfs_check_zd_mz(const struct erofs_build_options *opts);
-
 #endif

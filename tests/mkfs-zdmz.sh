@@ -148,6 +148,24 @@ cmp -s "$WORK/mz-id.img" "$WORK/mz-bare.img" && pass "bare --MZ is --MZ=id" ||
 cmp -s "$WORK/mz0.img" "$WORK/plain.img" && pass "--MZ=0: the default image" ||
 	fail "--MZ=0 changes the image"
 
+# --- --incremental: a layer added to a --zD / --MZ image, with them again ---
+up=$WORK/up
+mkdir -p "$up/newdir" "$up/bigdir"
+printf 'new\n' >"$up/newdir/f"
+: >"$up/bigdir/entry-added"
+cp -a "$src" "$WORK/merged"
+cp -a "$up/." "$WORK/merged/"
+for opt in "--zD -zlz4hc" "--MZ=id" "--zD --MZ=i"; do
+	img=$WORK/inc.img
+	"$MKFS" --quiet -U "$UUID" $opt "$img" "$src" >/dev/null 2>&1 || fail "incremental $opt: base failed"
+	if ! "$MKFS" --quiet --incremental $opt "$img" "$up" >"$WORK/mkfs.log" 2>&1; then
+		fail "incremental $opt: $(tail -2 "$WORK/mkfs.log")"
+		continue
+	fi
+	ours_extract "incremental $opt" "$img" "$WORK/merged"
+	[ "$have_ref" = 1 ] && reader2_extract "incremental $opt" "$img" "$WORK/merged"
+done
+
 # --- the same bytes for every --workers ---
 for opt in "--zD -zlz4hc -Efragments" "--MZ=id --zD -zlzma"; do
 	"$MKFS" --quiet -U "$UUID" -T 1700000000 --workers=1 $opt "$WORK/w1.img" "$src" >/dev/null 2>&1
