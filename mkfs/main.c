@@ -47,7 +47,7 @@ enum {
 	/* erofs-utils 1.9.4 spellings */
 	OPT_ALL_TIME, OPT_PRESERVE_MTIME, OPT_ASYNC_QUEUE_LIMIT, OPT_NETWORK_SOURCE,
 	OPT_FSALIGNBLKS, OPT_ZFEATURE_BITS, OPT_OFFSET, OPT_ROOT_XATTR_ISIZE, OPT_CLEAN, OPT_INCREMENTAL, OPT_DSUNIT, OPT_MAX_EXTENT_BYTES,
-	OPT_NOT_YET, OPT_VMDK_DESC, OPT_XATTR_INODE_DIGEST,
+	OPT_NOT_YET, OPT_VMDK_DESC, OPT_XATTR_INODE_DIGEST, OPT_ZD, OPT_MZ,
 };
 
 /* What the command line says beyond the build options themselves. */
@@ -83,10 +83,10 @@ static const struct option long_options[] = {
 	{ "clean", optional_argument, NULL, OPT_CLEAN },
 	{ "vmdk-desc", required_argument, NULL, OPT_VMDK_DESC },
 	{ "unlzma", optional_argument, NULL, OPT_UNXZ },
+	{ "zD", optional_argument, NULL, OPT_ZD },
+	{ "MZ", optional_argument, NULL, OPT_MZ },
 	/* erofs-utils 1.9.4 options not implemented here yet: refused by name,
 	 * so a script learns why instead of reading "unrecognized" */
-	{ "zD", optional_argument, NULL, OPT_NOT_YET },
-	{ "MZ", optional_argument, NULL, OPT_NOT_YET },
 	{ "max-extent-bytes", required_argument, NULL, OPT_MAX_EXTENT_BYTES },
 	{ "gzinfo", optional_argument, NULL, OPT_NOT_YET },
 	{ "dsunit", required_argument, NULL, OPT_DSUNIT },
@@ -380,6 +380,8 @@ static int parse_args(int argc, char **argv, struct erofs_build_options *opts,
 		case OPT_CLEAN: cl->clean = optarg ? optarg : "data"; break;
 		case OPT_INCREMENTAL: cl->incremental = optarg ? optarg : "data"; break;
 		case OPT_VMDK_DESC: cl->vmdk_desc = optarg; break;
+		case OPT_ZD: err = mkfs_parse_zd(optarg, opts); break;
+		case OPT_MZ: err = mkfs_parse_mz(optarg, opts); break;
 		case OPT_NOT_YET:
 			erofs_err("%s: an erofs-utils 1.9.4 option this mkfs.erofs does not "
 				  "implement yet; nothing written", argv[optind - 1]);
@@ -654,15 +656,18 @@ static void print_summary(const struct erofs_build_options *opts, const struct e
 		       "%" PRIu64 " bytes saved (%.1f%% of the image)\n", opts->image,
 		       st->zdedupe_blocks, zdedupe_bytes,
 		       100.0 * (double)zdedupe_bytes / (double)(image_bytes + zdedupe_bytes));
-	if (tree->packed && st->nr_shared_fragments)
-		printf("%s: %" PRIu32 " fragments in the packed inode (%" PRIu64 " bytes, %" PRIu32
-		       " blocks compressed); %" PRIu32 " identical ones stored once: %" PRIu64
-		       " bytes saved\n", opts->image, st->nr_fragments, tree->packed->size,
-		       tree->packed->nr_blocks, st->nr_shared_fragments, st->shared_fragment_bytes);
-	else if (tree->packed)
-		printf("%s: %" PRIu32 " fragments in the packed inode (%" PRIu64 " bytes, %" PRIu32
-		       " blocks compressed)\n", opts->image, st->nr_fragments, tree->packed->size,
-		       tree->packed->nr_blocks);
+	if (tree->packed) {
+		/* --zD: each directory is a fragment too */
+		uint64_t nr_fragments = st->nr_fragments + (opts->compress_dirs ? tree->nr_dirs : 0);
+
+		printf("%s: %" PRIu64 " fragments in the packed inode (%" PRIu64 " bytes, %" PRIu32
+		       " blocks %s)", opts->image, nr_fragments, tree->packed->size,
+		       tree->packed->nr_blocks, tree->packed->z ? "compressed" : "stored plain");
+		if (st->nr_shared_fragments)
+			printf("; %" PRIu32 " identical ones stored once: %" PRIu64 " bytes saved",
+			       st->nr_shared_fragments, st->shared_fragment_bytes);
+		putchar('\n');
+	}
 	if (opts->chunkbits)
 		printf("%s: %" PRIu64 " chunks: %" PRIu64 " stored once elsewhere, %" PRIu64
 		       " holes; %" PRIu64 " bytes saved; %" PRIu64 " files sharing nothing "

@@ -88,3 +88,47 @@ int mkfs_check_metabox(struct erofs_build_options *opts)
 	}
 	return 0;
 }
+
+int mkfs_parse_zd(const char *arg, struct erofs_build_options *opts)
+{
+	/* as documented by erofs-utils 1.9.4 ("0=disable, 1=enable"); its
+	 * parser reads an explicit value the other way round */
+	if (!arg || !strcmp(arg, "1")) {
+		opts->compress_dirs = true;
+	} else if (!strcmp(arg, "0")) {
+		opts->compress_dirs = false;
+	} else {
+		erofs_err("--zD=%s: want 0 (directories stored plain) or 1 (compressed)", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int mkfs_parse_mz(const char *arg, struct erofs_build_options *opts)
+{
+	bool inodes = false, dirdata = false;
+
+	if (!arg) {
+		inodes = dirdata = true;
+	} else if (strcmp(arg, "0")) {
+		for (const char *c = arg; *c; c++) {
+			if (*c == 'i') {
+				inodes = true;
+			} else if (*c == 'd') {
+				dirdata = true;
+			} else {
+				erofs_err("--MZ=%s: want 0, i (inode metadata) or id (and directory "
+					  "data) in the metadata zone", arg);
+				return -EINVAL;
+			}
+		}
+		if (dirdata && !inodes) {
+			erofs_err("--MZ=%s: directory data goes into the metadata zone only with "
+				  "the inode metadata (--MZ=id)", arg);
+			return -EINVAL;
+		}
+	}
+	opts->mz_inodes = inodes;
+	opts->mz_dirdata = dirdata;
+	return 0;
+}

@@ -271,7 +271,7 @@ check "--compress-hints: the odd line uses -C's size" cmp -s "$WORK/odd.img" "$W
 # an option or -E word we lack fails the build, naming it, and writes nothing
 # (erofs-utils options not implemented yet are refused by name too)
 for argv in "--bogus-option" "-E bogus-word" "-E fragments,bogus-word -zlz4" "--s3=bucket" "--oci" \
-	    "--zD" "--MZ=id" "--max-extent-bytes=-1048576" \
+	    "--zD=2" "--MZ=q" "--max-extent-bytes=-1048576" \
 	    "--clean=rvsp" "--incremental=data"; do
 	word=${argv#* }; word=${word#-E }; word=${word%% *}; word=${word#--}; word=${word%%=*}
 	word=${word#fragments,}

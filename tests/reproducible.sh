@@ -79,7 +79,8 @@ done
 for args in "-z lz4hc -E all-fragments,fragdedupe=full" "-z lz4hc -E fragments,fragdedupe=inode" \
 	    "-z lzma,lc=0,lp=4,pb=4 -C 65536" "--chunksize=4096 -E force-chunk-indexes,nosbcrc" \
 	    "-z lz4hc -E fragments,plain-xattr-prefixes --xattr-prefix=trusted.overlay. --root-xattr-isize=128" \
-	    "--zfeature-bits=6 -z lz4 --fsalignblks=16" "--dsunit=8 -zlz4hc" "-zzstd -C65536 --max-extent-bytes=16384"; do
+	    "--zfeature-bits=6 -z lz4 --fsalignblks=16" "--dsunit=8 -zlz4hc" "-zzstd -C65536 --max-extent-bytes=16384" \
+	    "--zD -z lz4hc -E all-fragments --MZ=id" "--zD -m 4096 -z lzma"; do
 	# shellcheck disable=SC2086 # args is a list of options
 	"$MKFS" --quiet -T 0 -U "$uuid" --workers=1 $args "$WORK/a1.img" "$tree"
 	# shellcheck disable=SC2086

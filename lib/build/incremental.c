@@ -30,6 +30,7 @@ static void layer_options(const struct erofs_build_options *opts, const char *pa
 	lo->blobdev = NULL;
 	lo->block_list_file = NULL;
 	lo->metabox = false;
+	lo->compress_dirs = lo->mz_inodes = lo->mz_dirdata = false;
 	lo->image_offset = 0;
 	lo->fsalign_blocks = 0;
 	lo->dsunit = 0;

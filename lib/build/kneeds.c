@@ -15,15 +15,19 @@ void erofs_kneeds_from_options(const struct erofs_build_options *opts,
 			       struct erofs_kneeds *needs)
 {
 	const uint32_t blksz = 1u << opts->blkszbits;
-	const bool compressed = opts->compressor != EROFS_COMPRESS_NONE;
+	/* --zD: directories are compressed inodes even without -z */
+	const bool compressed = opts->compressor != EROFS_COMPRESS_NONE || opts->compress_dirs;
 	char b[40], zb[40];
 
 	memset(needs, 0, sizeof(*needs));
 	snprintf(b, sizeof(b), opts->tar_index && !opts->tar_mapfile ? "--tar=i (%u-byte blocks)"
 								     : "-b %u", blksz);
-	snprintf(zb, sizeof(zb), "-z with -b %u", blksz);
+	snprintf(zb, sizeof(zb), opts->compressor != EROFS_COMPRESS_NONE ? "-z with -b %u"
+						: "--zD with -b %u", blksz);
 	erofs_kneeds_add_block_size(needs, opts->blkszbits, compressed, b, zb);
-	if (compressed) {
+	if (opts->compress_dirs)	/* the directories' data is in the packed inode */
+		erofs_kneeds_add(needs, EROFS_KF_FRAGMENTS, "--zD");
+	if (opts->compressor != EROFS_COMPRESS_NONE) {
 		/* each -z entry writes its own format (lib/codec/codec.c) */
 		for (unsigned int i = 0; i < opts->nr_algorithms; i++)
 			erofs_kneeds_add_algorithm(needs, erofs_codec_format(opts->algorithms[i].kind), "-z");

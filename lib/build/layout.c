@@ -15,6 +15,7 @@
 #include "erofs/build/layout.h"
 #include "erofs/build/zextent.h"
 #include "erofs/build/zindex.h"
+#include "erofs/build/zdir.h"
 
 struct mtime_key {
 	int64_t sec;
@@ -539,9 +540,11 @@ bool erofs_placed_late(const struct erofs_inode *inode)
 
 /*
  * Blocks for the data of directories, symlinks and files under a block
- * that does not fit inline: after the file data, before the metadata.
+ * that does not fit inline: after the file data, before the metadata
+ * (zone_pass: --MZ=id's directories, after the records).
  */
-static int place_late_blocks(struct erofs_tree *tree, struct erofs_plan *plan, uint32_t *next)
+static int place_late_blocks(struct erofs_tree *tree, struct erofs_plan *plan, uint32_t *next,
+			     bool mz_dirdata, bool zone_pass)
 {
 	const unsigned int bits = plan->blkszbits;
 
@@ -549,7 +552,11 @@ static int place_late_blocks(struct erofs_tree *tree, struct erofs_plan *plan, u
 		struct erofs_inode *inode = tree->inodes[i];
 		uint64_t bytes;
 
-		if (!erofs_placed_late(inode) || inode->base_state == EROFS_BASE_KEPT)
+		/* --zD: a directory's entries are in the packed inode;
+		 * --MZ=id: its blocks are in the metadata zone, after the records */
+		if (!erofs_placed_late(inode) || inode->base_state == EROFS_BASE_KEPT ||
+		    (erofs_inode_is_dir(inode) && inode->z) ||
+		    (erofs_inode_is_dir(inode) && mz_dirdata) != zone_pass)
 			continue;
 		bytes = inode->size - inode->inline_size;
 		inode->nr_blocks = (uint32_t)((bytes + (1u << bits) - 1) >> bits);
@@ -581,7 +588,7 @@ static void plan_features(const struct erofs_build_options *opts, const struct e
 
 		if (inode->chunks)
 			plan->feature_incompat |= EROFS_INCOMPAT_CHUNKED_FILE;
-		if (!zi)
+		if (!zi || !zi->pcluster_size)	/* --zD: a directory, no pclusters */
 			continue;
 		compressed++;
 		used |= (uint16_t)(1u << zi->algorithm);
@@ -596,6 +603,17 @@ static void plan_features(const struct erofs_build_options *opts, const struct e
 		if (opts->metabox_pcluster_size > largest)
 			largest = opts->metabox_pcluster_size;
 	}
+	if (tree->packed)	/* fragments (--zD: perhaps only stored plain) */
+		plan->feature_incompat |= EROFS_INCOMPAT_FRAGMENTS;
+	/*
+	 * --zD without -z: compressed inodes (the directories) and nothing to
+	 * decompress.  Linux 7.x refuses compressed inodes in an image whose
+	 * superblock names no algorithm ("invalid in a plain filesystem"; 6.12
+	 * does not check), and 0-padding alone names LZ4, so set it.
+	 * erofs-utils 1.9.4 does not: 7.3 refuses its --zD images without -z.
+	 */
+	if (!compressed && tree->packed)
+		plan->feature_incompat |= EROFS_INCOMPAT_ZERO_PADDING;
 	if (!compressed)
 		return;
 	plan->feature_incompat |= EROFS_INCOMPAT_ZERO_PADDING;
@@ -621,6 +639,42 @@ static void plan_features(const struct erofs_build_options *opts, const struct e
 			plan->dict_size[alg] = tree->kept_dict_size[alg];
 }
 
+/* -m, stored plain: the metabox inode's data follows the records */
+static void place_plain_metabox(struct erofs_plan *plan)
+{
+	if (plan->metabox && !plan->metabox->z) {
+		plan->metabox->blkaddr = plan->nr_blocks;
+		plan->metabox->nr_blocks = (uint32_t)(plan->metabox_size >> plan->blkszbits);
+		plan->nr_blocks += plan->metabox->nr_blocks;
+	}
+}
+
+/*
+ * --MZ: the records in a zone of their own, from a fresh block after
+ * everything else (nothing beside the superblock), the root first;
+ * meta_blkaddr is the block before the zone, as erofs-utils 1.9.4 sets
+ * it, so the root's nid is a block's worth of slots.  --MZ=id: the
+ * directories' blocks follow the records in the zone.
+ */
+static int place_zone(const struct erofs_build_options *opts, struct erofs_tree *tree,
+		      struct erofs_plan *plan, uint32_t sb_end, uint64_t meta_start)
+{
+	const uint64_t blksz = 1ull << plan->blkszbits;
+	uint64_t zone = (meta_start + blksz - 1) & ~(blksz - 1);
+	uint32_t next;
+	int err;
+
+	plan->meta_blkaddr = (uint32_t)(zone >> plan->blkszbits) - 1;
+	if ((err = place_records(tree, plan, sb_end, zone, false)))
+		return err;
+	next = plan->nr_blocks;
+	if (opts->mz_dirdata && (err = place_late_blocks(tree, plan, &next, true, true)))
+		return err;
+	plan->nr_blocks = next;
+	place_plain_metabox(plan);
+	return 0;
+}
+
 int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *tree,
 		     uint32_t data_end, struct erofs_plan *plan)
 {
@@ -635,6 +689,11 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 	plan->blkszbits = bits;
 	plan->data_end = data_end;
 	if ((err = erofs_tree_list(tree)) || (err = choose_epoch(opts, tree, plan)))
+		return err;
+	/* the long prefix table starts the fragments the pipeline stored */
+	prefix_plain = !(tree->packed || tree->pending_packed) || opts->metabox ||
+		       opts->plain_xattr_prefixes;
+	if (opts->compress_dirs && (err = erofs_zdir_plan(opts, tree)))
 		return err;
 	if (opts->layout_48bit && (err = choose_epoch_48bit(tree, plan)))
 		return err;
@@ -693,7 +752,6 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 	 * bit a metabox image's readers look for it in the metabox data.  So
 	 * with -E plain-xattr-prefixes, which Linux reads from 6.17 on.
 	 */
-	prefix_plain = !tree->packed || opts->metabox || opts->plain_xattr_prefixes;
 	plan->prefix_size = erofs_xattr_prefix_table_size(opts);
 	if (plan->prefix_size) {
 		plan->feature_incompat |= EROFS_INCOMPAT_XATTR_PREFIXES;
@@ -734,7 +792,7 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 	for (uint32_t i = 0; i < tree->nr_inodes + !!tree->packed; i++)
 		if (i >= tree->nr_inodes || tree->inodes[i]->base_state != EROFS_BASE_KEPT)
 			choose_layout(opts, plan, i < tree->nr_inodes ? tree->inodes[i] : tree->packed);
-	if ((err = place_late_blocks(tree, plan, &next)))
+	if ((err = place_late_blocks(tree, plan, &next, opts->mz_dirdata, false)))
 		return err;
 	meta_start = (uint64_t)next << bits;
 	if (plan->prefix_size && prefix_plain && !plan->prefix_pos) {
@@ -752,6 +810,8 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 		return err;
 	if (tree->base)
 		return place_records_appended(opts, tree, plan, meta_start);
+	if (opts->mz_inodes)
+		return place_zone(opts, tree, plan, sb_end, meta_start);
 	/* nid 0 at block 0, the rest of the superblock's block holding records
 	 * (not when adding to an image: its block 0 is its own until the new
 	 * superblock is written)... */
@@ -765,11 +825,7 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 		if ((err = place_records(tree, plan, sb_end, meta_start, false)))
 			return err;
 	}
-	if (plan->metabox && !plan->metabox->z) {	/* its data follows the area */
-		plan->metabox->blkaddr = plan->nr_blocks;
-		plan->metabox->nr_blocks = (uint32_t)(plan->metabox_size >> bits);
-		plan->nr_blocks += plan->metabox->nr_blocks;
-	}
+	place_plain_metabox(plan);
 	if (tree->root->nid > UINT16_MAX && !opts->layout_48bit) {
 		erofs_err("internal error: root nid %llu does not fit the superblock",
 			  (unsigned long long)tree->root->nid);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Compressing the metabox inode's data (see include/erofs/build/metabox.h). */
+/* Compressing the metabox inode's data, or --zD's packed inode's (see include/erofs/build/metabox.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,8 +38,8 @@ static int add_extent(struct erofs_zinfo *zi, uint32_t *cap, const struct erofs_
 	return 0;
 }
 
-int erofs_metabox_compress(const struct erofs_build_options *opts, const uint8_t *data,
-			   uint64_t size, struct erofs_zinfo *zi, uint8_t **out)
+int erofs_buffer_compress(const struct erofs_build_options *opts, unsigned int alg,
+			  const uint8_t *data, uint64_t size, struct erofs_zinfo *zi, uint8_t **out)
 {
 	const uint32_t blksz = 1u << opts->blkszbits, pcluster = zi->pcluster_size;
 	const uint32_t max_input = metabox_max_input(opts->blkszbits);
@@ -51,7 +51,7 @@ int erofs_metabox_compress(const struct erofs_build_options *opts, const uint8_t
 
 	if (!dst)
 		return -ENOMEM;
-	if ((err = erofs_codec_new(&opts->algorithms[opts->metabox_alg], &codec))) {
+	if ((err = erofs_codec_new(&opts->algorithms[alg], &codec))) {
 		free(dst);
 		return err;
 	}
@@ -75,6 +75,10 @@ int erofs_metabox_compress(const struct erofs_build_options *opts, const uint8_t
 			e.clen = (uint16_t)(n > UINT16_MAX ? UINT16_MAX : n);
 		} else {
 			src_len = (int)(left < blksz ? left : blksz);
+			/* the last raw extent may not cross an lcluster boundary
+			 * (see compress.c): the rest follows, aligned */
+			if ((uint64_t)src_len == left && (pos & (blksz - 1)) + left > blksz)
+				src_len = (int)(blksz - (pos & (blksz - 1)));
 			stored = blksz;
 			e.nblks = 1;
 			e.raw = true;

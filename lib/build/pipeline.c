@@ -601,7 +601,13 @@ int erofs_pipeline_run(const struct erofs_build_options *opts, struct erofs_tree
 
 	err = run_phase(&p, source);
 	phase_done(opts, "files", &p.cc);
-	if (!err && packed.size) {
+	if (!err && packed.size && opts->compress_dirs) {
+		/* --zD: compressed by the writer, after the directories' entries */
+		tree->pending_packed = true;
+		tree->pending_packed_fd = packed.fd;
+		tree->pending_packed_size = packed.size;
+		packed.fd = -1;
+	} else if (!err && packed.size) {
 		err = run_packed(&p, &packed);
 		phase_done(opts, "packed", &p.cc);
 	}

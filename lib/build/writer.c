@@ -15,6 +15,7 @@
 #include "erofs/common/io.h"
 #include "erofs/build/layout.h"
 #include "erofs/build/metabox.h"
+#include "erofs/build/zdir.h"
 #include "erofs/common/ondisk.h"
 #include "erofs/build/writer.h"
 #include "erofs/source/xattr.h"
@@ -166,15 +167,19 @@ static int dir_bytes(struct write_ctx *w, const struct erofs_inode *inode, const
 	return 0;
 }
 
-/* The blocks the planner placed, in block order (see erofs_placed_late()). */
-static int put_late_blocks(struct write_ctx *w)
+/*
+ * The blocks the planner placed, in block order (see erofs_placed_late()):
+ * before the records, or (zone_pass) --MZ=id's directories' after them.
+ */
+static int put_late_blocks(struct write_ctx *w, bool zone_pass)
 {
 	for (uint32_t i = 0; i < w->tree->nr_inodes; i++) {
 		const struct erofs_inode *inode = w->tree->inodes[i];
 		const uint8_t *bytes;
 		int err;
 
-		if (!inode->nr_blocks || !erofs_placed_late(inode))
+		if (!inode->nr_blocks || !erofs_placed_late(inode) ||
+		    (S_ISDIR(inode->mode) && w->opts->mz_dirdata) != zone_pass)
 			continue;
 		if (S_ISLNK(inode->mode)) {
 			bytes = (const uint8_t *)inode->symlink;
@@ -500,8 +505,8 @@ static int build_metabox(struct write_ctx *w, uint8_t **blocks)
 		w->metabox = NULL;
 		return 0;
 	}
-	if ((err = erofs_metabox_compress(w->opts, w->metabox, plan->metabox_size,
-					  mb->z, blocks)))
+	if ((err = erofs_buffer_compress(w->opts, (unsigned int)w->opts->metabox_alg, w->metabox,
+					 plan->metabox_size, mb->z, blocks)))
 		return err;
 	mb->blkaddr = plan->nr_blocks;
 	mb->nr_blocks = mb->z->nr_blocks;
@@ -513,7 +518,7 @@ int erofs_write_metadata(const struct erofs_build_options *opts, const struct er
 			 struct erofs_plan *plan, struct erofs_image *img,
 			 struct erofs_tails *tails)
 {
-	uint8_t *metabox_blocks = NULL;
+	uint8_t *metabox_blocks = NULL, *packed_blocks = NULL;
 	struct write_ctx w = { .opts = opts, .tree = tree, .plan = plan, .img = img,
 			       .tails = tails };
 	int err;
@@ -522,19 +527,25 @@ int erofs_write_metadata(const struct erofs_build_options *opts, const struct er
 	    (err = erofs_seq_init(&w.out, img->fd, opts->image, WRITE_BUFFER_SIZE)))
 		return err;
 	w.out.buf_pos = (uint64_t)plan->data_end << plan->blkszbits;
-	err = put_late_blocks(&w);
+	err = put_late_blocks(&w, false);
 	if (!err && plan->prefix_pos)
 		err = put_xattr_area(&w, plan->prefix_pos, plan->prefix_size, encode_prefixes);
 	if (!err && plan->shared.count)
 		err = put_xattr_area(&w, plan->shared_pos, plan->shared.size, encode_shared);
 	if (!err && plan->metabox)
 		err = build_metabox(&w, &metabox_blocks);
+	if (!err && opts->compress_dirs)	/* its record, with the area, needs its blocks */
+		err = erofs_zdir_write(opts, tree, plan, &packed_blocks);
 	if (!err)
 		err = put_records(&w);
+	if (!err && opts->mz_dirdata)
+		err = put_late_blocks(&w, true);
 	if (!err && plan->metabox)
 		erofs_seq_write(&w.out, (uint64_t)plan->metabox->blkaddr << plan->blkszbits,
-				metabox_blocks,
-				(size_t)(plan->nr_blocks - plan->metabox->blkaddr) << plan->blkszbits);
+				metabox_blocks, (size_t)plan->metabox->nr_blocks << plan->blkszbits);
+	if (!err && packed_blocks && tree->packed->nr_blocks)
+		erofs_seq_write(&w.out, (uint64_t)tree->packed->blkaddr << plan->blkszbits,
+				packed_blocks, (size_t)tree->packed->nr_blocks << plan->blkszbits);
 	if (!err)
 		err = erofs_seq_flush(&w.out);
 	/* --fsalignblks: zero blocks at the end, counted in the superblock
@@ -563,6 +574,7 @@ int erofs_write_metadata(const struct erofs_build_options *opts, const struct er
 	free(w.bytes);
 	free(w.metabox);
 	free(metabox_blocks);
+	free(packed_blocks);
 	erofs_seq_release(&w.out);
 	return err;
 }

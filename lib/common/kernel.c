@@ -56,7 +56,9 @@ static const struct {
 	/* 267f2492c8f7 "erofs: introduce multi-reference pclusters (fully-referenced)";
 	 * before it, a pcluster met at another in-page offset was "corrupted" */
 	[EROFS_KF_SHARED_PCLUSTERS] = { "shared pclusters", { 6, 0 } },
-	/* b15b2e307c3a "erofs: support on-disk compressed fragments data" */
+	/* b15b2e307c3a "erofs: support on-disk compressed fragments data"; also
+	 * --zD's directories (compressed inodes of any type go through z_erofs
+	 * aops; 6.1's erofs_fill_inode already sets them for directories) */
 	[EROFS_KF_FRAGMENTS] = { "fragments", { 6, 1 } },
 	/* "erofs: introduce partial-referenced pclusters" */
 	[EROFS_KF_DEDUPE] = { "dedupe", { 6, 1 } },
@@ -144,7 +146,9 @@ void erofs_kneeds_from_super(const struct erofs_super *sb, uint16_t compr_algs,
 			     struct erofs_kneeds *needs)
 {
 	const uint32_t incompat = sb->feature_incompat;
-	bool compressed = incompat & (EROFS_INCOMPAT_ZERO_PADDING | EROFS_INCOMPAT_COMPR_CFGS);
+	/* (fragments: --zD without -z compresses directories alone) */
+	bool compressed = incompat & (EROFS_INCOMPAT_ZERO_PADDING | EROFS_INCOMPAT_COMPR_CFGS |
+				      EROFS_INCOMPAT_FRAGMENTS);
 
 	memset(needs, 0, sizeof(*needs));
 	if (incompat & EROFS_INCOMPAT_COMPR_CFGS) {

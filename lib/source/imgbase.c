@@ -301,6 +301,7 @@ static bool in_place_possible(const struct erofs_build_options *opts, const stru
 {
 	return !opts->metabox && !opts->layout_48bit && !opts->fragments && !opts->all_fragments &&
 	       !opts->nr_xattr_prefixes && !erofs_opts_extra_device(opts) &&
+	       !opts->compress_dirs && !opts->mz_inodes &&
 	       r->blkszbits == opts->blkszbits && !r->nr_devs && !r->sb.sb_extslots &&
 	       !(r->sb.feature_incompat & (EROFS_INCOMPAT_48BIT | EROFS_INCOMPAT_METABOX));
 }

@@ -387,6 +387,8 @@ void erofs_tree_free(struct erofs_tree *tree)
 		close(tree->data_fd);
 	if (tree->data_in_one_file && tree->spool_fd >= 0)
 		close(tree->spool_fd);
+	if (tree->pending_packed && tree->pending_packed_fd >= 0)
+		close(tree->pending_packed_fd);
 	free(tree->devices);
 	free(tree->base);
 	for (uint16_t i = 0; i < tree->nr_layer_fds; i++)

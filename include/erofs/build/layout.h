@@ -15,6 +15,10 @@
  * first byte of block 0 when the root's record fits beside the superblock
  * (the rest of block 0 holds records too), else of the metadata area; the
  * root's nid must fit the superblock's 16 bits either way.
+ * --MZ: the records start a zone of their own (nothing beside the
+ * superblock; nid 0 a block before it), --MZ=id's directory blocks after
+ * them.  After the records: the metabox inode's data (-m), then --zD's
+ * packed inode (zdir.h).
  */
 #ifndef EROFS_LAYOUT_H
 #define EROFS_LAYOUT_H

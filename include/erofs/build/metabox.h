@@ -4,7 +4,9 @@
  * inode of the tree laid out by the planner, is compressed like a file
  * into whole pclusters of -m bytes, each stored compressed when that saves
  * a block and raw otherwise.  One thread, so the bytes never depend on
- * --workers.
+ * --workers.  --zD's packed inode (file fragments, then the directories'
+ * entries, known only once the records are placed) is compressed the same
+ * way, in pclusters of its own size.
  */
 #ifndef EROFS_METABOX_H
 #define EROFS_METABOX_H
@@ -15,10 +17,11 @@
 #include "erofs/source/inode.h"
 
 /*
- * Compresses size bytes of data (whole blocks) into zi's extents; *out
- * receives the pclusters back to back (zi->nr_blocks blocks, malloc'd).
+ * Compresses size bytes of data with algorithms[alg] into zi's extents
+ * (pclusters of zi->pcluster_size); *out receives the pclusters back to
+ * back (zi->nr_blocks blocks, malloc'd).
  */
-int erofs_metabox_compress(const struct erofs_build_options *opts, const uint8_t *data,
-			   uint64_t size, struct erofs_zinfo *zi, uint8_t **out);
+int erofs_buffer_compress(const struct erofs_build_options *opts, unsigned int alg,
+			  const uint8_t *data, uint64_t size, struct erofs_zinfo *zi, uint8_t **out);
 
 #endif

@@ -128,6 +128,13 @@ struct erofs_build_options {
 
 	/* layout */
 	bool inline_data;		/* tails inline with the inode (default) */
+	/* --zD: every directory's entries are a whole fragment of the packed
+	 * inode (COMPRESSED_FULL), which the writer compresses after them */
+	bool compress_dirs;
+	/* --MZ=i: the inode records in a zone of their own after everything
+	 * else, meta_blkaddr pointing into it; --MZ=id: the directories'
+	 * blocks in that zone too, after the records */
+	bool mz_inodes, mz_dirdata;
 	bool xattr_name_filter;		/* per-inode xattr name filters (default) */
 	bool sb_checksum;		/* COMPAT_SB_CHKSUM and its CRC (default; -E nosbcrc) */
 	bool plain_xattr_prefixes;	/* -E plain-xattr-prefixes: the long prefix table

@@ -18,7 +18,7 @@
  * What the in-place form cannot express fails with EROFS_REWRITE_ALL, and
  * the build runs again rewriting all metadata: options that change what
  * the kept records mean or where the superblock's block ends (a metabox,
- * 48-bit, extra devices, fragments, long xattr prefixes),
+ * 48-bit, extra devices, fragments, long xattr prefixes, --zD, --MZ),
  * such an image, another block size, a compressed or metabox directory to
  * merge into, and a hard-linked file of the image losing a name (the link
  * count in its kept record would lie).

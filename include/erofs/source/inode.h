@@ -187,6 +187,11 @@ struct erofs_tree {
 	/* -E fragments: the hidden inode holding fragments (no directory
 	 * names it; not in inodes[]), or NULL */
 	struct erofs_inode *packed;
+	/* --zD: the fragments' bytes the pipeline stored (not compressed
+	 * yet: the directories' entries follow them) */
+	bool pending_packed;
+	int pending_packed_fd;
+	uint64_t pending_packed_size;
 	/* --incremental: the dictionaries (bytes) of the image's compressed
 	 * files kept as they are; the configs written must allow them */
 	uint32_t kept_dict_size[EROFS_COMPR_MAX];
