@@ -13,7 +13,7 @@
 #include "erofs/build/tarindex.h"
 #include "erofs/build/compress.h"
 #include "erofs/build/dedup.h"
-#include "erofs/build/digest.h"
+#include "erofs/build/filedigest.h"
 #include "erofs/common/diag.h"
 #include "erofs/common/format.h"
 #include "erofs/build/fragment.h"

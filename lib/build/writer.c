@@ -535,7 +535,7 @@ int erofs_write_metadata(const struct erofs_build_options *opts, const struct er
 	if (!err && plan->metabox)
 		err = build_metabox(&w, &metabox_blocks);
 	if (!err && opts->compress_dirs)	/* its record, with the area, needs its blocks */
-		err = erofs_zdir_write(opts, tree, plan, &packed_blocks);
+		err = erofs_zdir_write(opts, tree, plan->blkszbits, &plan->nr_blocks, &packed_blocks);
 	if (!err)
 		err = put_records(&w);
 	if (!err && opts->mz_dirdata)

@@ -59,9 +59,8 @@ int erofs_zdir_plan(const struct erofs_build_options *opts, struct erofs_tree *t
 }
 
 int erofs_zdir_write(const struct erofs_build_options *opts, const struct erofs_tree *tree,
-		     struct erofs_plan *plan, uint8_t **blocks)
+		     unsigned int bits, uint32_t *image_blocks, uint8_t **blocks)
 {
-	const unsigned int bits = plan->blkszbits;
 	struct erofs_inode *packed = tree->packed;
 	uint64_t padded = (packed->size + (1u << bits) - 1) & ~((1ull << bits) - 1);
 	uint8_t *data = calloc(1, padded ? padded : 1);
@@ -93,14 +92,14 @@ int erofs_zdir_write(const struct erofs_build_options *opts, const struct erofs_
 		*blocks = data;
 		nr_blocks = padded >> bits;
 	}
-	if (plan->nr_blocks + nr_blocks > UINT32_MAX) {
+	if (*image_blocks + nr_blocks > UINT32_MAX) {
 		erofs_err("the image needs more than 2^32 blocks of %u bytes", 1u << bits);
 		free(*blocks);
 		*blocks = NULL;
 		return -EFBIG;
 	}
-	packed->blkaddr = nr_blocks ? plan->nr_blocks : EROFS_NULL_ADDR;
+	packed->blkaddr = nr_blocks ? *image_blocks : EROFS_NULL_ADDR;
 	packed->nr_blocks = (uint32_t)nr_blocks;
-	plan->nr_blocks += (uint32_t)nr_blocks;
+	*image_blocks += (uint32_t)nr_blocks;
 	return 0;
 }

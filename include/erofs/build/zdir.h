@@ -17,16 +17,18 @@
 
 #include <stdint.h>
 
-#include "erofs/build/layout.h"
+#include "erofs/common/build.h"
+#include "erofs/source/inode.h"
 
 /* Gives every directory its fragment and the tree its packed inode. */
 int erofs_zdir_plan(const struct erofs_build_options *opts, struct erofs_tree *tree);
 
 /*
- * Fills the packed inode's data and stores it after the blocks planned so
- * far (plan->nr_blocks grows); *blocks receives them (malloc'd).
+ * Fills the packed inode's data and stores it after the image's
+ * *image_blocks blocks of 1 << blkszbits bytes (which grows); *blocks
+ * receives them (malloc'd).
  */
 int erofs_zdir_write(const struct erofs_build_options *opts, const struct erofs_tree *tree,
-		     struct erofs_plan *plan, uint8_t **blocks);
+		     unsigned int blkszbits, uint32_t *image_blocks, uint8_t **blocks);
 
 #endif

@@ -6,8 +6,8 @@
  * piece reads the whole file once more and fills the value in.  Each file's
  * digest is its own, so the image does not depend on the workers.
  */
-#ifndef EROFS_BUILD_DIGEST_H
-#define EROFS_BUILD_DIGEST_H
+#ifndef EROFS_FILEDIGEST_H
+#define EROFS_FILEDIGEST_H
 
 #include "erofs/source/tree.h"
 #include "erofs/source/work.h"

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-/* Per-file content digests (see include/erofs/build/digest.h). */
+/* Per-file content digests (see include/erofs/build/filedigest.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "erofs/build/digest.h"
+#include "erofs/build/filedigest.h"
 #include "erofs/common/diag.h"
 #include "erofs/common/digest.h"
 #include "erofs/common/io.h"
