@@ -51,18 +51,64 @@ static int read_base_inode(struct graft *g, uint64_t nid, struct erofs_rd_inode 
 	return err ? erofs_layer_reader_failed(&g->l, err) : 0;
 }
 
-/* An entry of the image the new layer leaves alone: its stub, one per file. */
-static struct erofs_inode *stub_for(struct graft *g, const struct erofs_layer_entry *e, uint16_t mode)
+/* The inode of entry e of the directory being merged; a failure names its path. */
+static int read_entry_inode(struct graft *g, const struct erofs_layer_entry *e,
+			    struct erofs_rd_inode *vi)
 {
-	struct erofs_inode *stub = S_ISDIR(mode) ? NULL : erofs_nid_map_get(&g->seen, e->nid);
+	size_t mark = 0;
+	int err = erofs_layer_path_push(&g->l, g->ents.names + e->name_at, e->len, &mark);
 
+	if (err)
+		return err;
+	err = read_base_inode(g, e->nid, vi);
+	erofs_layer_path_pop(&g->l, mark);
+	return err;
+}
+
+/* An error about entry e of the directory being merged, naming its path. */
+static int entry_error(struct graft *g, const struct erofs_layer_entry *e, const char *why)
+{
+	size_t mark = 0;
+
+	if (erofs_layer_path_push(&g->l, g->ents.names + e->name_at, e->len, &mark))
+		return -ENOMEM;
+	erofs_layer_error(&g->l, -EINVAL, "%s", why);
+	erofs_layer_path_pop(&g->l, mark);
+	return -EINVAL;
+}
+
+/*
+ * An entry of the image the new layer leaves alone: its stub, one per
+ * file (a hard link's names share it).  A nid named before as a directory,
+ * or as a directory now, is a loop or a directory hard link: laid into the
+ * tree it would make a directory its own ancestor, so it is refused; so is
+ * a file named with two types (its kept entries would disagree).
+ */
+static struct erofs_inode *stub_for(struct graft *g, const struct erofs_layer_entry *e,
+				    uint16_t mode, int *err)
+{
+	struct erofs_inode *stub = erofs_nid_map_get(&g->seen, e->nid);
+	char why[128];
+
+	if (stub && (S_ISDIR(mode) || S_ISDIR(stub->mode) || stub->base_state != EROFS_BASE_KEPT)) {
+		snprintf(why, sizeof(why), "nid %llu is named twice, and as a directory "
+			 "(a loop or a directory hard link)", (unsigned long long)e->nid);
+		*err = entry_error(g, e, why);
+		return NULL;
+	}
+	if (stub && stub->mode != mode) {
+		snprintf(why, sizeof(why), "nid %llu is named twice, with two file types "
+			 "(mode 0%o, then 0%o)", (unsigned long long)e->nid, stub->mode, mode);
+		*err = entry_error(g, e, why);
+		return NULL;
+	}
 	if (stub) {
 		stub->nlink++;		/* a name more in the tree (see erofs_tree_free()) */
 		return stub;
 	}
-	if (!(stub = calloc(1, sizeof(*stub))) ||
-	    (!S_ISDIR(mode) && erofs_nid_map_put(&g->seen, e->nid, stub))) {
+	if (!(stub = calloc(1, sizeof(*stub))) || erofs_nid_map_put(&g->seen, e->nid, stub)) {
 		free(stub);
+		*err = -ENOMEM;
 		return NULL;
 	}
 	stub->mode = mode;
@@ -86,7 +132,9 @@ static int make_opaque(struct erofs_inode *dir)
 /*
  * A name both have: the new layer's entry wins.  What it replaces decides
  * the rest: a directory it merges into (queued), a whiteout that makes it
- * opaque, a hard-linked file that stops the in-place form.
+ * opaque, a hard-linked file that stops the in-place form.  An entry whose
+ * type says other than a directory has its inode read, which has the last
+ * word (an image's entry may lie about a directory).
  */
 static int both_have(struct graft *g, struct erofs_inode *upper, const struct erofs_layer_entry *e,
 		     uint16_t mode)
@@ -96,28 +144,31 @@ static int both_have(struct graft *g, struct erofs_inode *upper, const struct er
 	struct erofs_rd_inode vi;
 	int err;
 
-	if (S_ISDIR(mode)) {
-		if (!upper_dir || upper_opaque)
-			return 0;
-		if (g->nr_todo == g->cap_todo) {
-			size_t cap = g->cap_todo ? g->cap_todo * 2 : 64;
-			struct pending *bigger = realloc(g->todo, cap * sizeof(*bigger));
-
-			if (!bigger)
-				return -ENOMEM;
-			g->todo = bigger;
-			g->cap_todo = cap;
+	if (!S_ISDIR(mode)) {
+		if ((err = read_entry_inode(g, e, &vi)))
+			return err;
+		if (!S_ISDIR(vi.di.mode)) {
+			/* its other names keep a record whose link count would lie */
+			if (vi.di.nlink > 1)
+				return rewrite_all_because(g, "a hard-linked file loses a name");
+			/* made over a whiteout: what it hid stays hidden */
+			return upper_dir && !upper_opaque && S_ISCHR(vi.di.mode) && !vi.di.u
+				? make_opaque(upper) : 0;
 		}
-		g->todo[g->nr_todo++] = (struct pending){ upper, e->nid };
-		return 0;
 	}
-	if ((err = read_base_inode(g, e->nid, &vi)))
-		return err;
-	if (vi.di.nlink > 1)	/* its other names keep a record whose link count would lie */
-		return rewrite_all_because(g, "a hard-linked file loses a name");
-	/* made over a whiteout: what it hid stays hidden */
-	return upper_dir && !upper_opaque && S_ISCHR(vi.di.mode) && !vi.di.u
-		? make_opaque(upper) : 0;
+	if (!upper_dir || upper_opaque)
+		return 0;
+	if (g->nr_todo == g->cap_todo) {
+		size_t cap = g->cap_todo ? g->cap_todo * 2 : 64;
+		struct pending *bigger = realloc(g->todo, cap * sizeof(*bigger));
+
+		if (!bigger)
+			return -ENOMEM;
+		g->todo = bigger;
+		g->cap_todo = cap;
+	}
+	g->todo[g->nr_todo++] = (struct pending){ upper, e->nid };
+	return 0;
 }
 
 static int compare_names(const char *a, size_t alen, const char *b, size_t blen)
@@ -163,7 +214,7 @@ static int merge_entries(struct graft *g, struct erofs_inode *dir, bool hide_bas
 		if (e && c >= 0 && !mode) {	/* EROFS_FT_UNKNOWN: the inode says */
 			struct erofs_rd_inode vi;
 
-			if ((err = read_base_inode(g, e->nid, &vi))) {
+			if ((err = read_entry_inode(g, e, &vi))) {
 				n--;
 				continue;
 			}
@@ -178,9 +229,8 @@ static int merge_entries(struct graft *g, struct erofs_inode *dir, bool hide_bas
 			i++;
 			j += !c;
 		} else {		/* the image's, kept */
-			d->inode = stub_for(g, e, mode);
+			d->inode = stub_for(g, e, mode, &err);
 			if (!d->inode) {
-				err = -ENOMEM;
 				n--;
 				continue;
 			}
@@ -215,6 +265,9 @@ static int graft_dir(struct graft *g, struct erofs_inode *dir, uint64_t nid)
 
 	if (err)
 		return err;
+	if (!S_ISDIR(vi.di.mode) && dir == g->tree->root)
+		return erofs_layer_error(&g->l, -EINVAL, "the root, nid %llu, is not a directory "
+					 "(mode 0%o)", (unsigned long long)nid, vi.di.mode);
 	if (!S_ISDIR(vi.di.mode))
 		return erofs_layer_error(&g->l, -EINVAL, "nid %llu is named as a directory, "
 					 "mode 0%o", (unsigned long long)nid, vi.di.mode);
