@@ -79,10 +79,12 @@ mkfs_fails "metadata-only merge, damaged top layer" "^mkfs\.erofs: error: $WORK/
 	- "$WORK/out.img" "$WORK/good.img" "$WORK/bad.img"
 mkfs_fails "--clean=data, damaged layer" "^mkfs\.erofs: error: $WORK/bad\.img: /d: $why" \
 	- --clean=data -zlz4hc "$WORK/out.img" "$WORK/good.img" "$WORK/bad.img"
-mkdir -p "$WORK/new" && printf 'n\n' >"$WORK/new/n"
+mkdir -p "$WORK/new" "$WORK/newd/d" && printf 'n\n' >"$WORK/new/n" && printf 'n\n' >"$WORK/newd/d/n"
 cp "$WORK/bad.img" "$WORK/i.img"
+# (a layer reaching into /d: in place reads only the directories reached, and
+# whether it stays in place depends on the second the layer was made in)
 mkfs_fails "--incremental, damaged image" "^mkfs\.erofs: error: $WORK/i\.img: /d: $why" \
-	"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/new"
+	"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/newd"
 # a hard link of the tar copies a file up from the damaged directory (fuzz: campaign 1, mutant 34)
 hardlink_tar "$WORK/links.tar" link d/bb
 mkfs_fails "--incremental --tar=f, a hard link copied up from a damaged directory" \
@@ -92,8 +94,13 @@ mkfs_fails "--incremental --tar=f, a hard link copied up from a damaged director
 # --- --incremental keeps the base's data in place but rewrites its block 0: a file
 # whose data the base puts in block 0 took another file's spooled bytes (plain:
 # exit 0, wrong data) or block 0 as rewritten (chunks: exit 0, fsck rejects) ---
-mkdir -p "$WORK/b0"
+mkdir -p "$WORK/b0" "$WORK/n0" "$WORK/n1"
 head -c 8192 /dev/urandom >"$WORK/b0/f" && head -c 5000 /dev/urandom >"$WORK/b0/g"
+# a layer whose root is as old as the base's stays in place (its record fits
+# the old one); one older needs an extended record, so all is rewritten
+printf 'n\n' >"$WORK/n0/n" && printf 'n\n' >"$WORK/n1/n"
+find "$WORK/b0" "$WORK/n0" -exec touch -h -d @1600000000 {} +
+find "$WORK/n1" -exec touch -h -d @1000000000 {} +
 # block_0_base IMAGE OFFSET-IN-INODE MKFS-OPTIONS...: /f's 32-bit field at the offset set to 0
 block_0_base() {
 	local img=$1 at=$2 nid meta
@@ -107,15 +114,15 @@ block_0_base() {
 block_0_base "$WORK/i.img" 16 -Enoinline_data			# i_u: the first block
 mkfs_fails "--incremental, a base file's blocks in block 0" \
 	"^mkfs\.erofs: error: $WORK/i\.img: /f: its data lies in block 0, the superblock's" \
-	"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/new"
+	"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/n1"
 block_0_base "$WORK/i.img" 32 --chunksize=4096			# its one chunk index
 # (-Efragments: all metadata rewritten, so every file of the image is read)
 mkfs_fails "--incremental, a base file's chunk in block 0" \
 	"^mkfs\.erofs: error: $WORK/i\.img: /f: chunk 0 lies in block 0, the superblock's" \
-	"$WORK/i.img" --incremental -zlz4 -Efragments "$WORK/i.img" "$WORK/new"
+	"$WORK/i.img" --incremental -zlz4 -Efragments "$WORK/i.img" "$WORK/n0"
 # added in place, the image's untouched files are not read: /f keeps its
 # damage, which fsck still names, and nothing else of the image changes
-"$MKFS" --quiet --incremental "$WORK/i.img" "$WORK/new" 2>"$WORK/err.txt" ||
+"$MKFS" --quiet --incremental "$WORK/i.img" "$WORK/n0" 2>"$WORK/err.txt" ||
 	fail "in place over a damaged file: $(head -1 "$WORK/err.txt")"
 if "$FSCK" "$WORK/i.img" >"$WORK/out.txt" 2>&1 ||
    ! grep -q "/f (nid [0-9]*): data at block 0 overlaps the superblock" "$WORK/out.txt"; then
@@ -257,6 +264,28 @@ slot=$((128 - (32 + size + 31) / 32))
 poked "$WORK/hbi.img" move /d "$slot"
 in_place_right "in place, an inline directory ending its block" "$WORK/lcc"
 [ "$(nid_in "$WORK/i.img" /d)" = "$slot" ] || fail "in place, ending its block: /d moved"
+# records the rewrite would write over: a kept entry naming a nid inside the
+# record of the directory rewritten (its inline tail), two rewritten
+# directories whose records overlap (/d's tail grown over /e's record), and a
+# kept entry naming a nid past the image's end, which appending would make
+# name a new record (fuzz: campaign 4, mutants 2428, 3485)
+dnid=$(nid_in "$WORK/hbi.img" /d) enid=$(nid_in "$WORK/hbi.img" /e)
+dsize=$("$DUMP" --path=/d "$WORK/hbi.img" | awk '/^Size:/ { print $2 }')
+dlast=$((dnid + (32 + dsize + 31) / 32 - 1))
+poked "$WORK/hbi.img" /d aa nid=$((dnid + 1))
+mkfs_fails "in place, a kept entry naming a nid in a rewritten record" \
+	"^mkfs\.erofs: error: $WORK/i\.img: /d/aa: nid $((dnid + 1)) lies in the record of /d \\(nids $dnid\.\.$dlast\\), which is rewritten in place" \
+	"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/lcc"
+cp "$WORK/hbi.img" "$WORK/i.img"
+read -r at _ < <(python3 "$POKE" "$WORK/i.img" where "$dnid")
+put16 "$WORK/i.img" $((at + 8)) $(((enid - dnid) * 32 - 32 + 4))
+mkfs_fails "in place, two rewritten records overlapping" \
+	"^mkfs\.erofs: error: $WORK/i\.img: /e: nid $enid lies in the record of /d \\(nids $dnid\.\.$enid\\)" \
+	"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/ltwo"
+poked "$WORK/hb.img" /d bb nid=999999
+mkfs_fails "in place, a kept entry naming a nid past the image's end" \
+	"^mkfs\.erofs: error: $WORK/i\.img: /d/bb: nid 999999 out of range \\(the image has [0-9]+ inode slots\\)" \
+	"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/lcc"
 # a directory of 20,000 entries, the layer adding one
 mkdir -p "$WORK/huge/big" "$WORK/lhuge/big"
 (cd "$WORK/huge/big" && seq -f 'file-with-a-name-%06g' 20000 | xargs touch)

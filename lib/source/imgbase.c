@@ -22,7 +22,25 @@ struct graft {
 	/* directories of the new layer still to merge, and the image's they merge into */
 	struct pending { struct erofs_inode *dir; uint64_t nid; } *todo;
 	size_t nr_todo, cap_todo;
+	/* the directories rewritten: the slots [nid, end) of their old records */
+	struct rewritten { uint64_t nid, end; const struct erofs_inode *dir; } *rw;
+	size_t nr_rw, cap_rw;
 };
+
+/* An array of nr elements with room for one more (doubled when full). */
+static int room_for_one(void **array, size_t nr, size_t *cap, size_t size)
+{
+	size_t more = *cap ? *cap * 2 : 64;
+	void *bigger;
+
+	if (nr < *cap)
+		return 0;
+	if (!(bigger = realloc(*array, more * size)))
+		return -ENOMEM;
+	*array = bigger;
+	*cap = more;
+	return 0;
+}
 
 static uint16_t mode_of_type(uint8_t file_type)
 {
@@ -158,15 +176,8 @@ static int both_have(struct graft *g, struct erofs_inode *upper, const struct er
 	}
 	if (!upper_dir || upper_opaque)
 		return 0;
-	if (g->nr_todo == g->cap_todo) {
-		size_t cap = g->cap_todo ? g->cap_todo * 2 : 64;
-		struct pending *bigger = realloc(g->todo, cap * sizeof(*bigger));
-
-		if (!bigger)
-			return -ENOMEM;
-		g->todo = bigger;
-		g->cap_todo = cap;
-	}
+	if (room_for_one((void **)&g->todo, g->nr_todo, &g->cap_todo, sizeof(*g->todo)))
+		return -ENOMEM;
 	g->todo[g->nr_todo++] = (struct pending){ upper, e->nid };
 	return 0;
 }
@@ -283,6 +294,11 @@ static int graft_dir(struct graft *g, struct erofs_inode *dir, uint64_t nid)
 	dir->base_nid = nid;
 	dir->base_record = (uint32_t)(vi.meta_end - vi.iloc < UINT32_MAX ? vi.meta_end - vi.iloc
 									 : UINT32_MAX);
+	if (room_for_one((void **)&g->rw, g->nr_rw, &g->cap_rw, sizeof(*g->rw)))
+		return -ENOMEM;
+	g->rw[g->nr_rw++] = (struct rewritten){
+		nid, nid + ((dir->base_record + EROFS_SLOT_SIZE - 1ull) >> EROFS_SLOT_BITS), dir
+	};
 	if (erofs_xattrs_opaque(dir->xattrs))	/* (only the root gets here opaque) */
 		return merge_entries(g, dir, true);
 	if ((err = erofs_layer_xattrs(&g->l, &vi, &base_xattrs, &base_opaque)))
@@ -296,6 +312,91 @@ static int graft_dir(struct graft *g, struct erofs_inode *dir, uint64_t nid)
 	if (err)
 		return err == -ENOMEM ? err : erofs_layer_reader_failed(&g->l, err);
 	return merge_entries(g, dir, false);
+}
+
+static int by_first_slot(const void *a, const void *b)
+{
+	const struct rewritten *x = a, *y = b;
+
+	return x->nid < y->nid ? -1 : x->nid > y->nid;
+}
+
+/* The rewritten record whose slots hold nid past its first (g->rw sorted, disjoint). */
+static const struct rewritten *covering(const struct graft *g, uint64_t nid)
+{
+	size_t lo = 0, hi = g->nr_rw;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (g->rw[mid].nid <= nid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && nid > g->rw[lo - 1].nid && nid < g->rw[lo - 1].end ? &g->rw[lo - 1] : NULL;
+}
+
+/*
+ * "IMAGE: /PATH[/NAME]: nid N lies in the record of /OTHER (nids A..B),
+ * rewritten in place", or without in, "nid N out of range (... slots)"
+ */
+static int slot_error(const struct graft *g, const struct erofs_inode *dir,
+		      const struct erofs_dentry *d, uint64_t nid, const struct rewritten *in,
+		      uint64_t slots)
+{
+	char *path = erofs_inode_path(dir), *other = in ? erofs_inode_path(in->dir) : strdup("");
+	char why[160];
+
+	if (path && other) {
+		if (in)
+			snprintf(why, sizeof(why), "lies in the record of /%.40s (nids %llu..%llu), "
+				 "which is rewritten in place", other, (unsigned long long)in->nid,
+				 (unsigned long long)in->end - 1);
+		else
+			snprintf(why, sizeof(why), "out of range (the image has %llu inode slots)",
+				 (unsigned long long)slots);
+		erofs_err("%s: /%s%s%.*s: nid %llu %s", g->l.name, path, d && *path ? "/" : "",
+			  d ? (int)d->name_len : 0, d ? d->name : "", (unsigned long long)nid, why);
+	}
+	free(path);
+	free(other);
+	return path && other ? -EINVAL : -ENOMEM;
+}
+
+/*
+ * The image's records are not read, but for the directories rewritten over
+ * theirs: what those write over must be theirs alone.  A record reaching
+ * into the next one rewritten, or a kept entry naming a nid inside a
+ * rewritten record, is damage the rewrite would only change; a kept entry
+ * naming a nid past the image's end would name a new record or block once
+ * the layer is appended.  Both refused.
+ */
+static int check_rewritten_slots(struct graft *g)
+{
+	const struct erofs_reader *r = &g->l.r;
+	uint64_t slots = r->size > r->meta_base ? (r->size - r->meta_base) >> EROFS_SLOT_BITS : 0;
+
+	qsort(g->rw, g->nr_rw, sizeof(*g->rw), by_first_slot);
+	for (size_t i = 0; i + 1 < g->nr_rw; i++)
+		if (g->rw[i].end > g->rw[i + 1].nid)
+			return slot_error(g, g->rw[i + 1].dir, NULL, g->rw[i + 1].nid, &g->rw[i], 0);
+	for (size_t i = 0; i < g->nr_rw; i++) {
+		const struct erofs_inode *dir = g->rw[i].dir;
+
+		for (uint32_t k = 0; k < dir->nr_children; k++) {
+			const struct erofs_dentry *d = &dir->children[k];
+			const struct rewritten *in;
+
+			if (d->inode->base_state != EROFS_BASE_KEPT)
+				continue;
+			if (d->inode->base_nid >= slots)
+				return slot_error(g, dir, d, d->inode->base_nid, NULL, slots);
+			if ((in = covering(g, d->inode->base_nid)))
+				return slot_error(g, dir, d, d->inode->base_nid, in, 0);
+		}
+	}
+	return 0;
 }
 
 /*
@@ -405,6 +506,8 @@ int erofs_base_graft(const struct erofs_build_options *opts, struct erofs_tree *
 		err = graft_dir(&g, g.todo[next].dir, g.todo[next].nid);
 		erofs_layer_path_pop(&g.l, mark);
 	}
+	if (!err)
+		err = check_rewritten_slots(&g);
 	if (!err && opts->ovlfs_strip)
 		err = strip_overlay(tree);
 	if (err == -ENOMEM)
@@ -413,5 +516,6 @@ int erofs_base_graft(const struct erofs_build_options *opts, struct erofs_tree *
 	erofs_nid_map_free(&g.seen);
 	erofs_layer_entries_free(&g.ents);
 	free(g.todo);
+	free(g.rw);
 	return err;
 }
