@@ -105,8 +105,17 @@ static int entry_error(struct graft *g, const struct erofs_layer_entry *e, const
 static struct erofs_inode *stub_for(struct graft *g, const struct erofs_layer_entry *e,
 				    uint16_t mode, int *err)
 {
+	/* --ovlfs-strip=1 drops whiteouts: a character device's numbers are read */
+	bool read_rdev = S_ISCHR(mode) && g->opts->ovlfs_strip;
 	struct erofs_inode *stub = erofs_nid_map_get(&g->seen, e->nid);
+	struct erofs_rd_inode vi;
 	char why[128];
+
+	if (read_rdev) {
+		if ((*err = read_entry_inode(g, e, &vi)))
+			return NULL;
+		mode = vi.di.mode & S_IFMT;	/* (read: the inode says) */
+	}
 
 	if (stub && (S_ISDIR(mode) || S_ISDIR(stub->mode) || stub->base_state != EROFS_BASE_KEPT)) {
 		snprintf(why, sizeof(why), "nid %llu is named twice, and as a directory "
@@ -133,6 +142,8 @@ static struct erofs_inode *stub_for(struct graft *g, const struct erofs_layer_en
 	stub->nlink = 1;
 	stub->base_state = EROFS_BASE_KEPT;
 	stub->base_nid = e->nid;
+	if (read_rdev && S_ISCHR(mode))
+		erofs_decode_rdev(vi.di.u, &stub->rdev_major, &stub->rdev_minor);
 	return stub;
 }
 
