@@ -324,6 +324,38 @@ expect_failure "--clean with --incremental" "not both" \
 expect_failure "an image with extra devices" "extra devices" \
 	"$MKFS" --quiet --incremental "$WORK/meta.img" "$WORK/l2"
 
+# --- in place with --ovlfs-strip=1: the image's character devices in the
+# directories the layer reaches are kept (their stubs knew no numbers, so
+# a kept 1:3 looked like a whiteout and was dropped); its whiteouts go ---
+mkdir -p "$WORK/cb/d" && mknod "$WORK/cb/d/null" c 1 3 && mknod "$WORK/cb/d/wh" c 0 0
+mkfile "$WORK/cb/d/f" "f"
+find "$WORK/cb" -exec touch -h -d @1700000000 {} +
+python3 - "$WORK/cl.tar" <<'EOF2'
+import io, sys, tarfile
+with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
+    for name, data in (("d", None), ("d/n", b"n\n")):
+        ti = tarfile.TarInfo(name)
+        ti.mtime, ti.mode = 1700000000, 0o755
+        if data is None:
+            ti.type = tarfile.DIRTYPE
+            t.addfile(ti)
+        else:
+            ti.size = len(data)
+            t.addfile(ti, io.BytesIO(data))
+EOF2
+"$MKFS" --quiet "$WORK/cb.img" "$WORK/cb" || fail "the base with devices"
+"$MKFS" --quiet -d 3 --incremental --tar=f --ovlfs-strip=1 "$WORK/cb.img" "$WORK/cl.tar" \
+	2>"$WORK/cb.log" || fail "--ovlfs-strip=1 over devices: $(head -1 "$WORK/cb.log")"
+grep -q "rewriting all" "$WORK/cb.log" && fail "--ovlfs-strip=1 over devices: not in place"
+rm -rf "$WORK/x" && "$FSCK" --extract="$WORK/x" "$WORK/cb.img" >/dev/null 2>&1 ||
+	fail "--ovlfs-strip=1 over devices: fsck rejects the image"
+if [ "$(stat -c %F:%t:%T "$WORK/x/d/null" 2>/dev/null)" = "character special file:1:3" ] &&
+   [ ! -e "$WORK/x/d/wh" ] && [ -f "$WORK/x/d/n" ] && [ -f "$WORK/x/d/f" ]; then
+	pass "--ovlfs-strip=1 in place: the image's device 1:3 stays, its whiteout goes"
+else
+	fail "--ovlfs-strip=1 in place over devices: wrong tree"; find "$WORK/x" >&2
+fi
+
 if [ -x "$ANCHOR_FSCK" ]; then
 	for img in i c z one; do
 		if "$ANCHOR_FSCK" "$WORK/$img.img" >"$WORK/a.log" 2>&1; then

@@ -22,12 +22,13 @@ put16() {
 }
 
 # mkfs_fails LABEL PATTERN IMAGE-THAT-MUST-NOT-CHANGE|- ARGS...: mkfs.erofs
-# (under valgrind when there is one) exits 1, its first line matches PATTERN
+# (under valgrind when there is one) exits 1 within 5 minutes, its first line
+# matches PATTERN
 mkfs_fails() {
 	local label=$1 pattern=$2 keep=$3 rc=0
 	shift 3
 	[ "$keep" = - ] || cp "$keep" "$WORK/before.img"
-	"${VG[@]}" "$MKFS" --quiet "$@" >"$WORK/out.txt" 2>"$WORK/err.txt" || rc=$?
+	timeout 300 "${VG[@]}" "$MKFS" --quiet "$@" >"$WORK/out.txt" 2>"$WORK/err.txt" || rc=$?
 	if [ "$rc" -ne 1 ]; then
 		fail "$label: exit $rc, not 1:"
 		head -20 "$WORK/err.txt" >&2
@@ -78,10 +79,12 @@ mkfs_fails "metadata-only merge, damaged top layer" "^mkfs\.erofs: error: $WORK/
 	- "$WORK/out.img" "$WORK/good.img" "$WORK/bad.img"
 mkfs_fails "--clean=data, damaged layer" "^mkfs\.erofs: error: $WORK/bad\.img: /d: $why" \
 	- --clean=data -zlz4hc "$WORK/out.img" "$WORK/good.img" "$WORK/bad.img"
-mkdir -p "$WORK/new" && printf 'n\n' >"$WORK/new/n"
+mkdir -p "$WORK/new" "$WORK/newd/d" && printf 'n\n' >"$WORK/new/n" && printf 'n\n' >"$WORK/newd/d/n"
 cp "$WORK/bad.img" "$WORK/i.img"
+# (a layer reaching into /d: in place reads only the directories reached, and
+# whether it stays in place depends on the second the layer was made in)
 mkfs_fails "--incremental, damaged image" "^mkfs\.erofs: error: $WORK/i\.img: /d: $why" \
-	"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/new"
+	"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/newd"
 # a hard link of the tar copies a file up from the damaged directory (fuzz: campaign 1, mutant 34)
 hardlink_tar "$WORK/links.tar" link d/bb
 mkfs_fails "--incremental --tar=f, a hard link copied up from a damaged directory" \
@@ -91,8 +94,13 @@ mkfs_fails "--incremental --tar=f, a hard link copied up from a damaged director
 # --- --incremental keeps the base's data in place but rewrites its block 0: a file
 # whose data the base puts in block 0 took another file's spooled bytes (plain:
 # exit 0, wrong data) or block 0 as rewritten (chunks: exit 0, fsck rejects) ---
-mkdir -p "$WORK/b0"
+mkdir -p "$WORK/b0" "$WORK/n0" "$WORK/n1"
 head -c 8192 /dev/urandom >"$WORK/b0/f" && head -c 5000 /dev/urandom >"$WORK/b0/g"
+# a layer whose root is as old as the base's stays in place (its record fits
+# the old one); one older needs an extended record, so all is rewritten
+printf 'n\n' >"$WORK/n0/n" && printf 'n\n' >"$WORK/n1/n"
+find "$WORK/b0" "$WORK/n0" -exec touch -h -d @1600000000 {} +
+find "$WORK/n1" -exec touch -h -d @1000000000 {} +
 # block_0_base IMAGE OFFSET-IN-INODE MKFS-OPTIONS...: /f's 32-bit field at the offset set to 0
 block_0_base() {
 	local img=$1 at=$2 nid meta
@@ -106,15 +114,15 @@ block_0_base() {
 block_0_base "$WORK/i.img" 16 -Enoinline_data			# i_u: the first block
 mkfs_fails "--incremental, a base file's blocks in block 0" \
 	"^mkfs\.erofs: error: $WORK/i\.img: /f: its data lies in block 0, the superblock's" \
-	"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/new"
+	"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/n1"
 block_0_base "$WORK/i.img" 32 --chunksize=4096			# its one chunk index
 # (-Efragments: all metadata rewritten, so every file of the image is read)
 mkfs_fails "--incremental, a base file's chunk in block 0" \
 	"^mkfs\.erofs: error: $WORK/i\.img: /f: chunk 0 lies in block 0, the superblock's" \
-	"$WORK/i.img" --incremental -zlz4 -Efragments "$WORK/i.img" "$WORK/new"
+	"$WORK/i.img" --incremental -zlz4 -Efragments "$WORK/i.img" "$WORK/n0"
 # added in place, the image's untouched files are not read: /f keeps its
 # damage, which fsck still names, and nothing else of the image changes
-"$MKFS" --quiet --incremental "$WORK/i.img" "$WORK/new" 2>"$WORK/err.txt" ||
+"$MKFS" --quiet --incremental "$WORK/i.img" "$WORK/n0" 2>"$WORK/err.txt" ||
 	fail "in place over a damaged file: $(head -1 "$WORK/err.txt")"
 if "$FSCK" "$WORK/i.img" >"$WORK/out.txt" 2>&1 ||
    ! grep -q "/f (nid [0-9]*): data at block 0 overlaps the superblock" "$WORK/out.txt"; then
@@ -124,6 +132,169 @@ elif ! "$DUMP" --path=/n --cat "$WORK/i.img" | grep -qx n; then
 else
 	pass "in place over a damaged file: left as it was, still named by fsck"
 fi
+
+# --- in place (lib/source/imgbase.c) over hostile directories the new layer
+# reaches: their entries are believed no further than their inodes agree.
+# Each case is a clean base with one entry (or the superblock) poked by
+# tests/dirent-poke.py; all times alike, so that the layer stays in place ---
+POKE=$top_srcdir/tests/dirent-poke.py
+mkdir -p "$WORK/hb/d/sub" "$WORK/hb/e" "$WORK/lsub/d/sub" "$WORK/laa/d/aa" "$WORK/lcc/d" \
+	"$WORK/ltwo/d" "$WORK/ltwo/e"
+printf 'a\n' >"$WORK/hb/d/aa" && printf 'b\n' >"$WORK/hb/d/bb" && printf 'x\n' >"$WORK/hb/d/sub/x"
+printf 'y\n' >"$WORK/hb/e/y" && printf 't\n' >"$WORK/hb/top"
+printf 'm\n' >"$WORK/lsub/d/sub/more" && printf 'z\n' >"$WORK/laa/d/aa/z"
+printf 'c\n' >"$WORK/lcc/d/cc" && printf '1\n' >"$WORK/ltwo/d/n1" && printf '2\n' >"$WORK/ltwo/e/n2"
+find "$WORK/hb" "$WORK/lsub" "$WORK/laa" "$WORK/lcc" "$WORK/ltwo" -exec touch -h -d @1600000000 {} +
+"$MKFS" --quiet -Enoinline_data,nosbcrc "$WORK/hb.img" "$WORK/hb" || fail "mkfs of the in-place base"
+"$MKFS" --quiet -Enosbcrc "$WORK/hbi.img" "$WORK/hb" || fail "mkfs of the inline in-place base"
+# poked IMAGE ARGS...: $WORK/i.img is IMAGE with dirent-poke.py ARGS done
+poked() {
+	local img=$1
+	shift
+	cp "$img" "$WORK/i.img" && python3 "$POKE" "$WORK/i.img" "$@" || fail "dirent-poke.py $*"
+}
+nid_in() { python3 "$POKE" "$1" nid "$2"; }
+# in_place_right LABEL LAYER: added in place, fsck-clean, the tree is the base's and the layer's
+in_place_right() {
+	local label=$1 layer=$2
+	rm -rf "$WORK/x" "$WORK/expect"
+	if ! "${VG[@]}" "$MKFS" --quiet -d 3 --incremental "$WORK/i.img" "$layer" 2>"$WORK/err.txt"; then
+		fail "$label: $(grep -v ' s$' "$WORK/err.txt" | head -1)"
+	elif grep -q "rewriting all" "$WORK/err.txt"; then
+		fail "$label: not in place: $(head -1 "$WORK/err.txt")"
+	elif ! "$FSCK" --extract="$WORK/x" "$WORK/i.img" >"$WORK/out.txt" 2>&1; then
+		fail "$label: fsck rejects the result: $(head -1 "$WORK/out.txt")"
+	else
+		python3 "$top_srcdir/tests/overlay-apply.py" "$WORK/expect" "$WORK/hb" "$layer" >/dev/null
+		same_manifest "$label" "$WORK/expect" "$WORK/x"
+	fi
+}
+
+# an entry calling a directory a file, where the layer merges into it: its
+# inode says (it was: "a hard-linked file loses a name", all rewritten)
+poked "$WORK/hb.img" /d sub type=1
+in_place_right "in place, an entry typing its directory a file" "$WORK/lsub"
+# entries of unknown type (EROFS_FT_UNKNOWN, as Linux allows): the inode says
+poked "$WORK/hb.img" / d type=0
+python3 "$POKE" "$WORK/i.img" / e type=0 && python3 "$POKE" "$WORK/i.img" / top type=0
+python3 "$POKE" "$WORK/i.img" /d sub type=0 && python3 "$POKE" "$WORK/i.img" /d aa type=0
+in_place_right "in place, entries of unknown type" "$WORK/lcc"
+poked "$WORK/hb.img" /d aa type=0 nid=999999
+mkfs_fails "in place, an entry of unknown type naming no inode" \
+	"^mkfs\.erofs: error: $WORK/i\.img: /d/aa: nid 999999 out of range" \
+	"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/lcc"
+# an entry calling a file a directory, where the layer merges into it
+poked "$WORK/hb.img" /d aa type=2
+mkfs_fails "in place, an entry typing a file a directory" \
+	"^mkfs\.erofs: error: $WORK/i\.img: /d/aa: nid [0-9]+ is named as a directory, mode 0100644" \
+	"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/laa"
+# loops through a directory the layer merges into: an entry (typed a file)
+# naming the directory itself or the root made the tree a cycle, which the
+# build walked for ever (fuzz: campaign 4, mutant 237, with a tar's copy-up)
+twice="is named twice, and as a directory \\(a loop or a directory hard link\\)"
+for to in /d /; do
+	for type in 1 2; do
+		poked "$WORK/hb.img" /d aa nid="$to" type=$type
+		mkfs_fails "in place, /d/aa naming $to (file type $type)" \
+			"^mkfs\.erofs: error: $WORK/i\.img: /d/aa: nid $(nid_in "$WORK/hb.img" $to) $twice" \
+			"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/lcc"
+	done
+done
+# ... and the layer reaching on into the loop
+poked "$WORK/hb.img" /d aa nid=/ type=2
+mkfs_fails "in place, the layer reaching into a loop to the root" \
+	"^mkfs\.erofs: error: $WORK/i\.img: /d/aa: directory nid $(nid_in "$WORK/hb.img" /) is reached twice" \
+	"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/laa"
+# one directory under two names (a directory hard link), the layer reaching
+# both names, or one of them (the other would have kept it twice)
+poked "$WORK/hb.img" / e nid=/d
+mkfs_fails "in place, a directory under two names the layer reaches" \
+	"^mkfs\.erofs: error: $WORK/i\.img: /e: directory nid $(nid_in "$WORK/hb.img" /d) is reached twice" \
+	"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/ltwo"
+mkfs_fails "in place, a directory under two names, one reached" \
+	"^mkfs\.erofs: error: $WORK/i\.img: /d: directory nid $(nid_in "$WORK/hb.img" /d) is reached twice" \
+	"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/lcc"
+# a file under two names of two types (its kept entries would disagree)
+poked "$WORK/hb.img" /d bb nid=/d/aa type=3
+mkfs_fails "in place, a file named with two types" \
+	"^mkfs\.erofs: error: $WORK/i\.img: /d/bb: nid $(nid_in "$WORK/hb.img" /d/aa) is named twice, with two file types" \
+	"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/lcc"
+# names the reader refuses in a directory the layer reaches: '/', empty
+poked "$WORK/hb.img" /d bb slash
+mkfs_fails "in place, a name with '/'" \
+	"^mkfs\.erofs: error: $WORK/i\.img: /d: directory block 0, entry 3: name '/b' contains '/'" \
+	"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/lcc"
+poked "$WORK/hb.img" /d aa empty
+mkfs_fails "in place, an empty name" \
+	"^mkfs\.erofs: error: $WORK/i\.img: /d: directory block 0, entry 2: bad nameoff" \
+	"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/lcc"
+# a root that is no directory (the superblock's root_nid naming /top)
+cp "$WORK/hb.img" "$WORK/i.img"
+put16 "$WORK/i.img" 1038 "$(nid_in "$WORK/hb.img" /top)"
+mkfs_fails "in place, a root that is a file" \
+	"^mkfs\.erofs: error: $WORK/i\.img: /: the root, nid $(nid_in "$WORK/hb.img" /top), is not a directory \\(mode 0100644\\)" \
+	"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/lcc"
+# a directory of 2 GiB (its i_size), where the layer merges into it
+cp "$WORK/hb.img" "$WORK/i.img"
+read -r at _ < <(python3 "$POKE" "$WORK/i.img" where "$(nid_in "$WORK/hb.img" /d)")
+printf '\377\377\377\177' | dd of="$WORK/i.img" bs=1 seek=$((at + 8)) conv=notrunc status=none
+mkfs_fails "in place, a directory claiming 2 GiB" \
+	"^mkfs\.erofs: error: $WORK/i\.img: /d: data blocks .* beyond the end of the image" \
+	"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/lcc"
+# /d's record in the last slot of its block: rewritten over it, within it
+poked "$WORK/hb.img" move /d 127
+dd if="$WORK/i.img" bs=4096 skip=1 status=none >"$WORK/after0"
+in_place_right "in place, a directory record in the last slot of its block" "$WORK/lcc"
+if [ "$(nid_in "$WORK/i.img" /d)" != 127 ]; then
+	fail "in place, the last slot: /d moved to nid $(nid_in "$WORK/i.img" /d)"
+elif ! dd if="$WORK/i.img" bs=4096 skip=1 count=$(($(stat -c %s "$WORK/after0") / 4096)) \
+	status=none | cmp -s - "$WORK/after0"; then
+	fail "in place, the last slot: the blocks after the record's changed"
+else
+	pass "in place, the last slot: /d kept nid 127, the blocks after it untouched"
+fi
+# an inline directory whose tail would run past its block: refused; one whose
+# tail ends a few bytes before its block does: rewritten (without a tail) there
+poked "$WORK/hbi.img" move /d 127
+mkfs_fails "in place, an inline directory's tail past its block" \
+	"^mkfs\.erofs: error: $WORK/i\.img: /d: inline data (beyond the end of the image|.*crosses a block boundary)" \
+	"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/lcc"
+size=$("$DUMP" --path=/d "$WORK/hbi.img" | awk '/^Size:/ { print $2 }')
+slot=$((128 - (32 + size + 31) / 32))
+poked "$WORK/hbi.img" move /d "$slot"
+in_place_right "in place, an inline directory ending its block" "$WORK/lcc"
+[ "$(nid_in "$WORK/i.img" /d)" = "$slot" ] || fail "in place, ending its block: /d moved"
+# records the rewrite would write over: a kept entry naming a nid inside the
+# record of the directory rewritten (its inline tail), two rewritten
+# directories whose records overlap (/d's tail grown over /e's record), and a
+# kept entry naming a nid past the image's end, which appending would make
+# name a new record (fuzz: campaign 4, mutants 2428, 3485)
+dnid=$(nid_in "$WORK/hbi.img" /d) enid=$(nid_in "$WORK/hbi.img" /e)
+dsize=$("$DUMP" --path=/d "$WORK/hbi.img" | awk '/^Size:/ { print $2 }')
+dlast=$((dnid + (32 + dsize + 31) / 32 - 1))
+poked "$WORK/hbi.img" /d aa nid=$((dnid + 1))
+mkfs_fails "in place, a kept entry naming a nid in a rewritten record" \
+	"^mkfs\.erofs: error: $WORK/i\.img: /d/aa: nid $((dnid + 1)) lies in the record of /d \\(nids $dnid\.\.$dlast\\), which is rewritten in place" \
+	"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/lcc"
+cp "$WORK/hbi.img" "$WORK/i.img"
+read -r at _ < <(python3 "$POKE" "$WORK/i.img" where "$dnid")
+put16 "$WORK/i.img" $((at + 8)) $(((enid - dnid) * 32 - 32 + 4))
+mkfs_fails "in place, two rewritten records overlapping" \
+	"^mkfs\.erofs: error: $WORK/i\.img: /e: nid $enid lies in the record of /d \\(nids $dnid\.\.$enid\\)" \
+	"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/ltwo"
+poked "$WORK/hb.img" /d bb nid=999999
+mkfs_fails "in place, a kept entry naming a nid past the image's end" \
+	"^mkfs\.erofs: error: $WORK/i\.img: /d/bb: nid 999999 out of range \\(the image has [0-9]+ inode slots\\)" \
+	"$WORK/i.img" --incremental "$WORK/i.img" "$WORK/lcc"
+# a directory of 20,000 entries, the layer adding one
+mkdir -p "$WORK/huge/big" "$WORK/lhuge/big"
+(cd "$WORK/huge/big" && seq -f 'file-with-a-name-%06g' 20000 | xargs touch)
+printf 'new\n' >"$WORK/lhuge/big/file-with-a-name-010000x"
+find "$WORK/huge" "$WORK/lhuge" -exec touch -h -d @1600000000 {} +
+"$MKFS" --quiet "$WORK/i.img" "$WORK/huge" || fail "mkfs of the huge directory"
+rm -rf "$WORK/hb" && mv "$WORK/huge" "$WORK/hb"
+in_place_right "in place, a directory of 20,000 entries" "$WORK/lhuge"
+rm -rf "$WORK/x" "$WORK/expect"
 
 # --- a valid 48-bit layer of a few blocks whose file is a 2 TiB hole (no block at
 # all): --clean=data read the hole as zeros, a MiB at a time (minutes; an i_size of

@@ -593,6 +593,7 @@ int main(int argc, char **argv)
 
 	sb_puts(&rel, "");
 	visit(".", &rel);
+	free(rel.s);	/* (LeakSanitizer saw it lost once main's frame was gone) */
 
 	qsort(entries.v, entries.n, sizeof(*entries.v), cmp_path);
 	assign_link_heads();

@@ -22,7 +22,25 @@ struct graft {
 	/* directories of the new layer still to merge, and the image's they merge into */
 	struct pending { struct erofs_inode *dir; uint64_t nid; } *todo;
 	size_t nr_todo, cap_todo;
+	/* the directories rewritten: the slots [nid, end) of their old records */
+	struct rewritten { uint64_t nid, end; const struct erofs_inode *dir; } *rw;
+	size_t nr_rw, cap_rw;
 };
+
+/* An array of nr elements with room for one more (doubled when full). */
+static int room_for_one(void **array, size_t nr, size_t *cap, size_t size)
+{
+	size_t more = *cap ? *cap * 2 : 64;
+	void *bigger;
+
+	if (nr < *cap)
+		return 0;
+	if (!(bigger = realloc(*array, more * size)))
+		return -ENOMEM;
+	*array = bigger;
+	*cap = more;
+	return 0;
+}
 
 static uint16_t mode_of_type(uint8_t file_type)
 {
@@ -51,24 +69,81 @@ static int read_base_inode(struct graft *g, uint64_t nid, struct erofs_rd_inode 
 	return err ? erofs_layer_reader_failed(&g->l, err) : 0;
 }
 
-/* An entry of the image the new layer leaves alone: its stub, one per file. */
-static struct erofs_inode *stub_for(struct graft *g, const struct erofs_layer_entry *e, uint16_t mode)
+/* The inode of entry e of the directory being merged; a failure names its path. */
+static int read_entry_inode(struct graft *g, const struct erofs_layer_entry *e,
+			    struct erofs_rd_inode *vi)
 {
-	struct erofs_inode *stub = S_ISDIR(mode) ? NULL : erofs_nid_map_get(&g->seen, e->nid);
+	size_t mark = 0;
+	int err = erofs_layer_path_push(&g->l, g->ents.names + e->name_at, e->len, &mark);
 
+	if (err)
+		return err;
+	err = read_base_inode(g, e->nid, vi);
+	erofs_layer_path_pop(&g->l, mark);
+	return err;
+}
+
+/* An error about entry e of the directory being merged, naming its path. */
+static int entry_error(struct graft *g, const struct erofs_layer_entry *e, const char *why)
+{
+	size_t mark = 0;
+
+	if (erofs_layer_path_push(&g->l, g->ents.names + e->name_at, e->len, &mark))
+		return -ENOMEM;
+	erofs_layer_error(&g->l, -EINVAL, "%s", why);
+	erofs_layer_path_pop(&g->l, mark);
+	return -EINVAL;
+}
+
+/*
+ * An entry of the image the new layer leaves alone: its stub, one per
+ * file (a hard link's names share it).  A nid named before as a directory,
+ * or as a directory now, is a loop or a directory hard link: laid into the
+ * tree it would make a directory its own ancestor, so it is refused; so is
+ * a file named with two types (its kept entries would disagree).
+ */
+static struct erofs_inode *stub_for(struct graft *g, const struct erofs_layer_entry *e,
+				    uint16_t mode, int *err)
+{
+	/* --ovlfs-strip=1 drops whiteouts: a character device's numbers are read */
+	bool read_rdev = S_ISCHR(mode) && g->opts->ovlfs_strip;
+	struct erofs_inode *stub = erofs_nid_map_get(&g->seen, e->nid);
+	struct erofs_rd_inode vi;
+	char why[128];
+
+	if (read_rdev) {
+		if ((*err = read_entry_inode(g, e, &vi)))
+			return NULL;
+		mode = vi.di.mode & S_IFMT;	/* (read: the inode says) */
+	}
+
+	if (stub && (S_ISDIR(mode) || S_ISDIR(stub->mode) || stub->base_state != EROFS_BASE_KEPT)) {
+		snprintf(why, sizeof(why), "nid %llu is named twice, and as a directory "
+			 "(a loop or a directory hard link)", (unsigned long long)e->nid);
+		*err = entry_error(g, e, why);
+		return NULL;
+	}
+	if (stub && stub->mode != mode) {
+		snprintf(why, sizeof(why), "nid %llu is named twice, with two file types "
+			 "(mode 0%o, then 0%o)", (unsigned long long)e->nid, stub->mode, mode);
+		*err = entry_error(g, e, why);
+		return NULL;
+	}
 	if (stub) {
 		stub->nlink++;		/* a name more in the tree (see erofs_tree_free()) */
 		return stub;
 	}
-	if (!(stub = calloc(1, sizeof(*stub))) ||
-	    (!S_ISDIR(mode) && erofs_nid_map_put(&g->seen, e->nid, stub))) {
+	if (!(stub = calloc(1, sizeof(*stub))) || erofs_nid_map_put(&g->seen, e->nid, stub)) {
 		free(stub);
+		*err = -ENOMEM;
 		return NULL;
 	}
 	stub->mode = mode;
 	stub->nlink = 1;
 	stub->base_state = EROFS_BASE_KEPT;
 	stub->base_nid = e->nid;
+	if (read_rdev && S_ISCHR(mode))
+		erofs_decode_rdev(vi.di.u, &stub->rdev_major, &stub->rdev_minor);
 	return stub;
 }
 
@@ -86,7 +161,9 @@ static int make_opaque(struct erofs_inode *dir)
 /*
  * A name both have: the new layer's entry wins.  What it replaces decides
  * the rest: a directory it merges into (queued), a whiteout that makes it
- * opaque, a hard-linked file that stops the in-place form.
+ * opaque, a hard-linked file that stops the in-place form.  An entry whose
+ * type says other than a directory has its inode read, which has the last
+ * word (an image's entry may lie about a directory).
  */
 static int both_have(struct graft *g, struct erofs_inode *upper, const struct erofs_layer_entry *e,
 		     uint16_t mode)
@@ -96,28 +173,24 @@ static int both_have(struct graft *g, struct erofs_inode *upper, const struct er
 	struct erofs_rd_inode vi;
 	int err;
 
-	if (S_ISDIR(mode)) {
-		if (!upper_dir || upper_opaque)
-			return 0;
-		if (g->nr_todo == g->cap_todo) {
-			size_t cap = g->cap_todo ? g->cap_todo * 2 : 64;
-			struct pending *bigger = realloc(g->todo, cap * sizeof(*bigger));
-
-			if (!bigger)
-				return -ENOMEM;
-			g->todo = bigger;
-			g->cap_todo = cap;
+	if (!S_ISDIR(mode)) {
+		if ((err = read_entry_inode(g, e, &vi)))
+			return err;
+		if (!S_ISDIR(vi.di.mode)) {
+			/* its other names keep a record whose link count would lie */
+			if (vi.di.nlink > 1)
+				return rewrite_all_because(g, "a hard-linked file loses a name");
+			/* made over a whiteout: what it hid stays hidden */
+			return upper_dir && !upper_opaque && S_ISCHR(vi.di.mode) && !vi.di.u
+				? make_opaque(upper) : 0;
 		}
-		g->todo[g->nr_todo++] = (struct pending){ upper, e->nid };
-		return 0;
 	}
-	if ((err = read_base_inode(g, e->nid, &vi)))
-		return err;
-	if (vi.di.nlink > 1)	/* its other names keep a record whose link count would lie */
-		return rewrite_all_because(g, "a hard-linked file loses a name");
-	/* made over a whiteout: what it hid stays hidden */
-	return upper_dir && !upper_opaque && S_ISCHR(vi.di.mode) && !vi.di.u
-		? make_opaque(upper) : 0;
+	if (!upper_dir || upper_opaque)
+		return 0;
+	if (room_for_one((void **)&g->todo, g->nr_todo, &g->cap_todo, sizeof(*g->todo)))
+		return -ENOMEM;
+	g->todo[g->nr_todo++] = (struct pending){ upper, e->nid };
+	return 0;
 }
 
 static int compare_names(const char *a, size_t alen, const char *b, size_t blen)
@@ -163,7 +236,7 @@ static int merge_entries(struct graft *g, struct erofs_inode *dir, bool hide_bas
 		if (e && c >= 0 && !mode) {	/* EROFS_FT_UNKNOWN: the inode says */
 			struct erofs_rd_inode vi;
 
-			if ((err = read_base_inode(g, e->nid, &vi))) {
+			if ((err = read_entry_inode(g, e, &vi))) {
 				n--;
 				continue;
 			}
@@ -178,9 +251,8 @@ static int merge_entries(struct graft *g, struct erofs_inode *dir, bool hide_bas
 			i++;
 			j += !c;
 		} else {		/* the image's, kept */
-			d->inode = stub_for(g, e, mode);
+			d->inode = stub_for(g, e, mode, &err);
 			if (!d->inode) {
-				err = -ENOMEM;
 				n--;
 				continue;
 			}
@@ -215,6 +287,9 @@ static int graft_dir(struct graft *g, struct erofs_inode *dir, uint64_t nid)
 
 	if (err)
 		return err;
+	if (!S_ISDIR(vi.di.mode) && dir == g->tree->root)
+		return erofs_layer_error(&g->l, -EINVAL, "the root, nid %llu, is not a directory "
+					 "(mode 0%o)", (unsigned long long)nid, vi.di.mode);
 	if (!S_ISDIR(vi.di.mode))
 		return erofs_layer_error(&g->l, -EINVAL, "nid %llu is named as a directory, "
 					 "mode 0%o", (unsigned long long)nid, vi.di.mode);
@@ -230,6 +305,11 @@ static int graft_dir(struct graft *g, struct erofs_inode *dir, uint64_t nid)
 	dir->base_nid = nid;
 	dir->base_record = (uint32_t)(vi.meta_end - vi.iloc < UINT32_MAX ? vi.meta_end - vi.iloc
 									 : UINT32_MAX);
+	if (room_for_one((void **)&g->rw, g->nr_rw, &g->cap_rw, sizeof(*g->rw)))
+		return -ENOMEM;
+	g->rw[g->nr_rw++] = (struct rewritten){
+		nid, nid + ((dir->base_record + EROFS_SLOT_SIZE - 1ull) >> EROFS_SLOT_BITS), dir
+	};
 	if (erofs_xattrs_opaque(dir->xattrs))	/* (only the root gets here opaque) */
 		return merge_entries(g, dir, true);
 	if ((err = erofs_layer_xattrs(&g->l, &vi, &base_xattrs, &base_opaque)))
@@ -243,6 +323,91 @@ static int graft_dir(struct graft *g, struct erofs_inode *dir, uint64_t nid)
 	if (err)
 		return err == -ENOMEM ? err : erofs_layer_reader_failed(&g->l, err);
 	return merge_entries(g, dir, false);
+}
+
+static int by_first_slot(const void *a, const void *b)
+{
+	const struct rewritten *x = a, *y = b;
+
+	return x->nid < y->nid ? -1 : x->nid > y->nid;
+}
+
+/* The rewritten record whose slots hold nid past its first (g->rw sorted, disjoint). */
+static const struct rewritten *covering(const struct graft *g, uint64_t nid)
+{
+	size_t lo = 0, hi = g->nr_rw;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (g->rw[mid].nid <= nid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && nid > g->rw[lo - 1].nid && nid < g->rw[lo - 1].end ? &g->rw[lo - 1] : NULL;
+}
+
+/*
+ * "IMAGE: /PATH[/NAME]: nid N lies in the record of /OTHER (nids A..B),
+ * rewritten in place", or without in, "nid N out of range (... slots)"
+ */
+static int slot_error(const struct graft *g, const struct erofs_inode *dir,
+		      const struct erofs_dentry *d, uint64_t nid, const struct rewritten *in,
+		      uint64_t slots)
+{
+	char *path = erofs_inode_path(dir), *other = in ? erofs_inode_path(in->dir) : strdup("");
+	char why[160];
+
+	if (path && other) {
+		if (in)
+			snprintf(why, sizeof(why), "lies in the record of /%.40s (nids %llu..%llu), "
+				 "which is rewritten in place", other, (unsigned long long)in->nid,
+				 (unsigned long long)in->end - 1);
+		else
+			snprintf(why, sizeof(why), "out of range (the image has %llu inode slots)",
+				 (unsigned long long)slots);
+		erofs_err("%s: /%s%s%.*s: nid %llu %s", g->l.name, path, d && *path ? "/" : "",
+			  d ? (int)d->name_len : 0, d ? d->name : "", (unsigned long long)nid, why);
+	}
+	free(path);
+	free(other);
+	return path && other ? -EINVAL : -ENOMEM;
+}
+
+/*
+ * The image's records are not read, but for the directories rewritten over
+ * theirs: what those write over must be theirs alone.  A record reaching
+ * into the next one rewritten, or a kept entry naming a nid inside a
+ * rewritten record, is damage the rewrite would only change; a kept entry
+ * naming a nid past the image's end would name a new record or block once
+ * the layer is appended.  Both refused.
+ */
+static int check_rewritten_slots(struct graft *g)
+{
+	const struct erofs_reader *r = &g->l.r;
+	uint64_t slots = r->size > r->meta_base ? (r->size - r->meta_base) >> EROFS_SLOT_BITS : 0;
+
+	qsort(g->rw, g->nr_rw, sizeof(*g->rw), by_first_slot);
+	for (size_t i = 0; i + 1 < g->nr_rw; i++)
+		if (g->rw[i].end > g->rw[i + 1].nid)
+			return slot_error(g, g->rw[i + 1].dir, NULL, g->rw[i + 1].nid, &g->rw[i], 0);
+	for (size_t i = 0; i < g->nr_rw; i++) {
+		const struct erofs_inode *dir = g->rw[i].dir;
+
+		for (uint32_t k = 0; k < dir->nr_children; k++) {
+			const struct erofs_dentry *d = &dir->children[k];
+			const struct rewritten *in;
+
+			if (d->inode->base_state != EROFS_BASE_KEPT)
+				continue;
+			if (d->inode->base_nid >= slots)
+				return slot_error(g, dir, d, d->inode->base_nid, NULL, slots);
+			if ((in = covering(g, d->inode->base_nid)))
+				return slot_error(g, dir, d, d->inode->base_nid, in, 0);
+		}
+	}
+	return 0;
 }
 
 /*
@@ -353,6 +518,8 @@ int erofs_base_graft(const struct erofs_build_options *opts, struct erofs_tree *
 		err = graft_dir(&g, g.todo[next].dir, g.todo[next].nid);
 		erofs_layer_path_pop(&g.l, mark);
 	}
+	if (!err)
+		err = check_rewritten_slots(&g);
 	if (!err && opts->ovlfs_strip)
 		err = strip_overlay(tree);
 	if (err == -ENOMEM)
@@ -361,5 +528,6 @@ int erofs_base_graft(const struct erofs_build_options *opts, struct erofs_tree *
 	erofs_nid_map_free(&g.seen);
 	erofs_layer_entries_free(&g.ents);
 	free(g.todo);
+	free(g.rw);
 	return err;
 }

@@ -15,9 +15,28 @@
 #   refused  exit 1 with one clear error line naming the layer (the image,
 #            for --incremental), no image left behind (--incremental: the
 #            image byte for byte as it was); its kind is counted
+#   kept-damage  (--incremental added in place only) exit 0 over a mutant
+#            that fsck.erofs itself rejects, an image fsck still rejects but
+#            for nothing it did not say of the mutant (its error lines, with
+#            the path they start with, nids and the image's size left out, a
+#            subset of the mutant's), and the new layer's files
+#            read back right (dump.erofs --cat, its whiteouts still there; the
+#            tar mode: its one new file).  In place does not read the image's
+#            files the layer leaves alone, so their damage may stay (see
+#            tests/merge-hostile.sh, "in place over a damaged file").  In
+#            place means the superblock's root nid and meta_blkaddr stayed;
+#            an image whose metadata was all rewritten gets no such leave
+#   kept-past-end  the same, but fsck names new damage while the mutant
+#            had something beyond its end: in place appends to the image, so
+#            an untouched record or extent that reached past the old end now
+#            reaches into the new blocks (with nothing new named, fsck may
+#            even pass it: then the run counts as ok)
 #   finding  anything else: sanitizer report, signal, timeout, other exit
-#            status, an image fsck rejects, a message not naming the layer,
-#            an image left after a failure, a changed --incremental image
+#            status, an image fsck rejects (for --incremental: over a mutant
+#            fsck accepts; with damage the mutant did not have, new-damage-*;
+#            rewritten all anew, rewritten-all-keeps-damage; or with the new
+#            layer's files wrong), a message not naming the layer, an image
+#            left after a failure, a changed --incremental image
 #
 #   tests/fuzz/run-merge.sh -b ASAN_BUILD [-n RUNS] [-t SECONDS] [-s SEED] [-f FIRST] [-o OUTDIR]
 #
@@ -28,6 +47,7 @@
 #   -s SEED     campaign number: mutant N of campaign S is always the same
 #               image for the same seeds (default 1)
 #   -f FIRST    number of the first mutant (default 0; to resume)
+#   -m MODES    only the mutants of these modes, e.g. -m 4,5,6 (--incremental)
 #   -o OUTDIR   work folder (default $FUZZ_OUT or /tmp/erofs-fuzz): bin/,
 #               seeds-merge/ (remade each run), merge-findings/, merge.log
 #   -x N        replay mutant N alone, verbosely (the seeds must be as they were)
@@ -36,9 +56,9 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 build=${ASAN_BUILD:-}
-runs=10000 secs=0 seed=1 first=0 only=
+runs=10000 secs=0 seed=1 first=0 only='' modes=0,1,2,3,4,5,6
 out=${FUZZ_OUT:-/tmp/erofs-fuzz}
-while getopts "b:n:t:s:f:o:x:" opt; do
+while getopts "b:n:t:s:f:o:x:m:" opt; do
 	case $opt in
 	b) build=$OPTARG ;;
 	n) runs=$OPTARG ;;
@@ -47,13 +67,15 @@ while getopts "b:n:t:s:f:o:x:" opt; do
 	f) first=$OPTARG ;;
 	o) out=$OPTARG ;;
 	x) only=$OPTARG ;;
-	*) sed -n '2,34p' "$0" >&2; exit 2 ;;
+	m) modes=$OPTARG ;;
+	*) sed -n '2,54p' "$0" >&2; exit 2 ;;
 	esac
 done
 [ -n "$build" ] && [ -x "$build/mkfs/mkfs.erofs" ] && [ -x "$build/fsck/fsck.erofs" ] ||
 	{ echo "run-merge.sh: give -b BUILD (a sanitizer build with mkfs/ and fsck/)" >&2; exit 2; }
 build=$(cd "$build" && pwd)
-MKFS=$build/mkfs/mkfs.erofs FSCK=$build/fsck/fsck.erofs
+MKFS=$build/mkfs/mkfs.erofs FSCK=$build/fsck/fsck.erofs DUMP=$build/dump/dump.erofs
+[ -x "$DUMP" ] || { echo "run-merge.sh: no $DUMP" >&2; exit 2; }
 MANIFEST=${MANIFEST:-$build/tools/erofs-manifest}
 [ -x "$MANIFEST" ] || MANIFEST=
 [ -n "$MANIFEST" ] || echo "run-merge.sh: no $MANIFEST (make tools/erofs-manifest): no tree oracle" >&2
@@ -200,7 +222,57 @@ oracle() {
 	return 1
 }
 
-# classify: sets verdict (ok | refused | finding) and what
+# in_place: the --incremental image kept the mutant's root nid and
+# meta_blkaddr (superblock bytes 14-15, 40-43): its records stayed, the layer
+# was added in place (rewriting all metadata moves them after its blocks)
+in_place() {
+	local f
+	for f in "-j1038 -N2" "-j1064 -N4"; do
+		# shellcheck disable=SC2086 # the two options of od
+		[ "$(od -An -tx1 $f "$DEST")" = "$(od -An -tx1 $f "$work/keep.img")" ] || return 1
+	done
+}
+
+# new_layer_reads_back N: the files of the layer mutant N added read back
+# right from the image (whatever the mutant's own files are)
+new_layer_reads_back() {
+	local rel
+	if [ $(($1 % 7)) = 6 ]; then
+		[ "$("$DUMP" --path=/d/new --cat "$DEST" 2>/dev/null)" = new ]
+		return
+	fi
+	# (dump.erofs may exit 1 after the answer: naming the inode walks the damage)
+	while IFS= read -r rel; do
+		{ "$DUMP" --path="/$rel" --cat "$DEST" 2>/dev/null || :; } | cmp -s - "$INC/$rel" ||
+			return 1
+	done < <(cd "$INC" && find . -type f | sed 's|^\./||')
+	while IFS= read -r rel; do	# its whiteouts stay
+		[[ "$("$DUMP" --path="/$rel" "$DEST" 2>/dev/null || :)" == *"char dev"* ]] || return 1
+	done < <(cd "$INC" && find . -type c | sed 's|^\./||')
+}
+
+# errors IMAGE: fsck.erofs' error lines without the path they start with (a
+# copy-up's new name may come first), nids and the image's size
+errors() {
+	{ nice -n 10 timeout 60 "$FSCK" "$1" 2>&1 || :; } |
+		sed -n -e "s|$1|IMAGE|g" -e 's/^\(fsck\.erofs: error: \)\/[^:]*: /\1/' \
+			-e 's/ (nid [0-9]*)//g' -e 's/ ([0-9]* blocks)$//' \
+			-e 's/ (the image has [0-9]* inode slots)$//' \
+			-e '/errors* found$/d' -e '/error:/p' | sort -u
+}
+
+# same_damage: fsck names nothing wrong with the image that it did not name
+# in the mutant (kept in $work/fsck otherwise)
+same_damage() {
+	errors "$work/keep.img" >"$work/mutant.errors"
+	errors "$DEST" >"$work/out.errors"
+	comm -13 "$work/mutant.errors" "$work/out.errors" >"$work/new.errors"
+	[ -s "$work/new.errors" ] || return 0
+	cp "$work/new.errors" "$work/fsck"
+	return 1
+}
+
+# classify N: sets verdict (ok | refused | kept-damage | kept-past-end | finding) and what
 classify() {
 	verdict=finding what=
 	if grep -qE 'Sanitizer|runtime error:' "$work/err" || [ "$rc" = 86 ] || [ "$rc" = 87 ]; then
@@ -221,7 +293,26 @@ classify() {
 			frc=$?
 		if [ "$frc" != 0 ]; then
 			what=fsck-rejects-$check
-			grep -qE 'Sanitizer|runtime error:' "$work/fsck" && what=fsck-sanitizer
+			if grep -qE 'Sanitizer|runtime error:' "$work/fsck"; then
+				what=fsck-sanitizer
+			elif [ "$check" = incremental ] &&
+			     ! nice -n 10 timeout 60 "$FSCK" "$work/keep.img" >/dev/null 2>&1; then
+				# the mutant's damage may stay where the layer did not reach
+				if ! same_damage; then
+					what=new-damage-$(in_place && echo in-place || echo rewritten-all)
+					# in place, what lay past the image's end lies in its new blocks
+					if in_place && grep -q 'beyond the end of the image' "$work/mutant.errors" &&
+					   new_layer_reads_back "$1"; then
+						verdict=kept-past-end what=
+					fi
+				elif ! in_place; then
+					what=rewritten-all-keeps-damage
+				elif ! new_layer_reads_back "$1"; then
+					what=new-layer-wrong-over-a-damaged-image
+				else
+					verdict=kept-damage what=
+				fi
+			fi
 			return
 		fi
 		[ -z "$MANIFEST" ] || oracle || return 0
@@ -271,7 +362,7 @@ one() {	# one N: make and run mutant N
 	mlog=$("$out/bin/fuzz-mutate" -s "$seed" -x "$n" -o "$MUT" "${SEEDS[@]}" 2>&1) ||
 		{ echo "run-merge.sh: fuzz-mutate failed: $mlog" >&2; exit 2; }
 	run_mode "$n"
-	classify
+	classify "$n"
 }
 
 if [ -n "$only" ]; then
@@ -287,29 +378,38 @@ fi
 
 report() {
 	local el=$(($(date +%s) - start))
-	echo "campaign $seed: mutants $first..$((first + done_runs - 1)): $done_runs runs in $el s" \
+	echo "campaign $seed: mutants $first..$last (modes $modes): $done_runs runs in $el s" \
 		"($(awk -v r="$done_runs" -v s="$el" 'BEGIN { printf "%.1f", s ? r / s : r }') runs/s):" \
-		"$ok ok, $refused refused, $found findings"
+		"$ok ok, $refused refused, $kept kept-damage, $past kept-past-end, $found findings"
+	echo "per mode (N mod 7): $(for k in "${!per_mode[@]}"; do echo "$k=${per_mode[$k]}"; done |
+		sort -n | tr '\n' ' ')"
 	echo "message kinds (count, first error with layer/path/numbers made generic):"
 	for k in "${!kinds[@]}"; do printf '%7d  %s\n' "${kinds[$k]}" "$k"; done | sort -rn
 }
 
 declare -A kinds=()
-ok=0 refused=0 found=0 done_runs=0
+ok=0 refused=0 kept=0 past=0 found=0 done_runs=0 last=$first
+declare -A per_mode=()	# "MODE VERDICT" -> runs
 start=$(date +%s)
 trap 'report | tee -a "$log"; rm -rf "$work"; exit 1' INT TERM
-echo "campaign $seed, mutants $first.., ${#SEEDS[@]} seeds, $(date -u +%FT%TZ)" >>"$log"
-for ((n = first; n < first + runs; n++)); do
+echo "campaign $seed, mutants $first.. (modes $modes), ${#SEEDS[@]} seeds, $(date -u +%FT%TZ)" >>"$log"
+for ((n = first; done_runs < runs; n++)); do
+	[[ ",$modes," == *",$((n % 7)),"* ]] || continue
 	one "$n"
+	last=$n
 	done_runs=$((done_runs + 1))
+	per_mode["$((n % 7)) $verdict"]=$((${per_mode["$((n % 7)) $verdict"]:-0} + 1))
 	case $verdict in
 	ok) ok=$((ok + 1)) ;;
+	kept-damage) kept=$((kept + 1)) ;;
+	kept-past-end) past=$((past + 1)) ;;
 	refused) refused=$((refused + 1)); kinds[$what]=$((${kinds[$what]:-0} + 1)) ;;
 	finding) found=$((found + 1)); echo "FINDING $n: $what" | tee -a "$log"
 		 keep_finding "$n" "$mlog" ;;
 	esac
 	if [ $((done_runs % 500)) = 0 ]; then
-		echo "$n: $done_runs runs, $ok ok, $refused refused, $found findings," \
+		echo "$n: $done_runs runs, $ok ok, $refused refused, $kept kept-damage, $past kept-past-end," \
+			"$found findings," \
 			"$(($(date +%s) - start)) s" >>"$log"
 	fi
 	[ "$secs" = 0 ] || [ $(($(date +%s) - start)) -lt "$secs" ] || break

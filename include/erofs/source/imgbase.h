@@ -14,6 +14,12 @@
  * stay; its opaque directories hide the image's contents; a directory
  * merged over an opaque one, or made over a whiteout, is opaque; with
  * --ovlfs-strip=1 the whiteouts and opaque markers go once they did that.
+ * What the directories read show of damage the rewrite would make worse is
+ * refused: a nid named twice where either name is a directory (a loop, or a
+ * directory hard link), a file under two types, a kept entry naming a slot
+ * inside a rewritten record or past the image's end, rewritten records
+ * overlapping.  An entry's type is believed but where its inode is read
+ * (an unknown type, a name the layer replaces): then the inode says.
  *
  * What the in-place form cannot express fails with EROFS_REWRITE_ALL, and
  * the build runs again rewriting all metadata: options that change what
