@@ -57,7 +57,7 @@ done
 cflags=(-g -O1 -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra -Wno-unused-parameter
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 	-include "$out/obj/config.h" -I"$top/include" ${EXTRA_CFLAGS:-})
-libs=(-llz4 -lxxhash -lpthread -llzma -lz -ldeflate -lzstd)
+libs=(-llz4 -lxxhash -lpthread -llzma -lz -ldeflate -lzstd -lnettle)
 
 # dump.erofs's library half, for fuzz-dump
 dump_sources=(lib/dump/dumpsb.c lib/dump/dumpwalk.c lib/dump/dumpstat.c lib/dump/dumpinode.c)
