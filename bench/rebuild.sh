@@ -19,18 +19,23 @@
 #                 split into 10 directories built as an image, then the other
 #                 9 added one by one (the wall and CPU of the whole chain, the
 #                 size of the last image)
+#   incr9         the same 9 increments alone: the first image is made and
+#                 synced before the clock starts, and the clock stops after
+#                 a final sync, so that both tools' data is on disk (ours
+#                 fsyncs before its superblock; erofs-utils leaves it to
+#                 writeback)
 # The layer images are made once, by our mkfs, and given to both tools.
 #
 # Environment: PAIRS (default 3), MKFS, BUILD_DIR, EROFS_UTILS=DIR,
 # BENCH_DIR (default /var/tmp/erofs-bench: the linux tree, the layers),
-# ROWS (default "merge8 merge8-data merge50 incr10").
+# ROWS (default "merge8 merge8-data merge50 incr10 incr9").
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 bench_dir=${BENCH_DIR:-/var/tmp/erofs-bench}
 ours=${MKFS:-${BUILD_DIR:-$top/build}/mkfs/mkfs.erofs}
 pairs=${PAIRS:-3}
-rows=${ROWS:-merge8 merge8-data merge50 incr10}
+rows=${ROWS:-merge8 merge8-data merge50 incr10 incr9}
 gnu_time=/usr/bin/time
 uuid=6a1f3c2e-5b4d-4e8f-9a7b-0c1d2e3f4a5b
 
@@ -116,7 +121,15 @@ chain() {
 		"$tool" --quiet --incremental=data "$img" "$dir/$i" || return 1
 	done
 }
-export -f chain
+# steps TOOL IMG DIR N: DIR/2..N added to IMG, then sync
+steps() {
+	local tool=$1 img=$2 dir=$3 n=$4 i
+	for i in $(seq 2 "$n"); do
+		"$tool" --quiet --incremental=data "$img" "$dir/$i" || return 1
+	done
+	sync
+}
+export -f chain steps
 export uuid
 
 # run_row ROW TOOL IMG: one measured run
@@ -129,6 +142,10 @@ run_row() {
 	merge8-data) measure "$img" "$tool" --quiet --clean=data "$img" $(seq -f "$work/split8/%g.img" 1 8) ;;
 	merge50) measure "$img" "$tool" --quiet "$img" $(seq -f "$work/small50/%g.img" 1 50) ;;
 	incr10) measure "$img" bash -c 'chain "$@"' chain "$tool" "$img" "$work/split10" 10 ;;
+	incr9)
+		"$tool" --quiet -T 0 -U "$uuid" "$img" "$work/split10/1" >/dev/null || return 1
+		sync
+		measure "$img" bash -c 'steps "$@"' steps "$tool" "$img" "$work/split10" 10 ;;
 	esac
 }
 
@@ -138,7 +155,7 @@ for row in $rows; do
 	case $row in
 	merge8|merge8-data) split_tree 8 "$work/split8"; layer_images "$work/split8" 8 ;;
 	merge50) small_layers "$work/small50"; layer_images "$work/small50" 50 ;;
-	incr10) split_tree 10 "$work/split10" ;;
+	incr10|incr9) split_tree 10 "$work/split10" ;;
 	*) die "unknown row '$row'" ;;
 	esac
 	declare -a ow=() oc=() orss=() osz=() tw=() tc=() trss=() tsz=() rw=() rc=() rr=() rs=()
