@@ -177,6 +177,11 @@ done
 [ "$fallbacks" = 0 ] && pass "sixty layers: every step in place" ||
 	fail "sixty layers: $fallbacks steps rewrote all metadata"
 check "sixty layers" "$WORK/m.img" "${layers[@]}"
+# the superblock counts the inodes still reached: what was replaced, deleted
+# or hidden (a directory with its subtree) is no longer counted
+if "$FSCK" "$WORK/m.img" 2>&1 | grep -q "inode count"; then
+	fail "sixty layers: $("$FSCK" "$WORK/m.img" 2>&1 | grep "inode count")"
+else pass "sixty layers: the superblock's inode count is what is reachable"; fi
 
 # --- a compressed base: its files are read back through the reader ---
 mkdir -p "$WORK/zl" && seq 1 30000 > "$WORK/zl/text" && cp "$WORK/rand" "$WORK/zl/rand"

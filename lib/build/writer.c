@@ -359,12 +359,15 @@ static int write_device_table(const struct erofs_plan *plan, const struct erofs_
 /* --incremental in place: what the image's superblock says of the records kept */
 static void keep_base_super(const struct write_ctx *w, struct erofs_super *sb)
 {
-	const struct erofs_super *old = &w->tree->base->sb;
+	const struct erofs_base_image *base = w->tree->base;
+	const struct erofs_super *old = &base->sb;
 	uint64_t added = 0;
 
 	for (uint32_t i = 0; i < w->tree->nr_inodes; i++)
 		added += w->tree->inodes[i]->base_state == EROFS_BASE_NONE;
-	sb->inos = old->inos + added;
+	/* what the new layer replaced or deleted is no longer counted */
+	sb->inos = old->inos - (base->inos_dropped < old->inos ? base->inos_dropped : old->inos) +
+		   added;
 	sb->feature_compat |= old->feature_compat &
 			      (EROFS_COMPAT_XATTR_FILTER | EROFS_COMPAT_PLAIN_XATTR_PFX);
 	sb->packed_nid = old->packed_nid;

@@ -25,6 +25,7 @@ struct graft {
 	/* the directories rewritten: the slots [nid, end) of their old records */
 	struct rewritten { uint64_t nid, end; const struct erofs_inode *dir; } *rw;
 	size_t nr_rw, cap_rw;
+	uint64_t dropped;		/* the image's inodes no name reaches any more */
 };
 
 /* An array of nr elements with room for one more (doubled when full). */
@@ -147,6 +148,81 @@ static struct erofs_inode *stub_for(struct graft *g, const struct erofs_layer_en
 	return stub;
 }
 
+struct link_count { uint64_t nid; uint32_t nlink; };
+
+static int by_nid(const void *a, const void *b)
+{
+	const struct link_count *x = a, *y = b;
+
+	return x->nid < y->nid ? -1 : x->nid > y->nid;
+}
+
+/*
+ * How many inodes of the image a dropped directory takes with it, itself
+ * included: every directory below it, every file whose names all lie
+ * below it.  The superblock counts inodes, and the kept ones lose these.
+ * Only what the reader accepts is counted; a loop is walked once.
+ */
+static uint64_t dropped_subtree(struct graft *g, uint64_t nid)
+{
+	struct erofs_nid_map dirs = { 0 };
+	struct erofs_layer_entries ents = { 0 };
+	struct link_count *links = NULL;
+	uint64_t *todo = NULL, count = 0;
+	size_t nr_todo = 0, cap_todo = 0, nr_links = 0, cap_links = 0;
+
+	/* (the map only needs a non-NULL value: the root stands for "seen") */
+	if (room_for_one((void **)&todo, 0, &cap_todo, sizeof(*todo)) ||
+	    erofs_nid_map_put(&dirs, nid, g->tree->root))
+		goto out;
+	todo[nr_todo++] = nid;
+	while (nr_todo) {
+		struct erofs_rd_inode vi;
+
+		nid = todo[--nr_todo];
+		if (erofs_read_inode(&g->l.r, nid, &vi) || !S_ISDIR(vi.di.mode))
+			continue;
+		count++;
+		ents.nr = ents.names_len = 0;
+		if (erofs_dir_iterate(&g->l.r, &vi, EROFS_NID_UNKNOWN, erofs_layer_collect, &ents))
+			continue;
+		for (size_t i = 0; i < ents.nr; i++) {
+			uint64_t child = ents.e[i].nid;
+			struct erofs_rd_inode ci;
+
+			if (erofs_read_inode(&g->l.r, child, &ci))
+				continue;
+			if (S_ISDIR(ci.di.mode)) {
+				if (erofs_nid_map_get(&dirs, child))
+					continue;
+				if (erofs_nid_map_put(&dirs, child, g->tree->root) ||
+				    room_for_one((void **)&todo, nr_todo, &cap_todo, sizeof(*todo)))
+					goto out;
+				todo[nr_todo++] = child;
+			} else if (ci.di.nlink <= 1) {
+				count++;
+			} else {
+				if (room_for_one((void **)&links, nr_links, &cap_links, sizeof(*links)))
+					goto out;
+				links[nr_links++] = (struct link_count){ child, ci.di.nlink };
+			}
+		}
+	}
+	/* a hard-linked file goes when all its names were below */
+	qsort(links, nr_links, sizeof(*links), by_nid);
+	for (size_t i = 0, end; i < nr_links; i = end) {
+		for (end = i + 1; end < nr_links && links[end].nid == links[i].nid; end++)
+			;
+		count += end - i >= links[i].nlink;
+	}
+out:
+	erofs_nid_map_free(&dirs);
+	erofs_layer_entries_free(&ents);
+	free(todo);
+	free(links);
+	return count;
+}
+
 static int make_opaque(struct erofs_inode *dir)
 {
 	int err = erofs_xattrs_put(&dir->xattrs, EROFS_XATTR_OVL_OPAQUE, "y", 1, "");
@@ -180,13 +256,16 @@ static int both_have(struct graft *g, struct erofs_inode *upper, const struct er
 			/* its other names keep a record whose link count would lie */
 			if (vi.di.nlink > 1)
 				return rewrite_all_because(g, "a hard-linked file loses a name");
+			g->dropped++;
 			/* made over a whiteout: what it hid stays hidden */
 			return upper_dir && !upper_opaque && S_ISCHR(vi.di.mode) && !vi.di.u
 				? make_opaque(upper) : 0;
 		}
 	}
-	if (!upper_dir || upper_opaque)
+	if (!upper_dir || upper_opaque) {
+		g->dropped += dropped_subtree(g, e->nid);
 		return 0;
+	}
 	if (room_for_one((void **)&g->todo, g->nr_todo, &g->cap_todo, sizeof(*g->todo)))
 		return -ENOMEM;
 	g->todo[g->nr_todo++] = (struct pending){ upper, e->nid };
@@ -310,8 +389,12 @@ static int graft_dir(struct graft *g, struct erofs_inode *dir, uint64_t nid)
 	g->rw[g->nr_rw++] = (struct rewritten){
 		nid, nid + ((dir->base_record + EROFS_SLOT_SIZE - 1ull) >> EROFS_SLOT_BITS), dir
 	};
-	if (erofs_xattrs_opaque(dir->xattrs))	/* (only the root gets here opaque) */
+	if (erofs_xattrs_opaque(dir->xattrs)) {	/* (only the root gets here opaque) */
+		uint64_t below = dropped_subtree(g, nid);
+
+		g->dropped += below ? below - 1 : 0;	/* (the root itself stays) */
 		return merge_entries(g, dir, true);
+	}
 	if ((err = erofs_layer_xattrs(&g->l, &vi, &base_xattrs, &base_opaque)))
 		return err;
 	erofs_xattrs_free(base_xattrs);
@@ -414,7 +497,7 @@ static int check_rewritten_slots(struct graft *g)
  * --ovlfs-strip=1, once the whiteouts and opaque markers did their work on
  * the image: gone from every directory of the new layer.
  */
-static int strip_overlay(struct erofs_tree *tree)
+static int strip_overlay(struct erofs_tree *tree, uint64_t *dropped)
 {
 	struct erofs_inode **queue = malloc(sizeof(*queue)), **bigger;
 	size_t head = 0, tail = 0, cap = 1;
@@ -433,6 +516,7 @@ static int strip_overlay(struct erofs_tree *tree)
 			struct erofs_inode *child = d->inode;
 
 			if (erofs_inode_is_whiteout(child)) {
+				*dropped += child->base_state == EROFS_BASE_KEPT && child->nlink == 1;
 				if (!--child->nlink) {
 					erofs_xattrs_free(child->xattrs);
 					free(child);
@@ -521,7 +605,9 @@ int erofs_base_graft(const struct erofs_build_options *opts, struct erofs_tree *
 	if (!err)
 		err = check_rewritten_slots(&g);
 	if (!err && opts->ovlfs_strip)
-		err = strip_overlay(tree);
+		err = strip_overlay(tree, &g.dropped);
+	if (!err)
+		tree->base->inos_dropped = g.dropped;
 	if (err == -ENOMEM)
 		erofs_err("out of memory while reading %s", opts->image);
 	erofs_layer_release(&g.l);

@@ -160,6 +160,7 @@ struct erofs_base_image {
 	uint32_t sb_end;		/* the end of its superblock and config records */
 	uint16_t cfg_algs;		/* its config records, a bit per algorithm */
 	uint16_t max_pclusterblks;	/* its LZ4 config's largest pcluster */
+	uint64_t inos_dropped;		/* its inodes no name reaches any more */
 };
 
 /* An extra device of the image (rebuild mode: a layer image), for its slot. */
