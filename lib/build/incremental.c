@@ -11,6 +11,7 @@
 #include "erofs/common/diag.h"
 #include "erofs/common/io.h"
 #include "erofs/build/incremental.h"
+#include "erofs/source/imgbase.h"
 
 /* The options of the first build: SOURCE alone, as plainly as it can be stored. */
 static void layer_options(const struct erofs_build_options *opts, const char *path,
@@ -182,7 +183,7 @@ int erofs_mkfs_incremental(const struct erofs_build_options *opts, struct erofs_
 	/* the image's metadata stays where the new layer lets it */
 	io.in_place = true;
 	io.copy_up_from = opts->tar ? opts->image : NULL;
-	err = erofs_mkfs(&io, tree, result);
+	err = erofs_base_options_allow(opts) ? erofs_mkfs(&io, tree, result) : EROFS_REWRITE_ALL;
 	if (err == EROFS_REWRITE_ALL) {
 		if (opts->debug_level >= 3)
 			fprintf(stderr, "mkfs.erofs: %s: cannot be added to in place; "

@@ -545,12 +545,17 @@ static int strip_overlay(struct erofs_tree *tree, uint64_t *dropped)
 	return 0;
 }
 
-/* What in the options or the image keeps the records from staying. */
-static bool in_place_possible(const struct erofs_build_options *opts, const struct erofs_reader *r)
+bool erofs_base_options_allow(const struct erofs_build_options *opts)
 {
 	return !opts->metabox && !opts->layout_48bit && !opts->fragments && !opts->all_fragments &&
 	       !opts->nr_xattr_prefixes && !erofs_opts_extra_device(opts) &&
-	       !opts->compress_dirs && !opts->mz_inodes &&
+	       !opts->compress_dirs && !opts->mz_inodes;
+}
+
+/* What in the options or the image keeps the records from staying. */
+static bool in_place_possible(const struct erofs_build_options *opts, const struct erofs_reader *r)
+{
+	return erofs_base_options_allow(opts) &&
 	       r->blkszbits == opts->blkszbits && !r->nr_devs && !r->sb.sb_extslots &&
 	       !(r->sb.feature_incompat & (EROFS_INCOMPAT_48BIT | EROFS_INCOMPAT_METABOX));
 }

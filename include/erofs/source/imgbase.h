@@ -32,8 +32,17 @@
 #ifndef EROFS_IMGBASE_H
 #define EROFS_IMGBASE_H
 
+#include <stdbool.h>
+
 #include "erofs/common/build.h"
 #include "erofs/source/inode.h"
+
+/*
+ * Whether the options leave the image's records their meaning (see above):
+ * asked before the new layer is built, so that a build that must rewrite
+ * all metadata does not first build the layer in place for nothing.
+ */
+bool erofs_base_options_allow(const struct erofs_build_options *opts);
 
 /*
  * Lays tree (finished: its files' data in the image) over the image
