@@ -150,13 +150,15 @@ void erofs_compressor_free(struct erofs_compressor *c)
 
 /*
  * Fills one pcluster of cap bytes; returns the compressed length, 0 if
- * nothing fits.  expect: the input the segment's previous pcluster took
- * (see erofs_codec_fill()).
+ * nothing fits.  expect: the input the segment's previous pcluster took,
+ * found at prev (see erofs_codec_fill()).
  */
 static int compress_pcluster(struct erofs_compressor *c, unsigned int alg_index,
-			     const uint8_t *src, int *src_len, int expect, int cap)
+			     const uint8_t *src, int *src_len, const uint8_t *prev, int expect,
+			     int cap)
 {
-	return erofs_codec_fill(c->codecs[alg_index], src, src_len, expect, c->pcluster, cap);
+	return erofs_codec_fill(c->codecs[alg_index], src, src_len, prev, expect, c->pcluster,
+				cap);
 }
 
 /*
@@ -409,6 +411,7 @@ static int compress_segment(struct erofs_compressor *c, struct erofs_work *item)
 	 * compress the same from its anchor on, whatever came before.
 	 */
 	int expect = 0;
+	const uint8_t *prev = NULL;	/* where those bytes are, still in c->input */
 	int err;
 
 	if (to_fragment && c->opts->all_fragments)
@@ -444,7 +447,7 @@ static int compress_segment(struct erofs_compressor *c, struct erofs_work *item)
 				      (alg->kind != EROFS_COMPRESS_LZ4 &&
 				       fast_rest_size(c, c->input + pos, left, rest_cap(alg, pcluster_size)))))
 			return take_fragment(c, item, pos);
-		out_len = compress_pcluster(c, alg_index, c->input + pos, &src_len, expect,
+		out_len = compress_pcluster(c, alg_index, c->input + pos, &src_len, prev, expect,
 					    ztail && alg->kind == EROFS_COMPRESS_LZ4HC &&
 					    (uint64_t)src_len == left
 						? ztail_first_cap(c, c->input + pos, left,
@@ -453,6 +456,7 @@ static int compress_segment(struct erofs_compressor *c, struct erofs_work *item)
 		if (out_len < 0)
 			return out_len;
 		expect = anchored ? 0 : src_len;
+		prev = expect ? c->input + pos : NULL;
 		if (fragment_tail && (uint64_t)src_len == left)
 			return take_fragment(c, item, pos);
 		nblks = blocks_for((uint64_t)out_len, blksz);
@@ -460,7 +464,7 @@ static int compress_segment(struct erofs_compressor *c, struct erofs_work *item)
 			/* the file ends in this pcluster: fill one block less, so
 			 * that what is left can become a short inline tail */
 			src_len = (int)left;
-			out_len = compress_pcluster(c, alg_index, c->input + pos, &src_len, 0,
+			out_len = compress_pcluster(c, alg_index, c->input + pos, &src_len, NULL, 0,
 						    (int)((nblks - 1) * blksz));
 			if (out_len < 0)
 				return out_len;

@@ -60,7 +60,8 @@ int erofs_buffer_compress(const struct erofs_build_options *opts, unsigned int a
 	for (uint64_t pos = 0; pos < size && !err;) {
 		uint64_t left = size - pos;
 		int src_len = (int)(left < max_input ? left : max_input);
-		int n = erofs_codec_fill(codec, data + pos, &src_len, 0, dst, (int)pcluster);
+		int n = erofs_codec_fill(codec, data + pos, &src_len, NULL, 0, dst,
+					 (int)pcluster);
 		struct erofs_zextent e = { .lofs = pos, .pblk = zi->nr_blocks };
 		uint32_t stored;
 

@@ -120,6 +120,7 @@ void erofs_codec_free(struct erofs_codec *c)
 	if (c->ops->exit)
 		c->ops->exit(c);
 	free(c->scratch);
+	free(c->guess);
 	free(c);
 }
 
@@ -130,7 +131,7 @@ int erofs_codec_whole(struct erofs_codec *c, const uint8_t *src, int len, uint8_
 	if (c->ops->whole) {
 		ret = c->ops->whole(c, src, len, dst, cap);
 	} else {
-		ret = c->ops->fill(c, src, &taken, len, dst, cap);
+		ret = c->ops->fill(c, src, &taken, NULL, len, dst, cap);
 		if (taken != len)
 			ret = 0;
 	}
@@ -140,10 +141,10 @@ int erofs_codec_whole(struct erofs_codec *c, const uint8_t *src, int len, uint8_
 	return ret > 0 && ret <= cap && dst[0] ? ret : 0;
 }
 
-int erofs_codec_fill(struct erofs_codec *c, const uint8_t *src, int *src_len, int expect,
-		     uint8_t *dst, int cap)
+int erofs_codec_fill(struct erofs_codec *c, const uint8_t *src, int *src_len,
+		     const uint8_t *prev, int expect, uint8_t *dst, int cap)
 {
-	int ret = c->ops->fill(c, src, src_len, expect, dst, cap);
+	int ret = c->ops->fill(c, src, src_len, prev, expect, dst, cap);
 
 	/* a leading zero would be taken for padding (see the header) */
 	if (ret > 0 && !dst[0])

@@ -2,6 +2,7 @@
 /* Fixed-output compression for codecs without a destination-size mode
  * (include/erofs/codec/codec_fit.h). */
 #include <errno.h>
+#include <lz4.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,4 +118,26 @@ int erofs_codec_fit(struct erofs_codec *c, const uint8_t *src, int *src_len, uin
 	}
 	*src_len = (int)best;
 	return (int)best_out;
+}
+
+int erofs_codec_guess_fit(struct erofs_codec *c, const uint8_t *prev, int prev_len,
+			  const uint8_t *src, int total)
+{
+	const int bound = prev_len > 0 ? LZ4_compressBound(prev_len) : 0;
+	int packed, len = total;
+
+	if (!prev || bound <= 0)
+		return 0;
+	if (c->guess_cap < bound) {
+		char *bigger = realloc(c->guess, (size_t)bound);
+
+		if (!bigger)
+			return 0;	/* only a guess */
+		c->guess = bigger;
+		c->guess_cap = bound;
+	}
+	packed = LZ4_compress_default((const char *)prev, c->guess, prev_len, bound);
+	if (packed <= 0 || LZ4_compress_destSize((const char *)src, c->guess, &len, packed) <= 0)
+		return 0;
+	return len;
 }

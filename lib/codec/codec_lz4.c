@@ -6,8 +6,8 @@
 
 #include "erofs/codec/codec.h"
 
-static int lz4_fill(struct erofs_codec *c, const uint8_t *src, int *src_len, int expect,
-		    uint8_t *dst, int cap)
+static int lz4_fill(struct erofs_codec *c, const uint8_t *src, int *src_len,
+		    const uint8_t *prev, int expect, uint8_t *dst, int cap)
 {
 	return LZ4_compress_destSize((const char *)src, (char *)dst, src_len, cap);
 }
@@ -25,8 +25,8 @@ static void lz4hc_exit(struct erofs_codec *c)
 	LZ4_freeStreamHC(c->state);
 }
 
-static int lz4hc_fill(struct erofs_codec *c, const uint8_t *src, int *src_len, int expect,
-		      uint8_t *dst, int cap)
+static int lz4hc_fill(struct erofs_codec *c, const uint8_t *src, int *src_len,
+		      const uint8_t *prev, int expect, uint8_t *dst, int cap)
 {
 	/*
 	 * Every pcluster is an independent stream.  The one-shot

@@ -49,8 +49,8 @@ static void lzma_exit(struct erofs_codec *c)
 	free(s);
 }
 
-static int lzma_fill(struct erofs_codec *c, const uint8_t *src, int *src_len, int expect,
-		     uint8_t *dst, int cap)
+static int lzma_fill(struct erofs_codec *c, const uint8_t *src, int *src_len,
+		     const uint8_t *prev, int expect, uint8_t *dst, int cap)
 {
 	struct lzma_state *s = c->state;
 	lzma_ret ret = lzma_microlzma_encoder(&s->strm, &s->opt);

@@ -70,7 +70,7 @@ static void check_codec(enum erofs_compressor_kind kind, int level, const uint8_
 
 			snprintf(where, sizeof(where), "kind %d level %d input %d cap %d", kind, level,
 				 k, cap);
-			n = erofs_codec_fill(c, inputs[k], &src_len, 0, out, cap);
+			n = erofs_codec_fill(c, inputs[k], &src_len, NULL, 0, out, cap);
 			CHECK(n >= 0 && n <= cap);
 			if (n <= 0) {
 				CHECK(k == 0 && src_len == 0);	/* only random data may not fit */
@@ -107,7 +107,7 @@ static void check_codec(enum erofs_compressor_kind kind, int level, const uint8_
 			CHECK(erofs_zdecode(dec, &req, why, sizeof(why)) == -EUCLEAN);
 			/* a fresh codec gives the same bytes */
 			CHECK(erofs_codec_new(&alg, &fresh) == 0);
-			m = erofs_codec_fill(fresh, inputs[k], &again_len, 0, again, cap);
+			m = erofs_codec_fill(fresh, inputs[k], &again_len, NULL, 0, again, cap);
 			CHECK(m == n && again_len == src_len && !memcmp(out, again, (size_t)n));
 			erofs_codec_free(fresh);
 		}
@@ -146,7 +146,7 @@ int main(void)
 		char why[96];
 
 		CHECK(erofs_codec_new(&alg, &c) == 0);
-		n = erofs_codec_fill(c, inputs[2], &src_len, 0, out, sizeof(out));
+		n = erofs_codec_fill(c, inputs[2], &src_len, NULL, 0, out, sizeof(out));
 		CHECK(n > 0 && src_len > (1 << 20));
 		struct erofs_zdecode_req req = {
 			.alg = EROFS_COMPR_ZSTD, .src = out, .insize = (size_t)n, .dst = back,

@@ -29,12 +29,13 @@ void erofs_codec_free(struct erofs_codec *c);
  * by skipping the zeros before it.
  *
  * expect is the caller's guess of the input that will fit, 0 for none:
- * the input the previous pcluster of the same stream took.  DEFLATE and
- * zstd size their search by it, so their output depends on it too: it must
- * come from the stream's own bytes, never from which worker did what.
+ * the input the previous pcluster of the same stream took, found at prev
+ * (NULL when those bytes are not at hand).  DEFLATE and zstd size their
+ * search by them, so their output depends on them too: they must come from
+ * the stream's own bytes, never from which worker did what.
  */
-int erofs_codec_fill(struct erofs_codec *c, const uint8_t *src, int *src_len, int expect,
-		     uint8_t *dst, int cap);
+int erofs_codec_fill(struct erofs_codec *c, const uint8_t *src, int *src_len,
+		     const uint8_t *prev, int expect, uint8_t *dst, int cap);
 
 /*
  * Compresses all of src[0, len) as one stream into dst[0, cap): the bytes
@@ -68,8 +69,8 @@ struct erofs_codec_ops {
 	int (*init)(struct erofs_codec *c);
 	void (*exit)(struct erofs_codec *c);
 	/* as erofs_codec_fill(), may write a leading zero (checked after) */
-	int (*fill)(struct erofs_codec *c, const uint8_t *src, int *src_len, int expect,
-		    uint8_t *dst, int cap);
+	int (*fill)(struct erofs_codec *c, const uint8_t *src, int *src_len, const uint8_t *prev,
+		    int expect, uint8_t *dst, int cap);
 	/* optional: all of src in at most cap bytes, else 0 (else fill() is asked) */
 	int (*whole)(struct erofs_codec *c, const uint8_t *src, int len, uint8_t *dst, int cap);
 };
@@ -80,6 +81,8 @@ struct erofs_codec {
 	void *state;			/* the library's context */
 	uint8_t *scratch;		/* codecs that try sizes: one try's output */
 	int scratch_cap;
+	char *guess;			/* erofs_codec_guess_fit()'s LZ4 output */
+	int guess_cap;
 };
 
 extern const struct erofs_codec_ops erofs_codec_lz4_ops, erofs_codec_lz4hc_ops,
