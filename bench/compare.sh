@@ -13,7 +13,12 @@
 #   linux  linux-source-6.1, extracted once from /usr/src/linux-source-6.1.tar.xz
 #          into $BENCH_DIR; every setting of SETTINGS
 #   usr    this machine's /usr, a root-filesystem-like tree; SETTINGS too
-#          (not in the default list)
+#          (not in the default list; 9 GB here)
+#   rootfs a root-filesystem-like sample of this machine, about 115 MB:
+#          /etc, /usr/sbin, /usr/lib/python3.11, /usr/share/perl,
+#          /usr/lib/git-core and /usr/share/zoneinfo (config text, binaries,
+#          Python source and bytecode, Perl, data), copied once into
+#          $BENCH_DIR/rootfs-sample; SETTINGS too (not in the default list)
 #   small  1,000,000 files of 1..4 KiB in 1,000 directories, made once by
 #          bench/gen-small-files.sh into $BENCH_DIR; SMALL_SETTINGS, by default
 #          plain (no -z) and -zlz4hc
@@ -293,6 +298,21 @@ echo "erofs-utils: $theirs ($their_version)"
 echo "options:     both -T 0 -U $uuid; --workers=$workers for ours, erofs-utils: $their_workers"
 echo "machine:     $(nproc) CPUs, load $load_start; pairs per setting: $pairs"
 
+# make_rootfs_sample DIR: the rootfs tree (see the header), made once; the
+# parts a machine lacks are left out
+make_rootfs_sample() {
+	local dir=$1 part
+	[ -d "$dir" ] && return
+	mkdir -p "$dir.new"
+	for part in /etc /usr/sbin /usr/lib/python3.11 /usr/share/perl /usr/lib/git-core \
+		/usr/share/zoneinfo; do
+		[ -d "$part" ] || continue
+		mkdir -p "$dir.new$(dirname "$part")"
+		cp -a "$part" "$dir.new$part"
+	done
+	mv "$dir.new" "$dir"
+}
+
 tree=${1:-${TREE:-}}
 settings=${SETTINGS:-$DEFAULT_SETTINGS}
 case ${CODECS:-0} in
@@ -320,6 +340,10 @@ else
 		usr)
 			bench_tree "/usr" /usr "$settings"
 			;;
+		rootfs)
+			make_rootfs_sample "$bench_dir/rootfs-sample"
+			bench_tree "rootfs sample" "$bench_dir/rootfs-sample" "$settings"
+			;;
 		layer)
 			if [ ! -f "$bench_dir/linux-6.1.tar" ]; then
 				echo "decompressing /usr/src/linux-source-6.1.tar.xz into $bench_dir ..." >&2
@@ -331,7 +355,7 @@ else
 				"${LAYER_SETTINGS:---tar=f -zlz4hc;--tar=f --aufs -Enoinline_data --sort=none}"
 			warm_opts=()
 			;;
-		*) die "unknown tree '$name' in TREES (linux, small, layer, usr)" ;;
+		*) die "unknown tree '$name' in TREES (linux, small, layer, usr, rootfs)" ;;
 		esac
 	done
 fi
