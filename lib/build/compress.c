@@ -215,7 +215,7 @@ static int rest_cap(const struct erofs_algorithm *alg, uint32_t pcluster_size)
 	case EROFS_COMPRESS_LZMA:
 		cap = (uint64_t)pcluster_size * 2;
 		break;
-	case EROFS_COMPRESS_ZSTD:
+	case EROFS_COMPRESS_ZSTD:	/* 4: codec_zstd.c's FAST_LEVEL */
 		cap = alg->level > 4 ? (uint64_t)pcluster_size * 2 : (uint64_t)pcluster_size * 3 / 2;
 		break;
 	case EROFS_COMPRESS_DEFLATE:
@@ -443,9 +443,10 @@ static int compress_segment(struct erofs_compressor *c, struct erofs_work *item)
 		 * full.  Fast LZ4 answers first (rest_cap()); the file's codec
 		 * only when it may fit where fast LZ4 says it does not.
 		 */
-		if (fragment_tail && (left <= pcluster_size ||
-				      (alg->kind != EROFS_COMPRESS_LZ4 &&
-				       fast_rest_size(c, c->input + pos, left, rest_cap(alg, pcluster_size)))))
+		if (fragment_tail &&
+		    (left <= pcluster_size ||
+		     (alg->kind != EROFS_COMPRESS_LZ4 &&
+		      fast_rest_size(c, c->input + pos, left, rest_cap(alg, pcluster_size)))))
 			return take_fragment(c, item, pos);
 		out_len = compress_pcluster(c, alg_index, c->input + pos, &src_len, prev, expect,
 					    ztail && alg->kind == EROFS_COMPRESS_LZ4HC &&

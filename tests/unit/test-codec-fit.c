@@ -154,8 +154,9 @@ static void check_stream(enum erofs_compressor_kind kind, int level, const uint8
 		struct erofs_zdecode_req req;
 		char why[96];
 
-		n = erofs_codec_fill(c, stream + pos, &len, expect ? stream + pos - expect : NULL, expect,
-				     out, cap);
+		/* the previous pcluster's input ends where this one starts */
+		n = erofs_codec_fill(c, stream + pos, &len, expect ? stream + pos - expect : NULL,
+				     expect, out, cap);
 		old_n = plain_fill(&old, stream + pos, &old_len, old_out, cap);
 		CHECK(n >= 0 && n <= cap);
 		if (n <= 0) {
