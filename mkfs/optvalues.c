@@ -462,13 +462,16 @@ int mkfs_add_xattr_prefix(struct erofs_build_options *opts, const char *prefix)
 	return 0;
 }
 
-/* --xattr-inode-digest[=NAME]: the digest xattr's name (erofs.fingerprint.v1) */
+/*
+ * --xattr-inode-digest[=NAME]: the digest xattr's name (erofs.fingerprint.v1);
+ * an empty NAME means the default too, as in erofs-utils 1.9.4.
+ */
 int mkfs_set_inode_digest(struct erofs_build_options *opts, const char *name)
 {
 	size_t skip;
 	uint8_t base;
 
-	if (!name)
+	if (!name || !*name)
 		name = EROFS_DIGEST_NAME_DEFAULT;
 	if (erofs_xattr_digest_name(name, &base, &skip)) {
 		erofs_err("--xattr-inode-digest=%s: the xattr name must have 1 to 255 bytes", name);

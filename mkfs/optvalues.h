@@ -33,7 +33,7 @@ int mkfs_parse_uuid(const char *arg, struct erofs_build_options *opts);
 int mkfs_add_xattr_prefix(struct erofs_build_options *opts, const char *prefix);
 /* --max-extent-bytes=-N: the combination checks; 0 or -EINVAL (reported). */
 int mkfs_check_fixed_extents(const struct erofs_build_options *opts);
-/* --xattr-inode-digest[=NAME]; name NULL: the default name. */
+/* --xattr-inode-digest[=NAME]; name NULL or empty: the default name. */
 int mkfs_set_inode_digest(struct erofs_build_options *opts, const char *name);
 /* --exclude-path / --exclude-regex. */
 int mkfs_add_exclude(struct erofs_build_options *opts, const char *arg, bool regex);

@@ -143,8 +143,14 @@ mkfs_or_fail again "$WORK/again.img" "$SRC" -T0 -Uclear -zlz4hc -Efragments --wo
 cmp -s "$WORK/w1.img" "$WORK/w3.img" && cmp -s "$WORK/w3.img" "$WORK/again.img" &&
 	pass "byte-identical for --workers=1 and 3, and run again" || fail "images differ across workers or runs"
 
+# an empty NAME is the default name (erofs-utils 1.9.4 reads it so)
+mkfs_or_fail empty-name "$WORK/emptyname.img" "$SRC" -T0 -Uclear -zlz4hc -Efragments --workers=1 \
+	--xattr-inode-digest= &&
+	{ cmp -s "$WORK/w1.img" "$WORK/emptyname.img" &&
+		pass "--xattr-inode-digest= (empty): the same image as the bare option" ||
+		fail "--xattr-inode-digest= gives another image than the bare option"; }
+
 # bad arguments: exit 1 naming the option, no image
-refused_by_name --xattr-inode-digest --xattr-inode-digest=
 refused_by_name --xattr-inode-digest "--xattr-inode-digest=user.$(printf '%0260d' 0)"
 
 rm -f "$WORK/refused.img"
@@ -181,6 +187,23 @@ if [ -x "$REF/fsck.erofs" ] && [ -x "$REF/mkfs.erofs" ] && [ -x "$REF/dump.erofs
 		[ "$s1" = "$s2" ] || { same=0; fail "$label: compat/prefix count/ishare id $s1, erofs-utils $s2"; }
 		[ "$same" -eq 1 ] && pass "$label: same xattrs and superblock bits as erofs-utils 1.9.4's image"
 	done
+	# the digest among other inline xattrs, sorted as erofs-utils sorts: whole images equal
+	mkdir -p "$WORK/few"
+	printf 'hi\n' >"$WORK/few/f"
+	touch -d @1700000000 "$WORK/few/f" "$WORK/few"
+	if [ "$has_user_xattrs" -eq 1 ] && setfattr -n user.a -v 1 "$WORK/few/f" &&
+		setfattr -n user.z -v 2 "$WORK/few/f"; then
+		for name in "" user.zzz user.m; do
+			"$REF/mkfs.erofs" --quiet -T0 -Uclear --xattr-inode-digest${name:+=$name} \
+				"$WORK/few-ref.img" "$WORK/few" >"$WORK/few.log" 2>&1 &&
+				"$OUR_MKFS" --quiet -T0 -Uclear --xattr-inode-digest${name:+=$name} \
+					"$WORK/few-our.img" "$WORK/few" >>"$WORK/few.log" 2>&1 ||
+				{ fail "few ${name:-default}: $(tail -1 "$WORK/few.log")"; continue; }
+			cmp -s "$WORK/few-ref.img" "$WORK/few-our.img" &&
+				pass "digest ${name:-erofs.fingerprint.v1} beside user.a, user.z: byte-identical to erofs-utils'" ||
+				fail "digest ${name:-default} beside user.a, user.z: image differs from erofs-utils' ($(cmp "$WORK/few-ref.img" "$WORK/few-our.img" 2>&1))"
+		done
+	fi
 else
 	echo "erofs-utils 1.9.4 not in $REF: cross-checks skipped"
 fi
