@@ -129,6 +129,45 @@ done
 "$MKFS" --quiet -U clear -T0 -zlz4hc -E all-fragments --workers=3 "$WORK/fd3.img" "$fsrc"
 cmp -s "$WORK/fd.img" "$WORK/fd3.img" && pass "fragdedupe=full: the same image with --workers=3" ||
 	fail "fragdedupe=full: the image depends on --workers"
+# fragdedupe=full cuts a fragment that shares only its end with a stored one
+# further back than the packed codec reaches (LZ4: 64 KiB): the head gets
+# pclusters of its own, the end points into the stored fragment
+ssrc=$WORK/ssrc
+mkdir -p "$ssrc"
+seq 1 60000 >"$ssrc/a-big"
+{ head -c 5000 /dev/urandom; cat "$ssrc/a-big"; } >"$ssrc/b-shifted"
+find "$ssrc" -exec touch -h -d @0 {} +
+for mode in full inode; do
+	"$MKFS" --quiet -U clear -T0 -zlz4hc -E all-fragments,fragdedupe=$mode "$WORK/cut-$mode.img" "$ssrc"
+done
+DUMP=${DUMP:-$top_builddir/dump/dump.erofs}
+ext=$("$DUMP" --path=/b-shifted -e "$WORK/cut-full.img")
+big=$(stat -c %s "$ssrc/a-big")
+# the fragment is the last $big - k bytes of b-shifted, at the same distance
+# from the packed data's a-big end: "N..END | LEN : ... # fragment at OFF"
+frag=$(sed -n 's/^ *[0-9]*: *\([0-9]*\)\.\. *\([0-9]*\) *| *\([0-9]*\) .*# fragment at \([0-9]*\) .*/\3 \4/p' <<<"$ext")
+aoff=$("$DUMP" --path=/a-big -e "$WORK/cut-full.img" | sed -n 's/.*# fragment at \([0-9]*\) .*/\1/p')
+nz=$(grep -E '^ *[0-9]+:' <<<"$ext" | grep -vc 'fragment at')
+if [ -n "$frag" ] && [ -n "$aoff" ] && [ "${frag% *}" -gt 300000 ] &&
+   [ $((${frag#* } + ${frag% *})) -eq $((aoff + big)) ] && [ "$nz" -ge 1 ]; then
+	pass "fragdedupe=full: b-shifted's last ${frag% *} bytes point at a-big's end, its head in $nz pcluster(s)"
+else
+	fail "fragdedupe=full: b-shifted not cut as expected (a-big at ${aoff:-?}): $(tail -4 <<<"$ext" | tr '\n' ' ')"
+fi
+cut_full=$(stat -c %s "$WORK/cut-full.img") cut_inode=$(stat -c %s "$WORK/cut-inode.img")
+[ "$cut_full" -lt $((cut_inode * 6 / 10)) ] &&
+	pass "fragdedupe=full: $cut_full bytes, fragdedupe=inode $cut_inode" ||
+	fail "fragdedupe=full: $cut_full bytes, not under 0.6 of fragdedupe=inode's $cut_inode"
+checked "fragdedupe=full cut" "$WORK/cut-full.img" "$ssrc"
+"$MKFS" --quiet -U clear -T0 -zlz4hc -E all-fragments --workers=3 "$WORK/cut3.img" "$ssrc"
+cmp -s "$WORK/cut-full.img" "$WORK/cut3.img" && pass "fragdedupe=full cut: the same image with --workers=3" ||
+	fail "fragdedupe=full cut: the image depends on --workers"
+# LZMA's window reaches the stored end: nothing is cut, the packed inode
+# compresses the repeat itself
+"$MKFS" --quiet -U clear -T0 -zlzma -E all-fragments "$WORK/cut-lzma.img" "$ssrc"
+"$DUMP" --path=/b-shifted -e "$WORK/cut-lzma.img" | grep -q '1 extents found' &&
+	pass "fragdedupe=full with LZMA: b-shifted stays a whole fragment" ||
+	fail "fragdedupe=full with LZMA: b-shifted was cut"
 # --zfeature-bits: bit n turns on erofs-utils' n-th -E word
 for pair in "6 ztailpacking,fragments" "65 legacy-compress,48bit" "17 legacy-compress,dedupe" \
 	    "40 all-fragments,fragdedupe"; do

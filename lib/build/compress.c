@@ -59,6 +59,7 @@ struct erofs_compressor {
 	uint8_t *input;			/* the segment being compressed */
 	uint8_t *pcluster;		/* output of one pcluster */
 	uint8_t *estimate;		/* scratch for estimate_compressed() */
+	uint8_t *spare;			/* a second pcluster's room, made when needed */
 	uint64_t gear[256];		/* next_anchor()'s per-byte values */
 };
 
@@ -143,6 +144,7 @@ void erofs_compressor_free(struct erofs_compressor *c)
 	free(c->input);
 	free(c->pcluster);
 	free(c->estimate);
+	free(c->spare);
 	for (unsigned int i = 0; i < EROFS_MAX_ALGORITHMS; i++)
 		erofs_codec_free(c->codecs[i]);
 	free(c);
@@ -382,15 +384,21 @@ static int compress_fixed(struct erofs_compressor *c, struct erofs_work *item)
 	return 0;
 }
 
-/* Compresses one segment into item->blocks and item->z. */
-static int compress_segment(struct erofs_compressor *c, struct erofs_work *item)
+/*
+ * Compresses one segment into item->blocks and item->z; with may_fragment,
+ * its end (or all of it) may be left in item->frag for the packed inode.
+ * No extent starts at or past stop: when the input is not all taken by
+ * then, item->end moves back to where the extents end.
+ */
+static int compress_segment(struct erofs_compressor *c, struct erofs_work *item,
+			    bool may_fragment, uint64_t stop)
 {
 	const uint32_t blksz = c->blksz;
 	const uint64_t len = item->end - item->start;
 	struct erofs_zinfo *zi = &item->z;
 	/* the file's tail may go to the packed inode (never the packed
 	 * inode's own); with all-fragments, every byte of the file does */
-	const bool to_fragment = c->opts->fragments && !item->packed;
+	const bool to_fragment = may_fragment && c->opts->fragments && !item->packed;
 	const bool fragment_tail = to_fragment && item->last;
 	const bool ztail = c->opts->ztailpacking && item->last && !to_fragment;
 	const unsigned int alg_index = item->packed ? 0 : item->inode->algorithm;
@@ -426,6 +434,11 @@ static int compress_segment(struct erofs_compressor *c, struct erofs_work *item)
 	while (pos < len) {
 		uint64_t left = len - pos;
 		int src_len = (int)(left < extent_max ? left : extent_max), out_len;
+
+		if (pos >= stop) {
+			item->end = item->start + pos;
+			break;
+		}
 		uint64_t nblks, raw_blocks, lofs = item->start + pos;
 
 		/* an extent may end at an anchor only past its own lcluster
@@ -471,6 +484,29 @@ static int compress_segment(struct erofs_compressor *c, struct erofs_work *item)
 				return out_len;
 			nblks = blocks_for((uint64_t)out_len, blksz);
 		}
+		if (stop - pos < (uint64_t)src_len && nblks > 1) {
+			/* past the stop the bytes are free (a fragment's head):
+			 * fill only the blocks that [pos, stop) needs */
+			int need_len = (int)(stop - pos), need;
+
+			/* (c->pcluster still holds the fill, which may be kept) */
+			if (!c->spare && !(c->spare = malloc(EROFS_PCLUSTER_MAX_SIZE)))
+				return -ENOMEM;
+			need = erofs_codec_fill(c->codecs[alg_index], c->input + pos, &need_len, NULL, 0,
+						c->spare, (int)pcluster_size);
+			if (need < 0)
+				return need;
+			if ((uint64_t)need_len == stop - pos && need > 0 &&
+			    blocks_for((uint64_t)need, blksz) < nblks) {
+				nblks = blocks_for((uint64_t)need, blksz);
+				src_len = (int)(left < extent_max ? left : extent_max);
+				out_len = compress_pcluster(c, alg_index, c->input + pos, &src_len,
+							    NULL, 0, (int)(nblks * blksz));
+				if (out_len < 0)
+					return out_len;
+				nblks = blocks_for((uint64_t)out_len, blksz);
+			}
+		}
 		/*
 		 * Keep it only if it saves a block and can be indexed.  A file's
 		 * last pcluster is kept at no gain too when it may go inline
@@ -499,7 +535,7 @@ static int compress_segment(struct erofs_compressor *c, struct erofs_work *item)
 		/* incompressible: raw blocks for what the compressor could not
 		 * shrink (with fragments, until the rest fits one pcluster) */
 		raw_blocks = out_len > 0 && (uint64_t)src_len >= blksz ? (uint64_t)src_len / blksz : 1;
-		for (; raw_blocks && pos < len; raw_blocks--) {
+		for (; raw_blocks && pos < len && pos < stop; raw_blocks--) {
 			uint64_t n = len - pos < blksz ? len - pos : blksz;
 			uint64_t in_lcluster = (item->start + pos) & (blksz - 1);
 
@@ -547,12 +583,30 @@ int erofs_compress_work(struct erofs_compressor *c, const struct erofs_work_ctx 
 		w->dup_hint = true;
 		return 0;
 	}
-	err = compress_segment(c, w);
+	err = compress_segment(c, w, true, UINT64_MAX);
 	if (err == -ENOMEM)
 		erofs_err("out of memory while compressing");
 	else if (err)
 		erofs_err("compressing: the %s encoder failed (%s)",
 			  w->packed ? "packed inode's" : "file's", strerror(-err));
 	w->compressed = !err;
+	return err;
+}
+
+int erofs_compress_head(struct erofs_compressor *c, struct erofs_inode *inode,
+			const uint8_t *src, uint64_t lofs, uint32_t len, uint32_t stop,
+			struct erofs_work *out)
+{
+	int err;
+
+	*out = (struct erofs_work){ .kind = EROFS_WORK_COMPRESS, .inode = inode, .fd = -1,
+				    .start = lofs, .end = lofs + len };
+	memcpy(c->input, src, len);
+	err = compress_segment(c, out, false, stop);
+	if (err) {
+		free(out->blocks);
+		free(out->z.extents);
+		erofs_err("compressing: the file's encoder failed (%s)", strerror(-err));
+	}
 	return err;
 }

@@ -151,6 +151,61 @@ static int find_suffix(const struct erofs_packed *p, const uint8_t *data, uint32
 	return 0;
 }
 
+/* The length of the run that ends both data and the stored_len bytes ending at stored_end. */
+static int common_run(const struct erofs_packed *p, uint64_t stored_end, uint32_t stored_len,
+		      const uint8_t *data, uint32_t len, uint32_t *run)
+{
+	uint8_t buf[16384];
+	uint32_t most = stored_len < len ? stored_len : len;
+
+	*run = 0;
+	while (*run < most) {
+		uint32_t n = most - *run < sizeof(buf) ? most - *run : (uint32_t)sizeof(buf);
+		const uint8_t *mine = data + len - *run - n;
+		int err = erofs_pread_all(p->fd, buf, n, stored_end - *run - n);
+
+		if (err)
+			return err;
+		for (uint32_t i = n; i; i--)
+			if (buf[i - 1] != mine[i - 1]) {
+				*run += n - i;
+				return 0;
+			}
+		*run += n;
+	}
+	return 0;
+}
+
+int erofs_packed_common_suffix(const struct erofs_packed *p, const uint8_t *data, uint32_t len,
+			       uint32_t *common, uint64_t *stored_end)
+{
+	uint64_t key;
+
+	*common = 0;
+	if (!p->suffixes || !p->nr_tail_slots || len < EROFS_FRAGMENT_TAIL_KEY)
+		return 0;
+	key = tail_key(data, len);
+	/* the longest wins; among equals the first in probe order (commit order) */
+	for (uint32_t s = (uint32_t)key & (p->nr_tail_slots - 1); p->tails[s].len;
+	     s = (s + 1) & (p->nr_tail_slots - 1)) {
+		const struct erofs_fragment_tail *t = &p->tails[s];
+		uint32_t run;
+		int err;
+
+		if (t->key != key)
+			continue;
+		if ((err = common_run(p, t->off + t->len, t->len, data, len, &run))) {
+			erofs_err("temporary packed-inode file: read failed: %s", strerror(-err));
+			return err;
+		}
+		if (run > *common) {
+			*common = run;
+			*stored_end = t->off + t->len;
+		}
+	}
+	return 0;
+}
+
 int erofs_packed_add(struct erofs_packed *p, const uint8_t *data, uint32_t len, bool dedupe,
 		     uint64_t *off)
 {

@@ -229,6 +229,85 @@ static int commit_extents(struct erofs_commit *cc, struct erofs_inode *inode,
 				  (uint64_t)blk << bits);
 }
 
+/*
+ * How far back the packed inode's codec finds a match: beyond it, bytes
+ * stored twice in the packed data are compressed twice.  LZMA and zstd
+ * reach so far that a cut file's neighbours lose more than it saves
+ * (measured on the QEMU suite's dup tree and tests/mkfs-extended-compat.sh's
+ * files: up to 2.3 times larger images), so they are never cut.
+ */
+static uint64_t packed_window(const struct erofs_build_options *opts)
+{
+	switch (opts->algorithms[0].kind) {
+	case EROFS_COMPRESS_LZ4:
+	case EROFS_COMPRESS_LZ4HC:
+		return 65535;
+	case EROFS_COMPRESS_DEFLATE:
+		return 32768;
+	default:
+		return UINT64_MAX;
+	}
+}
+
+/*
+ * -E fragdedupe=full, as erofs-utils does it: a whole fragment whose end
+ * (not all of it) a stored fragment shares is cut.  Its head is compressed
+ * now into pclusters of its own, the last of which is filled past the
+ * start of the shared run, and the fragment shrinks to what is left, an
+ * end of the stored one that commit_fragment() then finds.
+ *
+ * Unlike erofs-utils, only when the packed inode's codec could not find
+ * the shared run itself (it lies further back than the codec's window;
+ * cutting within reach made images up to 5 times larger), and when the
+ * head's blocks cost less than the whole fragment would, compressed in the
+ * packed inode (estimated).
+ */
+static int split_fragment(struct erofs_commit *cc, struct erofs_inode *inode, struct erofs_work *w)
+{
+	const unsigned int bits = cc->opts->blkszbits;
+	const uint32_t blksz = 1u << bits;
+	struct erofs_work head;
+	uint64_t est_shared, stored_end = 0;
+	uint32_t common, cut;
+	int err;
+
+	if ((err = erofs_packed_common_suffix(cc->packed, w->frag, w->frag_len, &common,
+					      &stored_end)) ||
+	    common >= w->frag_len)
+		return err;	/* a whole match is commit_fragment()'s */
+	if (cc->packed->size + w->frag_len - stored_end <= packed_window(cc->opts))
+		return 0;
+	est_shared = (uint64_t)w->frag_est * common / w->frag_len;
+	if (common < 2 * EROFS_FRAGMENT_TAIL_KEY || est_shared <= blksz)
+		return 0;	/* at best a block saved: not worth a compression */
+	if (!cc->compressor && (err = erofs_compressor_new(cc->opts, &cc->compressor)))
+		return err;
+	/* the fragment keeps at least a key's worth, for commit_fragment() to find */
+	if ((err = erofs_compress_head(cc->compressor, inode, w->frag, w->frag_at,
+				       w->frag_len - EROFS_FRAGMENT_TAIL_KEY, w->frag_len - common,
+				       &head)))
+		return err;
+	cut = (uint32_t)(head.end - w->frag_at);
+	/*
+	 * The fragment starts a head of its own: the last extent must start
+	 * in an earlier lcluster.  And the blocks must cost less than the
+	 * whole fragment would.
+	 */
+	if (head.z.nr_extents && head.z.extents[head.z.nr_extents - 1].lofs >> bits < head.end >> bits &&
+	    ((uint64_t)head.z.nr_blocks << bits) < w->frag_est) {
+		err = commit_extents(cc, inode, &head);
+		if (!err) {
+			memmove(w->frag, w->frag + cut, w->frag_len - cut);
+			w->frag_at = head.end;
+			w->frag_len -= cut;
+			w->frag_est = 0;	/* stored already */
+		}
+	}
+	free(head.blocks);
+	free(head.z.extents);
+	return err;
+}
+
 static int begin_file(struct erofs_commit *cc, struct erofs_inode *inode,
 		      const struct erofs_work *w)
 {
@@ -306,6 +385,10 @@ int erofs_zcommit(struct erofs_commit *cc, struct erofs_work *w)
 	    (err = pack_tail(cc, inode, w)))
 		return err;
 	if ((err = commit_extents(cc, inode, w)))
+		return err;
+	/* a fragment in one piece, whose end may be stored already */
+	if (w->last && w->frag && !w->packed && !inode->z->fragment && cc->packed &&
+	    cc->opts->fragdedupe == EROFS_FRAGDEDUPE_FULL && (err = split_fragment(cc, inode, w)))
 		return err;
 	inode->nr_blocks = inode->z->nr_blocks;
 	if (w->packed)

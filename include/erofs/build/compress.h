@@ -30,6 +30,17 @@ int erofs_compress_work(struct erofs_compressor *c, const struct erofs_work_ctx 
 			struct erofs_work *w, struct erofs_dir_cache *dirs);
 
 /*
+ * Compresses src, the file's bytes from lofs on (not its end), into
+ * out->blocks and out->z as pclusters alone (no fragment, no inline tail),
+ * until an extent ends at or past stop bytes, or the len bytes run out:
+ * the head of a fragment whose end is stored already.  out->end is where
+ * the extents end.  The caller frees out->blocks and out->z.extents.
+ */
+int erofs_compress_head(struct erofs_compressor *c, struct erofs_inode *inode,
+			const uint8_t *src, uint64_t lofs, uint32_t len, uint32_t stop,
+			struct erofs_work *out);
+
+/*
  * Bytes an inline tail (-E ztailpacking) of this file may take: what the
  * block leaves beside the largest record the inode can have.
  */

@@ -8,7 +8,9 @@
  * (strong hash, then a byte compare against the stored copy); with
  * -E fragdedupe=full (the default, as in erofs-utils) so is a fragment that
  * ends a stored one: it points into that one's last bytes, found by the
- * hash of their last EROFS_FRAGMENT_TAIL_KEY bytes.
+ * hash of their last EROFS_FRAGMENT_TAIL_KEY bytes.  A fragment that only
+ * shares its end with a stored one is cut by the committer (zcommit.c):
+ * its head is compressed on its own, its end points into the stored one.
  */
 #ifndef EROFS_FRAGMENT_H
 #define EROFS_FRAGMENT_H
@@ -48,6 +50,15 @@ void erofs_packed_close(struct erofs_packed *p);
  */
 int erofs_packed_add(struct erofs_packed *p, const uint8_t *data, uint32_t len, bool dedupe,
 		     uint64_t *off);
+
+/*
+ * The longest run that ends both data and a stored fragment (one indexed
+ * for its last EROFS_FRAGMENT_TAIL_KEY bytes), in *common (0 when none),
+ * and where that fragment ends in the packed data, in *stored_end.  With
+ * suffixes only.
+ */
+int erofs_packed_common_suffix(const struct erofs_packed *p, const uint8_t *data, uint32_t len,
+			       uint32_t *common, uint64_t *stored_end);
 
 /*
  * Forgets the bytes appended since the packed data was `size` long: the
