@@ -269,9 +269,9 @@ check "--compress-hints: an odd size is warned about by file and line" \
 check "--compress-hints: the odd line uses -C's size" cmp -s "$WORK/odd.img" "$WORK/c.img"
 
 # an option or -E word we lack fails the build, naming it, and writes nothing
-# (erofs-utils options not implemented yet are refused by name too)
+# (erofs-utils options we refuse are named too: --s3, --oci, --gzinfo)
 for argv in "--bogus-option" "-E bogus-word" "-E fragments,bogus-word -zlz4" "--s3=bucket" "--oci" \
-	    "--zD=2" "--MZ=q" "--max-extent-bytes=-1048576" \
+	    "--gzinfo" "--gzinfo=layer.zinfo" "--zD=2" "--MZ=q" "--max-extent-bytes=-1048576" \
 	    "--clean=rvsp" "--incremental=data"; do
 	word=${argv#* }; word=${word#-E }; word=${word%% *}; word=${word#--}; word=${word%%=*}
 	word=${word#fragments,}

@@ -163,13 +163,14 @@ static int by_nid(const void *a, const void *b)
  * below it.  The superblock counts inodes, and the kept ones lose these.
  * Only what the reader accepts is counted; a loop is walked once.
  */
-static uint64_t dropped_subtree(struct graft *g, uint64_t nid)
+static int dropped_subtree(struct graft *g, uint64_t nid, uint64_t *dropped)
 {
 	struct erofs_nid_map dirs = { 0 };
 	struct erofs_layer_entries ents = { 0 };
 	struct link_count *links = NULL;
 	uint64_t *todo = NULL, count = 0;
 	size_t nr_todo = 0, cap_todo = 0, nr_links = 0, cap_links = 0;
+	int err = -ENOMEM;	/* until the walk ends: a partial count would lie */
 
 	/* (the map only needs a non-NULL value: the root stands for "seen") */
 	if (room_for_one((void **)&todo, 0, &cap_todo, sizeof(*todo)) ||
@@ -215,12 +216,14 @@ static uint64_t dropped_subtree(struct graft *g, uint64_t nid)
 			;
 		count += end - i >= links[i].nlink;
 	}
+	*dropped = count;
+	err = 0;
 out:
 	erofs_nid_map_free(&dirs);
 	erofs_layer_entries_free(&ents);
 	free(todo);
 	free(links);
-	return count;
+	return err;
 }
 
 static int make_opaque(struct erofs_inode *dir)
@@ -263,8 +266,11 @@ static int both_have(struct graft *g, struct erofs_inode *upper, const struct er
 		}
 	}
 	if (!upper_dir || upper_opaque) {
-		g->dropped += dropped_subtree(g, e->nid);
-		return 0;
+		uint64_t below = 0;
+		int err = dropped_subtree(g, e->nid, &below);
+
+		g->dropped += below;
+		return err;
 	}
 	if (room_for_one((void **)&g->todo, g->nr_todo, &g->cap_todo, sizeof(*g->todo)))
 		return -ENOMEM;
@@ -390,8 +396,10 @@ static int graft_dir(struct graft *g, struct erofs_inode *dir, uint64_t nid)
 		nid, nid + ((dir->base_record + EROFS_SLOT_SIZE - 1ull) >> EROFS_SLOT_BITS), dir
 	};
 	if (erofs_xattrs_opaque(dir->xattrs)) {	/* (only the root gets here opaque) */
-		uint64_t below = dropped_subtree(g, nid);
+		uint64_t below = 0;
 
+		if ((err = dropped_subtree(g, nid, &below)))
+			return err;
 		g->dropped += below ? below - 1 : 0;	/* (the root itself stays) */
 		return merge_entries(g, dir, true);
 	}
