@@ -431,14 +431,9 @@ static int compress_segment(struct erofs_compressor *c, struct erofs_work *item,
 	if (!item->blocks)
 		return -ENOMEM;
 	out = item->blocks;
-	while (pos < len) {
+	while (pos < len && pos < stop) {
 		uint64_t left = len - pos;
 		int src_len = (int)(left < extent_max ? left : extent_max), out_len;
-
-		if (pos >= stop) {
-			item->end = item->start + pos;
-			break;
-		}
 		uint64_t nblks, raw_blocks, lofs = item->start + pos;
 
 		/* an extent may end at an anchor only past its own lcluster
@@ -554,6 +549,8 @@ static int compress_segment(struct erofs_compressor *c, struct erofs_work *item,
 			pos += n;
 		}
 	}
+	if (pos < len)		/* stopped: the extents end here */
+		item->end = item->start + pos;
 	return 0;
 }
 

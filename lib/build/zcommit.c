@@ -232,9 +232,10 @@ static int commit_extents(struct erofs_commit *cc, struct erofs_inode *inode,
 /*
  * How far back the packed inode's codec finds a match: beyond it, bytes
  * stored twice in the packed data are compressed twice.  LZMA and zstd
- * reach so far that a cut file's neighbours lose more than it saves
- * (measured on the QEMU suite's dup tree and tests/mkfs-extended-compat.sh's
- * files: up to 2.3 times larger images), so they are never cut.
+ * reach so far that a cut file's neighbours lose more than it saves: cut
+ * only beyond their windows, images still grew up to 2.3 times (the QEMU
+ * suite's dup tree and tests/mkfs-extended-compat.sh's files), so they are
+ * never cut.
  */
 static uint64_t packed_window(const struct erofs_build_options *opts)
 {
@@ -258,9 +259,9 @@ static uint64_t packed_window(const struct erofs_build_options *opts)
  *
  * Unlike erofs-utils, only when the packed inode's codec could not find
  * the shared run itself (it lies further back than the codec's window;
- * cutting within reach made images up to 5 times larger), and when the
- * head's blocks cost less than the whole fragment would, compressed in the
- * packed inode (estimated).
+ * cutting within its reach made LZMA images up to 5 times larger), and
+ * when the head's blocks cost less than the whole fragment would,
+ * compressed in the packed inode (estimated).
  */
 static int split_fragment(struct erofs_commit *cc, struct erofs_inode *inode, struct erofs_work *w)
 {
@@ -273,8 +274,8 @@ static int split_fragment(struct erofs_commit *cc, struct erofs_inode *inode, st
 
 	if ((err = erofs_packed_common_suffix(cc->packed, w->frag, w->frag_len, &common,
 					      &stored_end)) ||
-	    common >= w->frag_len)
-		return err;	/* a whole match is commit_fragment()'s */
+	    !common || common >= w->frag_len)
+		return err;	/* none, or a whole match: commit_fragment()'s */
 	if (cc->packed->size + w->frag_len - stored_end <= packed_window(cc->opts))
 		return 0;
 	est_shared = (uint64_t)w->frag_est * common / w->frag_len;
