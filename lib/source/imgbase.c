@@ -267,8 +267,8 @@ static int both_have(struct graft *g, struct erofs_inode *upper, const struct er
 	}
 	if (!upper_dir || upper_opaque) {
 		uint64_t below = 0;
-		int err = dropped_subtree(g, e->nid, &below);
 
+		err = dropped_subtree(g, e->nid, &below);
 		g->dropped += below;
 		return err;
 	}
