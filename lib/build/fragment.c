@@ -103,54 +103,6 @@ static int add_tail(struct erofs_packed *p, uint64_t key, uint64_t off, uint32_t
 	return 0;
 }
 
-/* Whether the stored bytes at off equal data: the hash alone is not trusted. */
-static int stored_equal(const struct erofs_packed *p, uint64_t off, const uint8_t *data,
-			uint32_t len, bool *equal)
-{
-	uint8_t buf[16384];
-
-	*equal = false;
-	for (uint32_t done = 0; done < len;) {
-		uint32_t n = len - done < sizeof(buf) ? len - done : (uint32_t)sizeof(buf);
-		int err = erofs_pread_all(p->fd, buf, n, off + done);
-
-		if (err)
-			return err;
-		if (memcmp(buf, data + done, n))
-			return 0;
-		done += n;
-	}
-	*equal = true;
-	return 0;
-}
-
-/*
- * A stored fragment that ends with data: the first one in probe order, so
- * the choice depends only on what was stored before, in commit order.
- */
-static int find_suffix(const struct erofs_packed *p, const uint8_t *data, uint32_t len,
-		       uint64_t key, bool *found, uint64_t *off)
-{
-	*found = false;
-	if (!p->nr_tail_slots)
-		return 0;
-	for (uint32_t s = (uint32_t)key & (p->nr_tail_slots - 1); p->tails[s].len;
-	     s = (s + 1) & (p->nr_tail_slots - 1)) {
-		const struct erofs_fragment_tail *t = &p->tails[s];
-		int err;
-
-		if (t->key != key || t->len < len)
-			continue;
-		if ((err = stored_equal(p, t->off + t->len - len, data, len, found)))
-			return err;
-		if (*found) {
-			*off = t->off + t->len - len;
-			return 0;
-		}
-	}
-	return 0;
-}
-
 /* The length of the run that ends both data and the stored_len bytes ending at stored_end. */
 static int common_run(const struct erofs_packed *p, uint64_t stored_end, uint32_t stored_len,
 		      const uint8_t *data, uint32_t len, uint32_t *run)
@@ -176,17 +128,30 @@ static int common_run(const struct erofs_packed *p, uint64_t stored_end, uint32_
 	return 0;
 }
 
-int erofs_packed_common_suffix(const struct erofs_packed *p, const uint8_t *data, uint32_t len,
-			       uint32_t *common, uint64_t *stored_end)
+/* Whether the stored bytes at off equal data: the hash alone is not trusted. */
+static int stored_equal(const struct erofs_packed *p, uint64_t off, const uint8_t *data,
+			uint32_t len, bool *equal)
 {
-	uint64_t key;
+	uint32_t run;
+	int err = common_run(p, off + len, len, data, len, &run);
 
+	*equal = !err && run == len;
+	return err;
+}
+
+/*
+ * The longest run that ends data and a stored fragment of the same key;
+ * among equals the first in probe order, so the choice depends only on
+ * what was stored before, in commit order.  A run of all of data ends the
+ * search.
+ */
+static int longest_suffix(const struct erofs_packed *p, const uint8_t *data, uint32_t len,
+			  uint64_t key, uint32_t *common, uint64_t *stored_end)
+{
 	*common = 0;
-	if (!p->suffixes || !p->nr_tail_slots || len < EROFS_FRAGMENT_TAIL_KEY)
+	if (!p->nr_tail_slots)
 		return 0;
-	key = tail_key(data, len);
-	/* the longest wins; among equals the first in probe order (commit order) */
-	for (uint32_t s = (uint32_t)key & (p->nr_tail_slots - 1); p->tails[s].len;
+	for (uint32_t s = (uint32_t)key & (p->nr_tail_slots - 1); p->tails[s].len && *common < len;
 	     s = (s + 1) & (p->nr_tail_slots - 1)) {
 		const struct erofs_fragment_tail *t = &p->tails[s];
 		uint32_t run;
@@ -194,16 +159,28 @@ int erofs_packed_common_suffix(const struct erofs_packed *p, const uint8_t *data
 
 		if (t->key != key)
 			continue;
-		if ((err = common_run(p, t->off + t->len, t->len, data, len, &run))) {
-			erofs_err("temporary packed-inode file: read failed: %s", strerror(-err));
+		if ((err = common_run(p, t->off + t->len, t->len, data, len, &run)))
 			return err;
-		}
 		if (run > *common) {
 			*common = run;
 			*stored_end = t->off + t->len;
 		}
 	}
 	return 0;
+}
+
+int erofs_packed_common_suffix(const struct erofs_packed *p, const uint8_t *data, uint32_t len,
+			       uint32_t *common, uint64_t *stored_end)
+{
+	int err;
+
+	*common = 0;
+	if (!p->suffixes || len < EROFS_FRAGMENT_TAIL_KEY)
+		return 0;
+	err = longest_suffix(p, data, len, tail_key(data, len), common, stored_end);
+	if (err)
+		erofs_err("temporary packed-inode file: read failed: %s", strerror(-err));
+	return err;
 }
 
 int erofs_packed_add(struct erofs_packed *p, const uint8_t *data, uint32_t len, bool dedupe,
@@ -235,11 +212,14 @@ int erofs_packed_add(struct erofs_packed *p, const uint8_t *data, uint32_t len, 
 			}
 		}
 		if (keyed) {
-			bool found;
+			uint32_t common;
+			uint64_t end = 0;
 
-			if ((err = find_suffix(p, data, len, key, &found, off)))
+			/* the end of a stored fragment */
+			if ((err = longest_suffix(p, data, len, key, &common, &end)))
 				goto read_failed;
-			if (found) {
+			if (common == len) {
+				*off = end - len;
 				p->nr_shared++;
 				p->shared_bytes += len;
 				return 0;
