@@ -569,6 +569,15 @@ static bool hash_for_dedup(const struct erofs_work_ctx *ctx, struct erofs_work *
 	return w->first && w->last && erofs_dedup_hint(ctx->dedup, w->inode->size, w->hash, w->seq);
 }
 
+static void report_failure(int err, bool packed)
+{
+	if (err == -ENOMEM)
+		erofs_err("out of memory while compressing");
+	else if (err)
+		erofs_err("compressing: the %s encoder failed (%s)",
+			  packed ? "packed inode's" : "file's", strerror(-err));
+}
+
 int erofs_compress_work(struct erofs_compressor *c, const struct erofs_work_ctx *ctx,
 			struct erofs_work *w, struct erofs_dir_cache *dirs)
 {
@@ -581,11 +590,7 @@ int erofs_compress_work(struct erofs_compressor *c, const struct erofs_work_ctx 
 		return 0;
 	}
 	err = compress_segment(c, w, true, UINT64_MAX);
-	if (err == -ENOMEM)
-		erofs_err("out of memory while compressing");
-	else if (err)
-		erofs_err("compressing: the %s encoder failed (%s)",
-			  w->packed ? "packed inode's" : "file's", strerror(-err));
+	report_failure(err, w->packed);
 	w->compressed = !err;
 	return err;
 }
@@ -603,7 +608,7 @@ int erofs_compress_head(struct erofs_compressor *c, struct erofs_inode *inode,
 	if (err) {
 		free(out->blocks);
 		free(out->z.extents);
-		erofs_err("compressing: the file's encoder failed (%s)", strerror(-err));
+		report_failure(err, false);
 	}
 	return err;
 }

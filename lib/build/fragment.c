@@ -140,13 +140,13 @@ static int stored_equal(const struct erofs_packed *p, uint64_t off, const uint8_
 }
 
 /*
- * The longest run that ends data and a stored fragment of the same key;
- * among equals the first in probe order, so the choice depends only on
- * what was stored before, in commit order.  A run of all of data ends the
- * search.
+ * The longest run that ends data and a stored fragment of the same key and
+ * of at least `shortest` bytes; among equals the first in probe order, so
+ * the choice depends only on what was stored before, in commit order.  A
+ * run of all of data ends the search.
  */
 static int longest_suffix(const struct erofs_packed *p, const uint8_t *data, uint32_t len,
-			  uint64_t key, uint32_t *common, uint64_t *stored_end)
+			  uint64_t key, uint32_t shortest, uint32_t *common, uint64_t *stored_end)
 {
 	*common = 0;
 	if (!p->nr_tail_slots)
@@ -157,7 +157,7 @@ static int longest_suffix(const struct erofs_packed *p, const uint8_t *data, uin
 		uint32_t run;
 		int err;
 
-		if (t->key != key)
+		if (t->key != key || t->len < shortest)
 			continue;
 		if ((err = common_run(p, t->off + t->len, t->len, data, len, &run)))
 			return err;
@@ -177,7 +177,7 @@ int erofs_packed_common_suffix(const struct erofs_packed *p, const uint8_t *data
 	*common = 0;
 	if (!p->suffixes || len < EROFS_FRAGMENT_TAIL_KEY)
 		return 0;
-	err = longest_suffix(p, data, len, tail_key(data, len), common, stored_end);
+	err = longest_suffix(p, data, len, tail_key(data, len), 0, common, stored_end);
 	if (err)
 		erofs_err("temporary packed-inode file: read failed: %s", strerror(-err));
 	return err;
@@ -215,8 +215,8 @@ int erofs_packed_add(struct erofs_packed *p, const uint8_t *data, uint32_t len, 
 			uint32_t common;
 			uint64_t end = 0;
 
-			/* the end of a stored fragment */
-			if ((err = longest_suffix(p, data, len, key, &common, &end)))
+			/* the end of a stored fragment: only one as long as data can be */
+			if ((err = longest_suffix(p, data, len, key, len, &common, &end)))
 				goto read_failed;
 			if (common == len) {
 				*off = end - len;
