@@ -293,8 +293,14 @@ uint32_t erofs_inline_room(const struct erofs_build_options *opts,
 	return record < blksz ? blksz - record : 0;
 }
 
-/* Keeps the segment's bytes from pos on as the file's fragment (or a piece of it). */
-static int take_fragment(struct erofs_compressor *c, struct erofs_work *item, uint64_t pos)
+/*
+ * Keeps the segment's bytes from pos on as the file's fragment (or a piece
+ * of it).  fast_size: fast LZ4's size of those bytes when fast_rest_size()
+ * measured it already, else 0; it then stands for estimate_compressed(),
+ * which would compress the same bytes again.
+ */
+static int take_fragment(struct erofs_compressor *c, struct erofs_work *item, uint64_t pos,
+			 int fast_size)
 {
 	uint32_t len = (uint32_t)(item->end - item->start - pos);
 
@@ -304,7 +310,8 @@ static int take_fragment(struct erofs_compressor *c, struct erofs_work *item, ui
 	memcpy(item->frag, c->input + pos, len);
 	item->frag_at = item->start + pos;
 	item->frag_len = len;
-	item->frag_est = estimate_compressed(c, item->frag, len);
+	item->frag_est = fast_size <= 0 ? estimate_compressed(c, item->frag, len)
+		       : (uint32_t)fast_size < len ? (uint32_t)fast_size : len;
 	return 0;
 }
 
@@ -423,7 +430,7 @@ static int compress_segment(struct erofs_compressor *c, struct erofs_work *item,
 	int err;
 
 	if (to_fragment && c->opts->all_fragments)
-		return take_fragment(c, item, 0);
+		return take_fragment(c, item, 0, 0);
 	if (c->opts->fixed_extents && !item->packed)
 		return compress_fixed(c, item);
 	/* never more blocks than the raw input, plus a pcluster of rounding */
@@ -433,7 +440,7 @@ static int compress_segment(struct erofs_compressor *c, struct erofs_work *item,
 	out = item->blocks;
 	while (pos < len && pos < stop) {
 		uint64_t left = len - pos;
-		int src_len = (int)(left < extent_max ? left : extent_max), out_len;
+		int src_len = (int)(left < extent_max ? left : extent_max), out_len, fast_size = 0;
 		uint64_t nblks, raw_blocks, lofs = item->start + pos;
 
 		/* an extent may end at an anchor only past its own lcluster
@@ -454,8 +461,9 @@ static int compress_segment(struct erofs_compressor *c, struct erofs_work *item,
 		if (fragment_tail &&
 		    (left <= pcluster_size ||
 		     (alg->kind != EROFS_COMPRESS_LZ4 &&
-		      fast_rest_size(c, c->input + pos, left, rest_cap(alg, pcluster_size)))))
-			return take_fragment(c, item, pos);
+		      (fast_size = fast_rest_size(c, c->input + pos, left,
+						  rest_cap(alg, pcluster_size))))))
+			return take_fragment(c, item, pos, fast_size);
 		out_len = compress_pcluster(c, alg_index, c->input + pos, &src_len, prev, expect,
 					    ztail && alg->kind == EROFS_COMPRESS_LZ4HC &&
 					    (uint64_t)src_len == left
@@ -467,7 +475,7 @@ static int compress_segment(struct erofs_compressor *c, struct erofs_work *item,
 		expect = anchored ? 0 : src_len;
 		prev = expect ? c->input + pos : NULL;
 		if (fragment_tail && (uint64_t)src_len == left)
-			return take_fragment(c, item, pos);
+			return take_fragment(c, item, pos, 0);
 		nblks = blocks_for((uint64_t)out_len, blksz);
 		if (ztail && (uint64_t)src_len == left && nblks > 1) {
 			/* the file ends in this pcluster: fill one block less, so

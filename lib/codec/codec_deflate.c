@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <libdeflate.h>
+#include <stdbool.h>
 
 #include "erofs/codec/codec_fit.h"
 
@@ -44,12 +45,17 @@ static int deflate_try(struct erofs_codec *c, const uint8_t *src, int len, uint8
 static int deflate_fill(struct erofs_codec *c, const uint8_t *src, int *src_len,
 			const uint8_t *prev, int expect, uint8_t *dst, int cap)
 {
-	const int guess = erofs_codec_guess_fit(c, prev, expect, src, *src_len);
+	/* input this short fits whatever it holds: one compression, no guess */
+	const bool fits = libdeflate_deflate_compress_bound(c->state, (size_t)*src_len) <=
+			  (size_t)cap;
+	const int guess = fits ? 0 : erofs_codec_guess_fit(c, prev, expect, src, *src_len);
 	const struct erofs_fit_plan plan = {
 		.try_prefix = deflate_try, .slack = cap / 768 > 8 ? cap / 768 : 8, .max_tries = 10,
 		.first = guess > 0 ? guess + guess / 100 : 0,
 	};
 
+	if (fits)
+		return deflate_try(c, src, *src_len, dst, cap);
 	return erofs_codec_fit(c, src, src_len, dst, cap, &plan);
 }
 
