@@ -168,6 +168,37 @@ cmp -s "$WORK/cut-full.img" "$WORK/cut3.img" && pass "fragdedupe=full cut: the s
 "$DUMP" --path=/b-shifted -e "$WORK/cut-lzma.img" | grep -q '1 extents found' &&
 	pass "fragdedupe=full with LZMA: b-shifted stays a whole fragment" ||
 	fail "fragdedupe=full with LZMA: b-shifted was cut"
+# a file whose end is stored far back but whose twin was packed just before
+# it (c-like0, ending differently): with 128 KiB packed pclusters LZ4
+# matches the twin, so a cut would only add its head's block; with 4 KiB
+# ones a pcluster holds too little to reach the twin, and the cut pays
+asrc=$WORK/alike
+mkdir -p "$asrc"
+seq 1 4000 >"$WORK/tail-text"
+head -c 5000 /dev/urandom >"$WORK/twin-head"
+{ head -c 3000 /dev/urandom; cat "$WORK/tail-text"; } >"$asrc/a-old"
+seq 500000 520000 >"$asrc/b-between"
+{ cat "$WORK/twin-head" "$WORK/tail-text"; echo zz; } >"$asrc/c-like0"
+cat "$WORK/twin-head" "$WORK/tail-text" >"$asrc/c-like1"
+find "$asrc" -exec touch -h -d @0 {} +
+for c in 131072 4096; do
+	for mode in full inode; do
+		"$MKFS" --quiet -U clear -T0 -zlz4hc -C$c -E all-fragments,fragdedupe=$mode \
+			"$WORK/alike-$c-$mode.img" "$asrc"
+	done
+	full=$(stat -c %s "$WORK/alike-$c-full.img") inode=$(stat -c %s "$WORK/alike-$c-inode.img")
+	n=$("$DUMP" --path=/c-like1 -e "$WORK/alike-$c-full.img" | sed -n 's/.*: \([0-9]*\) extents found/\1/p')
+	if [ "$c" = 131072 ]; then
+		[ "$n" = 1 ] && [ "$full" -le "$inode" ] &&
+			pass "fragdedupe=full, -C$c: c-like1 stays whole beside its twin ($full bytes, inode $inode)" ||
+			fail "fragdedupe=full, -C$c: c-like1 in ${n:-?} extents, $full bytes, inode $inode"
+	else
+		[ "${n:-0}" -gt 1 ] && [ "$full" -lt "$inode" ] &&
+			pass "fragdedupe=full, -C$c: c-like1 cut ($full bytes, inode $inode)" ||
+			fail "fragdedupe=full, -C$c: c-like1 in ${n:-?} extents, $full bytes, inode $inode"
+	fi
+done
+checked "fragdedupe=full beside a twin" "$WORK/alike-4096-full.img" "$asrc"
 # --zfeature-bits: bit n turns on erofs-utils' n-th -E word
 for pair in "6 ztailpacking,fragments" "65 legacy-compress,48bit" "17 legacy-compress,dedupe" \
 	    "40 all-fragments,fragdedupe"; do

@@ -182,6 +182,26 @@ static uint32_t estimate_compressed(struct erofs_compressor *c, const uint8_t *s
 	return (uint32_t)total;
 }
 
+uint32_t erofs_estimate_after(struct erofs_compressor *c, const uint8_t *context,
+			      uint32_t context_len, const uint8_t *data, uint32_t len)
+{
+	LZ4_stream_t stream;
+	uint64_t total = 0;
+
+	LZ4_initStream(&stream, sizeof(stream));
+	LZ4_loadDict(&stream, (const char *)context, (int)context_len);
+	/* data lies in one buffer: each piece may match the ones before it */
+	for (uint32_t pos = 0; pos < len; pos += ESTIMATE_PIECE) {
+		int n = (int)(len - pos < ESTIMATE_PIECE ? len - pos : ESTIMATE_PIECE);
+		int out = LZ4_compress_fast_continue(&stream, (const char *)data + pos,
+						     (char *)c->estimate, n,
+						     LZ4_COMPRESSBOUND(ESTIMATE_PIECE), 1);
+
+		total += out > 0 && out < n ? (uint64_t)out : (uint64_t)n;
+	}
+	return (uint32_t)total;
+}
+
 /*
  * Fast LZ4's size for the rest of a file (left bytes) if all of it fits in
  * cap bytes, else 0: a cheap guess at what the file's codec will do with it.

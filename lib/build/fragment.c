@@ -244,6 +244,18 @@ read_failed:
 	return err;
 }
 
+int erofs_packed_read_end(const struct erofs_packed *p, uint8_t *buf, uint32_t want,
+			  uint32_t *got)
+{
+	int err;
+
+	*got = p->size < want ? (uint32_t)p->size : want;
+	err = erofs_pread_all(p->fd, buf, *got, p->size - *got);
+	if (err)
+		erofs_err("temporary packed-inode file: read failed: %s", strerror(-err));
+	return err;
+}
+
 void erofs_packed_truncate(struct erofs_packed *p, uint64_t size)
 {
 	if (size < p->size)

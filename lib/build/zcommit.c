@@ -18,6 +18,9 @@
 #include "erofs/build/zdedupe.h"
 #include "erofs/build/zindex.h"
 
+/* the most packed data an appended fragment may match: LZ4's reach */
+#define APPEND_CONTEXT_MAX	(64u << 10)
+
 /*
  * Whether a compressed layout beats the plain one (full blocks plus an
  * inline tail); a fragment counts at its estimated compressed size.
@@ -251,6 +254,45 @@ static uint64_t packed_window(const struct erofs_build_options *opts)
 }
 
 /*
+ * How far back the packed inode's codec can match from where the fragment
+ * would be appended: its window, and no further than the start of the
+ * packed pcluster the fragment lands in, as each pcluster is compressed
+ * alone.  A packed pcluster holds about its size over the fragment's ratio
+ * (fast LZ4's, frag_est) of input; the fragment lands halfway through one
+ * on average.
+ */
+static uint32_t packed_reach(const struct erofs_build_options *opts, const struct erofs_work *w)
+{
+	const uint64_t pcluster = opts->packed_pcluster_size ? opts->packed_pcluster_size
+							     : opts->pcluster_size;
+	uint64_t reach = packed_window(opts);
+
+	if (w->frag_est && pcluster * w->frag_len / w->frag_est / 2 < reach)
+		reach = pcluster * w->frag_len / w->frag_est / 2;
+	return reach < APPEND_CONTEXT_MAX ? (uint32_t)reach : APPEND_CONTEXT_MAX;
+}
+
+/*
+ * What the whole fragment would cost appended to the packed data now
+ * (estimated), where the codec may match the bytes packed just before it:
+ * files alike are packed side by side (perl's unicore tables), and one of
+ * them cut from a run stored further back saved only a fraction of the
+ * block its head took.
+ */
+static int appended_cost(struct erofs_commit *cc, const struct erofs_work *w, uint32_t *cost)
+{
+	const uint32_t reach = packed_reach(cc->opts, w);
+	uint8_t *context = malloc(reach ? reach : 1);
+	uint32_t got = 0;
+	int err = context ? erofs_packed_read_end(cc->packed, context, reach, &got) : -ENOMEM;
+
+	if (!err)
+		*cost = erofs_estimate_after(cc->compressor, context, got, w->frag, w->frag_len);
+	free(context);
+	return err;
+}
+
+/*
  * -E fragdedupe=full, as erofs-utils does it: a whole fragment whose end
  * (not all of it) a stored fragment shares is cut.  Its head is compressed
  * now into pclusters of its own, the last of which is filled past the
@@ -269,7 +311,7 @@ static int split_fragment(struct erofs_commit *cc, struct erofs_inode *inode, st
 	const uint32_t blksz = 1u << bits;
 	struct erofs_work head;
 	uint64_t est_shared, stored_end = 0;
-	uint32_t common, cut;
+	uint32_t common, cut, kept;
 	int err;
 
 	if ((err = erofs_packed_common_suffix(cc->packed, w->frag, w->frag_len, &common,
@@ -283,6 +325,8 @@ static int split_fragment(struct erofs_commit *cc, struct erofs_inode *inode, st
 		return 0;	/* at best a block saved: not worth a compression */
 	if (!cc->compressor && (err = erofs_compressor_new(cc->opts, &cc->compressor)))
 		return err;
+	if ((err = appended_cost(cc, w, &kept)) || kept <= blksz)
+		return err;
 	/* the fragment keeps at least a key's worth, for commit_fragment() to find */
 	if ((err = erofs_compress_head(cc->compressor, inode, w->frag, w->frag_at,
 				       w->frag_len - EROFS_FRAGMENT_TAIL_KEY, w->frag_len - common,
@@ -292,10 +336,10 @@ static int split_fragment(struct erofs_commit *cc, struct erofs_inode *inode, st
 	/*
 	 * The fragment starts a head of its own: the last extent must start
 	 * in an earlier lcluster.  And the blocks must cost less than the
-	 * whole fragment would.
+	 * whole fragment would, appended now.
 	 */
 	if (head.z.nr_extents && head.z.extents[head.z.nr_extents - 1].lofs >> bits < head.end >> bits &&
-	    ((uint64_t)head.z.nr_blocks << bits) < w->frag_est) {
+	    ((uint64_t)head.z.nr_blocks << bits) < kept) {
 		err = commit_extents(cc, inode, &head);
 		if (!err) {
 			memmove(w->frag, w->frag + cut, w->frag_len - cut);

@@ -41,6 +41,14 @@ int erofs_compress_head(struct erofs_compressor *c, struct erofs_inode *inode,
 			struct erofs_work *out);
 
 /*
+ * What len bytes roughly cost compressed right after context[0,
+ * context_len) (at most 64 KiB), which they may match: fast LZ4's size, as
+ * for a fragment's estimate (see compress.c), with that context.
+ */
+uint32_t erofs_estimate_after(struct erofs_compressor *c, const uint8_t *context,
+			      uint32_t context_len, const uint8_t *data, uint32_t len);
+
+/*
  * Bytes an inline tail (-E ztailpacking) of this file may take: what the
  * block leaves beside the largest record the inode can have.
  */

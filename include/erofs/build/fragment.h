@@ -61,6 +61,13 @@ int erofs_packed_common_suffix(const struct erofs_packed *p, const uint8_t *data
 			       uint32_t *common, uint64_t *stored_end);
 
 /*
+ * The packed data's last bytes, at most want of them, into buf; their
+ * count in *got.
+ */
+int erofs_packed_read_end(const struct erofs_packed *p, uint8_t *buf, uint32_t want,
+			  uint32_t *got);
+
+/*
  * Forgets the bytes appended since the packed data was `size` long: the
  * pieces of a file then stored another way.  Only pieces appended without
  * a lookup may be taken back (no index entry points at them).
