@@ -164,42 +164,46 @@ static int compress_pcluster(struct erofs_compressor *c, unsigned int alg_index,
 }
 
 /*
- * What bytes stored as a fragment will roughly cost once the packed inode
- * is compressed: fast LZ4 over 64 KiB pieces, which the packed inode's own
- * compression (with neighbours as context) usually beats.
+ * Fast LZ4's size of data in 64 KiB pieces, a piece counted at most at its
+ * own length: each piece alone, or with a stream, each matching what the
+ * stream saw before it (data lies in one buffer).
  */
-static uint32_t estimate_compressed(struct erofs_compressor *c, const uint8_t *src, uint32_t len)
+static uint32_t lz4_pieces(struct erofs_compressor *c, LZ4_stream_t *stream, const uint8_t *data,
+			   uint32_t len)
 {
 	uint64_t total = 0;
 
 	for (uint32_t pos = 0; pos < len; pos += ESTIMATE_PIECE) {
+		const char *piece = (const char *)data + pos;
 		int n = (int)(len - pos < ESTIMATE_PIECE ? len - pos : ESTIMATE_PIECE);
-		int out = LZ4_compress_default((const char *)src + pos, (char *)c->estimate, n,
-					       LZ4_COMPRESSBOUND(ESTIMATE_PIECE));
+		int out = stream ? LZ4_compress_fast_continue(stream, piece, (char *)c->estimate, n,
+							      LZ4_COMPRESSBOUND(ESTIMATE_PIECE), 1)
+				 : LZ4_compress_default(piece, (char *)c->estimate, n,
+							LZ4_COMPRESSBOUND(ESTIMATE_PIECE));
 
 		total += out > 0 && out < n ? (uint64_t)out : (uint64_t)n;
 	}
 	return (uint32_t)total;
 }
 
+/*
+ * What bytes stored as a fragment will roughly cost once the packed inode
+ * is compressed: fast LZ4 over 64 KiB pieces, which the packed inode's own
+ * compression (with neighbours as context) usually beats.
+ */
+static uint32_t estimate_compressed(struct erofs_compressor *c, const uint8_t *src, uint32_t len)
+{
+	return lz4_pieces(c, NULL, src, len);
+}
+
 uint32_t erofs_estimate_after(struct erofs_compressor *c, const uint8_t *context,
 			      uint32_t context_len, const uint8_t *data, uint32_t len)
 {
 	LZ4_stream_t stream;
-	uint64_t total = 0;
 
 	LZ4_initStream(&stream, sizeof(stream));
 	LZ4_loadDict(&stream, (const char *)context, (int)context_len);
-	/* data lies in one buffer: each piece may match the ones before it */
-	for (uint32_t pos = 0; pos < len; pos += ESTIMATE_PIECE) {
-		int n = (int)(len - pos < ESTIMATE_PIECE ? len - pos : ESTIMATE_PIECE);
-		int out = LZ4_compress_fast_continue(&stream, (const char *)data + pos,
-						     (char *)c->estimate, n,
-						     LZ4_COMPRESSBOUND(ESTIMATE_PIECE), 1);
-
-		total += out > 0 && out < n ? (uint64_t)out : (uint64_t)n;
-	}
-	return (uint32_t)total;
+	return lz4_pieces(c, &stream, data, len);
 }
 
 /*
