@@ -434,10 +434,8 @@ static int compress_segment(struct erofs_compressor *c, struct erofs_work *item,
 	const bool ztail = c->opts->ztailpacking && item->last && !to_fragment;
 	const unsigned int alg_index = item->packed ? 0 : item->inode->algorithm;
 	const struct erofs_algorithm *alg = &c->opts->algorithms[alg_index];
-	const uint32_t pcluster_size = item->packed && c->opts->packed_pcluster_size
-					       ? c->opts->packed_pcluster_size
-				       : item->packed ? c->opts->pcluster_size
-						      : item->inode->pcluster_size;
+	const uint32_t pcluster_size = item->packed ? erofs_opts_packed_pcluster(c->opts)
+						    : item->inode->pcluster_size;
 	const bool anchored = c->opts->dedupe && !item->packed;
 	const uint32_t extent_max = alg->kind == EROFS_COMPRESS_LZ4 || alg->kind == EROFS_COMPRESS_LZ4HC
 					    ? c->extent_max : c->extent_max_dense;

@@ -263,12 +263,13 @@ static uint64_t packed_window(const struct erofs_build_options *opts)
  */
 static uint32_t packed_reach(const struct erofs_build_options *opts, const struct erofs_work *w)
 {
-	const uint64_t pcluster = opts->packed_pcluster_size ? opts->packed_pcluster_size
-							     : opts->pcluster_size;
+	const uint64_t half_input = w->frag_est ? (uint64_t)erofs_opts_packed_pcluster(opts) *
+							  w->frag_len / w->frag_est / 2
+						: UINT64_MAX;
 	uint64_t reach = packed_window(opts);
 
-	if (w->frag_est && pcluster * w->frag_len / w->frag_est / 2 < reach)
-		reach = pcluster * w->frag_len / w->frag_est / 2;
+	if (half_input < reach)
+		reach = half_input;
 	return reach < APPEND_CONTEXT_MAX ? (uint32_t)reach : APPEND_CONTEXT_MAX;
 }
 
@@ -359,9 +360,7 @@ static int begin_file(struct erofs_commit *cc, struct erofs_inode *inode,
 	inode->z = calloc(1, sizeof(*inode->z));
 	if (!inode->z)
 		return -ENOMEM;
-	inode->z->pcluster_size = w->packed ? (cc->opts->packed_pcluster_size
-						       ? cc->opts->packed_pcluster_size
-						       : cc->opts->pcluster_size)
+	inode->z->pcluster_size = w->packed ? erofs_opts_packed_pcluster(cc->opts)
 					    : inode->pcluster_size;
 	inode->z->algorithm = (uint8_t)erofs_codec_format(
 		cc->opts->algorithms[w->packed ? 0 : inode->algorithm].kind);

@@ -40,8 +40,7 @@ int erofs_zdir_plan(const struct erofs_build_options *opts, struct erofs_tree *t
 			return -ENOMEM;
 		pz->full_index = true;
 		pz->no_extents = true;
-		pz->pcluster_size = opts->packed_pcluster_size ? opts->packed_pcluster_size
-							       : opts->pcluster_size;
+		pz->pcluster_size = erofs_opts_packed_pcluster(opts);
 		pz->algorithm = (uint8_t)erofs_codec_format(opts->algorithms[0].kind);
 	}
 	if (!(packed = calloc(1, sizeof(*packed)))) {
