@@ -192,6 +192,37 @@ static void free_unreached(struct erofs_inode *inode)
 	free(inode);
 }
 
+/*
+ * The regular files with data in the directory source's order (see
+ * scan.h): a directory's files, then its subdirectories' subtrees, in name
+ * order; a hard-linked file where its first name is met.  Every inode is
+ * reached (nid 1) and dirs have room for all directories.  Returns the count.
+ */
+static size_t list_depth_first(struct erofs_inode *root, struct erofs_inode **dirs,
+			       struct erofs_inode **regular)
+{
+	size_t nr_dirs = 0, nr = 0;
+
+	dirs[nr_dirs++] = root;
+	while (nr_dirs) {
+		struct erofs_inode *dir = dirs[--nr_dirs];
+		const size_t below = nr_dirs;
+
+		for (uint32_t i = 0; i < dir->nr_children; i++) {
+			struct erofs_inode *child = dir->children[i].inode;
+
+			if (child->dentry != &dir->children[i])
+				continue;	/* a dot entry, or a hard link's other name */
+			if (erofs_inode_is_dir(child))
+				dirs[nr_dirs++] = child;
+			else if (erofs_inode_is_reg(child) && child->size)
+				regular[nr++] = child;
+		}
+		erofs_inodes_reverse(dirs, below, nr_dirs);
+	}
+	return nr;
+}
+
 int erofs_builder_finish(struct erofs_tree_builder *b, struct erofs_inode ***files,
 			 size_t *nr_files)
 {
@@ -233,11 +264,11 @@ int erofs_builder_finish(struct erofs_tree_builder *b, struct erofs_inode ***fil
 			if (erofs_inode_is_dir(child)) {
 				queue[tail++] = child;
 				tree->nr_dirs++;
-			} else if (erofs_inode_is_reg(child) && child->size) {
-				regular[nr++] = child;
 			}
 		}
 	}
+	if (!err)
+		nr = list_depth_first(tree->root, queue, regular);
 	free(queue);
 	for (size_t i = 0, n = b->nr_all, kept = b->nr_all = 0; i < n; i++) {
 		struct erofs_inode *inode = b->all[i];

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The directory source: scans opts->source into the tree breadth first, as
- * the planner numbers inodes, each directory's entries in name-byte order
- * (so nothing depends on readdir order), and hands every regular file with
- * data to the pipeline as it finds it.  Directories are opened relative to
+ * The directory source: scans opts->source into the tree depth first (a
+ * directory's files, then its subdirectories' subtrees), each directory's
+ * entries in name-byte order (so nothing depends on readdir order), and
+ * hands every regular file with data to the pipeline as it finds it: that
+ * is the data's order.  Directories are opened relative to
  * their parents, so no path length limit applies and nothing the tree
  * contains is followed; only a bounded number stay open however deep the
  * tree is, and moving from one directory to the next costs as many opens as

@@ -97,6 +97,21 @@ int erofs_tree_open_or_report(const struct erofs_build_options *opts,
 void erofs_report_source_error(const struct erofs_build_options *opts,
 			       const struct erofs_inode *inode, int err);
 
+/*
+ * Reverses v[from, to): a depth-first walk pushes a directory's
+ * subdirectories in name order, and the first name must come off the
+ * stack first (scan.c, namedtree.c).
+ */
+static inline void erofs_inodes_reverse(struct erofs_inode **v, size_t from, size_t to)
+{
+	for (; from + 1 < to; from++, to--) {
+		struct erofs_inode *t = v[from];
+
+		v[from] = v[to - 1];
+		v[to - 1] = t;
+	}
+}
+
 /* Lists the inodes breadth-first into tree->inodes, each directory's
  * children in name order; a hard-linked inode appears once, where it is
  * first reached.  Once the scan is done; a second call keeps the list. */
