@@ -27,7 +27,13 @@
  * one (erofs_codec_guess_fit(): within 4%, at 1-2% of the level's cost).
  * With it, level 15 found matches in 49 MB of windows for 42 MB of input,
  * not 53 MB (a margin of 1/8 or 1/16 found more: windows cut short too
- * often are found again wider).
+ * often are found again wider).  The guess also picks the finder's
+ * parser (erofs_zseq_expect()): libzstd's for the input the frame should
+ * hold, as if only that were compressed.  With the window's, input that
+ * compresses less than 2:1 at -C131072 was searched as a 300+ KiB source
+ * at level 15 (btlazy2, 5-byte matches) where its ~250 KiB frame
+ * compressed alone gets btopt with 3-byte matches: the rootfs sample's
+ * -zzstd,15 image was 1.2% larger for it (fs/ and level 19 unchanged).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -111,6 +117,7 @@ static int zstd_fill(struct erofs_codec *c, const uint8_t *src, int *src_len,
 	const int total = *src_len;
 	const bool fast = c->alg.level <= FAST_LEVEL;
 	int64_t window;
+	int guess, err;
 
 	/* input this short fits whatever it holds: one plain compression */
 	if (ZSTD_compressBound((size_t)total) <= (size_t)cap)
@@ -122,8 +129,8 @@ static int zstd_fill(struct erofs_codec *c, const uint8_t *src, int *src_len,
 			return n;
 	}
 	/* at fast levels LZ4's two passes cost more than the finding they save */
-	window = first_window(total, cap, expect,
-			      fast ? 0 : erofs_codec_guess_fit(c, prev, expect, src, total));
+	guess = fast ? 0 : erofs_codec_guess_fit(c, prev, expect, src, total);
+	window = first_window(total, cap, expect, guess);
 	for (int round = 0;; round++) {
 		const size_t bound = ZSTD_compressBound((size_t)window);
 		const struct erofs_fit_plan plan = {
@@ -134,9 +141,12 @@ static int zstd_fill(struct erofs_codec *c, const uint8_t *src, int *src_len,
 			/* the whole window's size, to interpolate from */
 			.out_cap = bound < (size_t)cap * 16 ? (int)bound : cap * 16,
 		};
-		int len = (int)window, n, err;
+		int len = (int)window, n;
 
-		if ((err = erofs_zseq_find(c->state, src, (size_t)window)))
+		/* a wider window is still searched as for the guess */
+		if ((err = erofs_zseq_expect(c->state, guess > 0 ? (size_t)guess : 0,
+					     (size_t)window)) ||
+		    (err = erofs_zseq_find(c->state, src, (size_t)window)))
 			return err;
 		n = erofs_codec_fit(c, src, &len, dst, cap, &plan);
 		if (n <= 0 || len < window || window == total) {

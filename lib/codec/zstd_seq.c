@@ -34,6 +34,7 @@ struct erofs_zseq {
 	ZSTD_CCtx *finder;
 	ZSTD_CCtx *coder;		/* stage two: fed by produce() */
 	ZSTD_CCtx *plain;		/* erofs_zseq_compress() */
+	int level;
 	/*
 	 * The window's parse: seqs[i] is a literal run followed by a match;
 	 * block delimiters are folded into the next literal run, and what
@@ -160,6 +161,7 @@ int erofs_zseq_new(int level, unsigned int window_log, struct erofs_zseq **out)
 	*out = z;
 	if (!z)
 		return -ENOMEM;
+	z->level = level;
 	z->finder = ZSTD_createCCtx();
 	z->coder = ZSTD_createCCtx();
 	z->plain = ZSTD_createCCtx();
@@ -229,6 +231,31 @@ static int reserve(struct erofs_zseq *z, size_t want, size_t blocks)
 		return -ENOMEM;
 	z->ends = ends;
 	z->seqs_cap = want;
+	return 0;
+}
+
+int erofs_zseq_expect(struct erofs_zseq *z, size_t prefix, size_t window)
+{
+	const ZSTD_compressionParameters wide = ZSTD_getCParams(z->level, window, 0);
+	ZSTD_compressionParameters p = { 0 };	/* all 0: libzstd's own for the window */
+
+	if (prefix && prefix < window) {
+		p = ZSTD_getCParams(z->level, prefix, 0);
+		if (p.strategy == wide.strategy)
+			p = (ZSTD_compressionParameters){ 0 };
+	}
+	const struct {
+		ZSTD_cParameter param;
+		int value;
+	} set[] = {		/* all but windowLog, the superblock's */
+		{ ZSTD_c_chainLog, (int)p.chainLog }, { ZSTD_c_hashLog, (int)p.hashLog },
+		{ ZSTD_c_searchLog, (int)p.searchLog }, { ZSTD_c_minMatch, (int)p.minMatch },
+		{ ZSTD_c_targetLength, (int)p.targetLength }, { ZSTD_c_strategy, (int)p.strategy },
+	};
+
+	for (size_t i = 0; i < sizeof(set) / sizeof(set[0]); i++)
+		if (ZSTD_isError(ZSTD_CCtx_setParameter(z->finder, set[i].param, set[i].value)))
+			return -EINVAL;
 	return 0;
 }
 

@@ -22,6 +22,18 @@ int erofs_zseq_new(int level, unsigned int window_log, struct erofs_zseq **out);
 void erofs_zseq_free(struct erofs_zseq *z);
 
 /*
+ * Picks the parameters of the next erofs_zseq_find() over a window of
+ * window bytes: libzstd's for a source of prefix bytes (the input expected
+ * to end up in the frame) where they choose another parser than for the
+ * window, else libzstd's own for the window; prefix 0: the window's.
+ * libzstd's parameter tables change at 16, 128 and 256 KiB: at level 15 a
+ * 250 KiB source gets btopt with 3-byte matches, a 300 KiB one btlazy2
+ * with 5-byte matches.  Compressing just the prefix, as erofs-utils and
+ * mksquashfs do, gets the former.
+ */
+int erofs_zseq_expect(struct erofs_zseq *z, size_t prefix, size_t window);
+
+/*
  * Finds the sequences of src[0, len), the window that later prefixes are
  * taken from; src must stay unchanged while they are encoded.  0 or
  * -ENOMEM / -EIO.
