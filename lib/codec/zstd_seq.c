@@ -234,16 +234,21 @@ static int reserve(struct erofs_zseq *z, size_t want, size_t blocks)
 	return 0;
 }
 
+/* The prefix's parameters if they pick another parser than the window's, else all 0. */
+static ZSTD_compressionParameters parser_for(int level, size_t prefix, size_t window)
+{
+	const ZSTD_compressionParameters none = { 0 };	/* libzstd's own choice */
+	ZSTD_compressionParameters p;
+
+	if (!prefix || prefix >= window)
+		return none;
+	p = ZSTD_getCParams(level, prefix, 0);
+	return p.strategy == ZSTD_getCParams(level, window, 0).strategy ? none : p;
+}
+
 int erofs_zseq_expect(struct erofs_zseq *z, size_t prefix, size_t window)
 {
-	const ZSTD_compressionParameters wide = ZSTD_getCParams(z->level, window, 0);
-	ZSTD_compressionParameters p = { 0 };	/* all 0: libzstd's own for the window */
-
-	if (prefix && prefix < window) {
-		p = ZSTD_getCParams(z->level, prefix, 0);
-		if (p.strategy == wide.strategy)
-			p = (ZSTD_compressionParameters){ 0 };
-	}
+	const ZSTD_compressionParameters p = parser_for(z->level, prefix, window);
 	const struct {
 		ZSTD_cParameter param;
 		int value;

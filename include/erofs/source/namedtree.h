@@ -55,8 +55,8 @@ bool erofs_xattrs_opaque(const struct erofs_xattr_set *set);
 /*
  * Seals the tree from tree->root and frees what no name reaches.  files:
  * the regular files with data, depth first as the directory source hands
- * them over (malloc'd).  On failure the
- * tree is left for erofs_builder_release() to free.
+ * them over (malloc'd).  On failure the tree is left for
+ * erofs_builder_release() to free.
  */
 int erofs_builder_finish(struct erofs_tree_builder *b, struct erofs_inode ***files,
 			 size_t *nr_files);
