@@ -249,13 +249,13 @@ struct erofs_build_options {
 /* --incremental in place cannot be: build again with in_place off (never reported) */
 #define EROFS_REWRITE_ALL	(-ECANCELED)
 
-/* Rebuild mode: the merged image holds only metadata, pointing into the layers. */
 /* The packed inode's pcluster size: -E fragments=SIZE's, else -C's. */
 static inline uint32_t erofs_opts_packed_pcluster(const struct erofs_build_options *opts)
 {
 	return opts->packed_pcluster_size ? opts->packed_pcluster_size : opts->pcluster_size;
 }
 
+/* Rebuild mode: the merged image holds only metadata, pointing into the layers. */
 static inline bool erofs_opts_layer_index(const struct erofs_build_options *opts)
 {
 	return opts->nr_layers && opts->layer_data == EROFS_LAYER_DATA_INDEX;
