@@ -14,6 +14,7 @@
 #   - dump.erofs -s, -S and --path -e/--ls print erofs-utils' lines;
 #   - the walk through lib/fsops/fsops.c (erofsfuse's operations) gives the tree.
 . "$(dirname "$0")/fsck-common.sh"
+. "$top_srcdir/tests/dump-views.sh"
 
 [ "$(id -u)" -eq 0 ] || skip "needs root (devices, owners, trusted xattrs)"
 REF=${REF:-$top_srcdir/../shared/anchors/erofs-utils-1.9.4}
@@ -80,20 +81,11 @@ dump_parity() {
 			head -12 "$WORK/diff" >&2
 		fi
 	done
-	while read -r p; do
-		o=-e
-		[ -d "$src$p" ] && [ ! -L "$src$p" ] && o="-e --ls"
-		# shellcheck disable=SC2086
-		"$REF/dump.erofs" --path="$p" $o "$img" 2>&1 | ext_lines >"$WORK/ref.out"
-		# shellcheck disable=SC2086
-		if diff "$WORK/ref.out" <("$DUMP" --path="$p" $o "$img" 2>&1 | ours_only | ext_lines) \
-			>"$WORK/diff" 2>&1; then
-			same=$((same + 1))
-		else
-			diffs=$((diffs + 1))
-			[ "$diffs" -le 3 ] && { fail "$label: dump.erofs --path=$p $o differs:"; head -12 "$WORK/diff" >&2; }
-		fi
-	done <"$WORK/paths"
+	dump_views "$REF/dump.erofs" "$img" "$src" "$WORK/paths" | ext_lines >"$WORK/ref.views"
+	dump_views "$DUMP" "$img" "$src" "$WORK/paths" | ours_only | ext_lines >"$WORK/ours.views"
+	compare_views "$label" "$WORK/ref.views" "$WORK/ours.views"
+	same=$((same + $(wc -l <"$WORK/paths") - views_differ))
+	diffs=$((diffs + views_differ))
 	[ "$diffs" -eq 0 ] && pass "$label: dump.erofs, $same views as erofs-utils prints them$note"
 }
 
