@@ -4,7 +4,7 @@
 # compares hundreds of paths per image; a diff and a filter per path made
 # six processes where two do the work, and read48.sh spent ten minutes of
 # make check on them.  Each view is still one tool run, preceded by a header
-# line "@@view OPTIONS PATH", so a failure names the paths whose views differ.
+# line "@@view --path=PATH OPTIONS", so a failure names the views that differ.
 
 # dump_views TOOL IMAGE SRC PATHS: `TOOL --path=P -e IMAGE` for each path P
 # listed in the file PATHS (with --ls for a directory of SRC), stdout and
@@ -39,9 +39,10 @@ differing_views() {
 		}' "$1" "$2"
 }
 
-# view_of FILE HEADER: the lines of FILE's view under HEADER
+# view_of FILE HEADER: the lines of FILE's view under HEADER (given through
+# the environment: awk -v would take a backslash in a path for an escape)
 view_of() {
-	awk -v head="$2" '/^@@view / { inside = ($0 == head); next } inside' "$1"
+	view_head=$2 awk '/^@@view / { inside = ($0 == ENVIRON["view_head"]); next } inside' "$1"
 }
 
 # compare_views LABEL A B: a failure for each of the first three views that
