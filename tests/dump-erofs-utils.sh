@@ -40,12 +40,6 @@ mkfifo "$SRC/fifo"
 [ "$(id -u)" -eq 0 ] && mknod "$SRC/cdev" c 1 3
 setfattr -n user.comment -v 'a value' "$SRC/sizes/f100" 2>/dev/null || true
 
-# ours_only: our -s additions and -e comments removed
-ours_only() {
-	sed -E -e 's/  # (lz4|lzma|deflate|zstd|fragment|hole|algorithm).*$//' \
-		-e '/^Filesystem ([a-z0-9 ]+ config|volume name|extra devices):/d'
-}
-
 # compare IMAGE LABEL: every view of IMAGE the same from both tools
 compare() {
 	local img=$1 label=$2 p o same=0 diffs=0

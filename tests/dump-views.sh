@@ -1,10 +1,18 @@
 # shellcheck shell=bash
 # Per-path dump.erofs views of one image, compared between two tools in one
-# diff (sourced by tests/dump-erofs-utils.sh and tests/read48.sh).  A test
-# compares hundreds of paths per image; a diff and a filter per path made
-# six processes where two do the work, and read48.sh spent ten minutes of
-# make check on them.  Each view is still one tool run, preceded by a header
-# line "@@view --path=PATH OPTIONS", so a failure names the views that differ.
+# diff (sourced by tests/dump-erofs-utils.sh and tests/read48.sh, which
+# compare ours with erofs-utils').  A test compares hundreds of paths per
+# image; a diff and a filter per path made six processes where two do the
+# work, and read48.sh spent ten minutes of make check on them.  Each view
+# is still one tool run, preceded by a header line "@@view --path=PATH
+# OPTIONS", so a failure names the views that differ.
+
+# ours_only: our dump.erofs's output less what erofs-utils' does not print
+# (the -s lines it lacks, the '# algorithm' comments of -e)
+ours_only() {
+	sed -E -e 's/  # (lz4|lzma|deflate|zstd|fragment|hole|algorithm).*$//' \
+		-e '/^Filesystem ([a-z0-9 ]+ config|volume name|extra devices):/d'
+}
 
 # dump_views TOOL IMAGE SRC PATHS: `TOOL --path=P -e IMAGE` for each path P
 # listed in the file PATHS (with --ls for a directory of SRC), stdout and

@@ -57,11 +57,6 @@ ext_lines() {
 	if [ -n "$chunks_in_metabox" ]; then sed -E '/^[[:space:]]+[0-9]+:[[:space:]]/d'; else cat; fi
 }
 
-ours_only() {
-	sed -E -e 's/  # (lz4|lzma|deflate|zstd|fragment|hole|algorithm).*$//' \
-		-e '/^Filesystem ([a-z0-9 ]+ config|volume name|extra devices):/d'
-}
-
 # dump_parity LABEL IMAGE: -s, -S and every listed path's -e (and --ls)
 dump_parity() {
 	local label=$1 img=$2 o p same=0 diffs=0 note=
