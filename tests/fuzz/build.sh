@@ -37,6 +37,24 @@ if [ "${#need_pkgs[@]}" -gt 0 ]; then
 	fi
 fi
 
+harnesses=(fuzz-reader fuzz-extract fuzz-fsck fuzz-dump fuzz-fsops fuzz-api fuzz-tar)
+# nothing to do when every harness is newer than every source, header and this
+# script, and was built with today's CC and EXTRA_CFLAGS: run.sh and run-tar.sh call build.sh on each start, and fuzz-smoke.sh
+# builds before it seeds through run.sh
+up_to_date=1
+[ "$(cat "$out/bin/built-with" 2>/dev/null)" = "$CC ${EXTRA_CFLAGS:-}" ] || up_to_date=0
+for h in "${harnesses[@]}"; do
+	if [ ! -x "$out/bin/$h" ] || [ -n "$(find "$top/lib" "$top/include" "$top/dump" "$top/fsck" "$here" \
+		-newer "$out/bin/$h" \( -name '*.[ch]' -o -name build.sh \) 2>/dev/null | head -1)" ]; then
+		up_to_date=0
+		break
+	fi
+done
+if [ "$up_to_date" = 1 ]; then
+	echo "build.sh: $out/bin is up to date"
+	exit 0
+fi
+
 mkdir -p "$out/bin" "$out/obj"
 # the few settings the library expects from configure's config.h
 cat >"$out/obj/config.h" <<'CFG'
@@ -62,17 +80,6 @@ libs=(-llz4 -lxxhash -lpthread -llzma -lz -ldeflate -lzstd -lnettle)
 # dump.erofs's library half, for fuzz-dump
 dump_sources=(lib/dump/dumpsb.c lib/dump/dumpwalk.c lib/dump/dumpstat.c lib/dump/dumpinode.c)
 
-for h in fuzz-reader fuzz-extract fuzz-fsck fuzz-dump fuzz-fsops fuzz-api; do
-	srcs=("$here/$h.c")
-	for s in "${lib_sources[@]}"; do srcs+=("$top/$s"); done
-	if [ "$h" = fuzz-dump ] || [ "$h" = fuzz-fsck ]; then	# fsck -p names features as dump -s
-		for s in "${dump_sources[@]}"; do srcs+=("$top/$s"); done
-	fi
-	"$CC" "${cflags[@]}" "${srcs[@]}" "${libs[@]}" -o "$out/bin/$h.new"
-	mv "$out/bin/$h.new" "$out/bin/$h"
-	echo "build.sh: $out/bin/$h"
-done
-
 # the tar source (fuzz-tar.c, run-tar.sh): parser, stream decoders, tree
 # builder; and the image source (rebuild mode, --incremental's copy-up),
 # which reads layers through the reader
@@ -83,8 +90,43 @@ for layer in common codec read; do
 		[ "$f" = "$top/lib/common/diag.c" ] || tar_sources+=("lib/$layer/$(basename "$f")")
 	done
 done
-srcs=("$here/fuzz-tar.c")
-for s in "${tar_sources[@]}"; do srcs+=("$top/$s"); done
-"$CC" "${cflags[@]}" "${srcs[@]}" "${libs[@]}" -o "$out/bin/fuzz-tar.new"
-mv "$out/bin/fuzz-tar.new" "$out/bin/fuzz-tar"
-echo "build.sh: $out/bin/fuzz-tar"
+
+# each source is compiled once, the harnesses' own too, on every core
+obj_of() { local o=${1//\//_}; echo "$out/obj/${o%.c}.o"; }
+all_sources=$(printf '%s\n' "${lib_sources[@]}" "${dump_sources[@]}" "${tar_sources[@]}" \
+	$(for h in "${harnesses[@]}"; do echo "tests/fuzz/$h.c"; done) | sort -u)
+# a failed compile leaves a mark: the status of a background job that ends
+# before the loop waits for it may never reach a wait
+rm -f "$out/obj/failed"
+compile() { # SOURCE
+	local o
+	o=$(obj_of "$1")
+	{ "$CC" "${cflags[@]}" -c "$top/$1" -o "$o.new" && mv "$o.new" "$o"; } || echo "$1" >>"$out/obj/failed"
+}
+for s in $all_sources; do
+	while [ "$(jobs -pr | wc -l)" -ge "$(nproc)" ]; do wait -n || true; done
+	compile "$s" &
+done
+wait
+if [ -e "$out/obj/failed" ]; then
+	echo "build.sh: did not compile: $(tr '\n' ' ' <"$out/obj/failed")" >&2
+	exit 1
+fi
+
+link() { # HARNESS SOURCE...
+	local h=$1 objs=() s
+	shift
+	for s in "$@"; do objs+=("$(obj_of "$s")"); done
+	"$CC" "${cflags[@]}" "${objs[@]}" "${libs[@]}" -o "$out/bin/$h.new"
+	mv "$out/bin/$h.new" "$out/bin/$h"
+	echo "build.sh: $out/bin/$h"
+}
+for h in fuzz-reader fuzz-extract fuzz-fsck fuzz-dump fuzz-fsops fuzz-api; do
+	srcs=("tests/fuzz/$h.c" "${lib_sources[@]}")
+	if [ "$h" = fuzz-dump ] || [ "$h" = fuzz-fsck ]; then	# fsck -p names features as dump -s
+		srcs+=("${dump_sources[@]}")
+	fi
+	link "$h" "${srcs[@]}"
+done
+link fuzz-tar tests/fuzz/fuzz-tar.c "${tar_sources[@]}"
+echo "$CC ${EXTRA_CFLAGS:-}" >"$out/bin/built-with"
