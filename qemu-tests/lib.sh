@@ -30,7 +30,7 @@ build_kmod() {
 	local t0=$SECONDS kbuild=$top_srcdir/kmod/build
 	[ -w "$top_srcdir/kmod" ] || kbuild=$top_builddir/kmod/build	# read-only source tree
 	msg "building the module (kmod/, KVER=$KVER)"
-	make -s -C "$top_srcdir/kmod" KVER="$KVER" KMOD_BUILD="$kbuild" > "$OUT/kmod-build.log" 2>&1 ||
+	make -s -j"$(nproc)" -C "$top_srcdir/kmod" KVER="$KVER" KMOD_BUILD="$kbuild" > "$OUT/kmod-build.log" 2>&1 ||
 		{ tail -n 20 "$OUT/kmod-build.log" >&2; die "kmod build failed (log: $OUT/kmod-build.log)"; }
 	OUR_KO=$kbuild/$KVER/erofs.ko
 	OUR_VERSION=$(cat "$kbuild/$KVER/version")
