@@ -45,21 +45,28 @@ HOSTILE_LIST=${HOSTILE_LIST-$here/hostile.list}	# empty: no hostile cases
 HOSTILE_CACHE_KB=${HOSTILE_CACHE_KB:-65536}	# page-cache growth allowed per image
 HOSTILE_SECONDS=${HOSTILE_SECONDS:-20}		# walk time allowed per image
 
-# hostile_setup NAME EXPECT IMG: check the case, craft the image (prints the
-# craft command's output; non-zero on failure)
-hostile_setup() {
-	local name=$1 expect=$2 img=$3 spec case args=()
-	spec=${expect#hostile=}
-	case=${spec%%:*}
+# hostile_plan NAME EXPECT: check the case; HOSTILE_CASE[] and GUEST_KIND[]
+# (in build_images' own shell: its image jobs cannot set arrays)
+hostile_plan() {
+	local name=$1 expect=$2 case
+	case=${expect#hostile=}
+	case=${case%%:*}
 	[ -n "${HOSTILE_RE[$case]:-}" ] || die "hostile: unknown case '$expect' for $name"
-	[ "$spec" = "$case" ] || IFS=: read -ra args <<< "${spec#*:}"
 	HOSTILE_CASE[$name]=$case
 	GUEST_KIND[$name]=hostile
 	if [ -n "$(hostile_nostock "$name")" ]; then
 		GUEST_KIND[$name]=hostile-nostock
 		[ "$HOSTILE_STOCK" != solo ] || GUEST_KIND[$name]=hostile-solo
 	fi
-	"$SCRATCH/bin/craft" "$case" "$img" "${args[@]}"
+}
+
+# hostile_craft EXPECT IMG: craft the image (prints the craft command's
+# output; non-zero on failure)
+hostile_craft() {
+	local spec=${1#hostile=} case args=()
+	case=${spec%%:*}
+	[ "$spec" = "$case" ] || IFS=: read -ra args <<< "${spec#*:}"
+	"$SCRATCH/bin/craft" "$case" "$2" "${args[@]}"
 }
 
 hostile_nostock() { # NAME -> reason, if Debian's module must not mount it
@@ -169,11 +176,11 @@ evaluate_hostile() { # MODE NAME
 	fi
 }
 
-# run_craft ARGS: `craft ARGS`, or hostile_setup NAME EXPECT IMG for "hostile ..."
+# run_craft ARGS: `craft ARGS`, or hostile_craft EXPECT IMG for "hostile ..."
 run_craft() {
 	if [ "$1" = hostile ]; then
 		shift
-		hostile_setup "$@"
+		hostile_craft "$@"
 	else
 		"$SCRATCH/bin/craft" "$@"
 	fi

@@ -28,6 +28,7 @@
 #   BOOT_LIMIT  seconds per QEMU boot (default 120 + 8 per image, + 60 per fuse line; on the
 #               fetched kernels twice KERNEL_IMAGE_LIMIT - IMAGE_LIMIT more)
 #   QEMU_PARALLEL 1 (default): boot the modes side by side; 0: one after another
+#   IMAGE_JOBS  images made at a time (default: online CPUs)
 #   MANIFEST    host erofs-manifest (default: $top_builddir/tools/erofs-manifest,
 #               else compiled from tools/manifest.c)
 #   KERNELS     newer kernels to boot in stock mode, as fetch-kernel.sh
@@ -57,6 +58,7 @@ QEMU=${QEMU:-qemu-system-x86_64}
 KERNELS=${KERNELS-6.12 7}
 KERNEL_DIR=${KERNEL_DIR:-$top_builddir/qemu-tests/kernels}
 QEMU_JOBS=2	# QEMU boots side by side (one per core of the CI host)
+IMAGE_JOBS=${IMAGE_JOBS:-$(nproc)}
 
 CANARY_MARKER=EROFS-FORGE-CANARY-BLOCK-1000
 # the kernel message that proves a crafted image was refused for the intended reason
@@ -329,9 +331,11 @@ expected_manifest() {
 	fi
 	key=$(echo "$TREE_DIR ${flags[*]}" | md5sum | cut -c1-12)
 	if [ ! -f "$SCRATCH/manifests/$key" ]; then
+		# written whole, then renamed: image jobs side by side may both make it
+		local part=$SCRATCH/manifests/$key.$BASHPID
 		mkdir -p "$SCRATCH/manifests"
-		"$MANIFEST" "${flags[@]}" "$TREE_DIR" > "$SCRATCH/manifests/$key" ||
-			die "host manifest of $TREE_DIR failed"
+		"$MANIFEST" "${flags[@]}" "$TREE_DIR" > "$part" || die "host manifest of $TREE_DIR failed"
+		mv -f "$part" "$SCRATCH/manifests/$key"
 	fi
 	for tok in "${toks[@]}"; do
 		case $tok in
@@ -424,23 +428,20 @@ add_lower_image() { # NAME
 # upper tar as two EROFS layer images, made by the mkfs under test
 # (@layers@: uncompressed without inline tails, which a metadata-only merge
 # can point into; @zlayers@: compressed with tails and fragments, for
-# --clean=data); LAYER_IMAGES lists them bottom first, and TREE_DIR becomes
-# what a container runtime shows of the two
-layer_images() { # NAME ARGS
+# --clean=data).  plan_layer_images NAME: LAYER_IMAGES lists them bottom
+# first, and TREE_DIR becomes what a container runtime shows of the two
+plan_layer_images() {
+	prepare_tree layer
+	LAYER_IMAGES="$SCRATCH/img/$1.l1 $SCRATCH/img/$1.l2"
+	TREE_DIR=$SCRATCH/trees/layer/merged
+}
+
+# make_layer_images NAME ARGS LOG: makes them (in make_image's job)
+make_layer_images() {
 	local base=$SCRATCH/img/$1 z=(-Enoinline_data) zu=(-Enoinline_data)
 	[[ $2 != *@zlayers@* ]] || { z=(-zlz4hc); zu=(-zlz4hc -Eztailpacking,fragments); }
-	prepare_tree layer
-	if ! "$MKFS" --quiet "${z[@]}" "$base.l1" "$SCRATCH/trees/layer/lower" \
-		> "$OUT/mkfs-$1.log" 2>&1 ||
-	   ! "$MKFS" --quiet "${zu[@]}" --tar=f --aufs "$base.l2" "$SCRATCH/trees/layer/upper.tar" \
-		>> "$OUT/mkfs-$1.log" 2>&1; then
-		for mode in $MODES; do
-			report_fail "$mode/$1" "mkfs of a layer failed: $(last_line "$OUT/mkfs-$1.log")" "$OUT/mkfs-$1.log"
-		done
-		return 1
-	fi
-	LAYER_IMAGES="$base.l1 $base.l2"
-	TREE_DIR=$SCRATCH/trees/layer/merged
+	"$MKFS" --quiet "${z[@]}" "$base.l1" "$SCRATCH/trees/layer/lower" > "$3" 2>&1 &&
+		"$MKFS" --quiet "${zu[@]}" --tar=f --aufs "$base.l2" "$SCRATCH/trees/layer/upper.tar" >> "$3" 2>&1
 }
 
 drop_symlink_modes() { sed -E '/^[^ ]* type=lnk /s/ mode=[0-7]+//'; }
@@ -571,10 +572,15 @@ kernel_lacks_codec() {
 
 # Builds every matrix image.  Fills NAMES[], KIND[] (mount|refuse|corrupt),
 # IMG[]; prints SKIP lines and counts mkfs failures as FAILs up front.
+# The lines are read and planned here, in order (trees, tars of trees and
+# every array are made in this shell); each image's own work (its mkfs
+# runs, craft, expected manifest) is make_image's, IMAGE_JOBS at a time;
+# collect_image then takes the results in matrix order.
 build_images() {
-	local line name tree expect args lacking kind t0=$SECONDS
+	local line name tree expect args lacking kind t0=$SECONDS planned=() running=0
 	NAMES=()
-	mkdir -p "$SCRATCH/img" "$OUT/expected"
+	mkdir -p "$SCRATCH/img" "$OUT/expected" "$SCRATCH/status"
+	declare -gA J_KIND J_EXPECT
 	while read -r line; do
 		line=${line%%#*}
 		[ -n "${line//[[:space:]]/}" ] || continue
@@ -598,7 +604,8 @@ build_images() {
 			REFUSE[$name]=${REFUSE[$name]%%:*}
 			[ -n "${REFUSE_RE[${REFUSE[$name]}]:-}" ] || die "matrix: unknown refusal '$expect'" ;;
 		corrupt=*) kind=corrupt ;;
-		hostile=*) kind=hostile ;;
+		hostile=*) kind=hostile
+			hostile_plan "$name" "$expect" ;;
 		*) kind=mount ;;
 		esac
 		if [[ ,$expect, == *,fuse,* ]]; then
@@ -615,24 +622,17 @@ build_images() {
 		# @blob@: a second device (--blobdev), attached beside the image
 		[[ $args != *@blob@* ]] || BLOB[$name]=$SCRATCH/img/$name.blob
 		args=${args//@blob@/$SCRATCH/img/$name.blob}
-		local source=$TREE_DIR map=
+		local source=$TREE_DIR map= base_args=() layers=
 		LAYER_IMAGES=
 		if [[ $args =~ @[a-z]*incremental@ ]]; then
 			# --incremental: the image starts as the layer tree's lower
 			# directory (@zincremental@: LZ4HC in 64 KiB pclusters, which
 			# stay in place; @fincremental@: with tails and fragments, which
 			# are read back), the tar layer is added
-			local base_args=(--quiet)
+			base_args=(--quiet)
 			[[ $args != *@zincremental@* ]] || base_args+=(-zlz4hc -C65536)
 			[[ $args != *@fincremental@* ]] || base_args+=(-zlz4hc -Eztailpacking,fragments)
 			[[ $args != *@lzmaincremental@* ]] || base_args+=(-zlzma -C65536)
-			if ! "$MKFS" "${base_args[@]}" "$SCRATCH/img/$name.img" "$SCRATCH/trees/layer/lower" \
-				> "$OUT/mkfs-$name.log" 2>&1; then
-				for mode in $MODES; do
-					report_fail "$mode/$name" "mkfs of the base failed: $(last_line "$OUT/mkfs-$name.log")" "$OUT/mkfs-$name.log"
-				done
-				continue
-			fi
 			args=${args//@incremental@/}
 			args=${args//@zincremental@/}
 			args=${args//@fincremental@/}
@@ -640,29 +640,23 @@ build_images() {
 		fi
 		if [[ $args == *@layers@* || $args == *@zlayers@* ]]; then
 			# rebuild mode: the layer tree's two layers as EROFS images
-			layer_images "$name" "$args" || continue
+			layers=$args
+			plan_layer_images "$name"
 			[[ $args == *--clean* ]] || BLOB[$name]=$LAYER_IMAGES	# metadata only
 			args=${args//@layers@/}
 			args=${args//@zlayers@/}
 			source=$LAYER_IMAGES
 		fi
+		local tar_of=
 		if [[ $args == *@tar@* ]]; then	# the source: a tar of the tree
+			tar_of=$TREE_DIR
 			source=$SCRATCH/img/$name.tar
-			tar --format=pax --xattrs --xattrs-include='*' -C "$TREE_DIR" -cf "$source" . ||
-				die "cannot make $source"
 			args=${args//@tar@/}
 			[[ " $args " != *" --tar=i "* ]] || BLOB[$name]=$source	# its extra device
-			if [[ " $args " == *" --tar=headerball "* ]]; then	# its headers only
-				python3 "$top_srcdir/tests/tar-headerball.py" "$source" "$source.hb" ||
-					die "cannot make the headerball of $source"
-				source=$source.hb
-			fi
+			[[ " $args " != *" --tar=headerball "* ]] || source=$source.hb	# its headers only
 			[[ $args != *@map@* ]] || map=$SCRATCH/img/$name.map
 			args=${args//@map@/$map}
 		fi
-		# shellcheck disable=SC2086 # ARGS are words by design
-		set -- $args
-		local img=$SCRATCH/img/$name.img
 		if [[ " $args " == *" --tar=f "* ]]; then
 			tar_source "$tree" "$expect"
 			source=$TAR_SOURCE
@@ -670,42 +664,100 @@ build_images() {
 		local sources=("$source")
 		# shellcheck disable=SC2206 # two layer files, words by design
 		[ "$source" != "${LAYER_IMAGES:-}" ] || sources=($source)
-		if ! "$MKFS" "$@" "$img" "${sources[@]}" > "$OUT/mkfs-$name.log" 2>&1 ||
-		   { [ -n "$map" ] && ! apply_mapfile "$img" "$map" "$source" >> "$OUT/mkfs-$name.log" 2>&1; }; then
-			for mode in $MODES; do
-				report_fail "$mode/$name" "mkfs failed: $(last_line "$OUT/mkfs-$name.log")" "$OUT/mkfs-$name.log"
-			done
-			continue
-		fi
-		check_line_kernel "$name" "$OUT/mkfs-$name.log"
-		rm -f "$OUT/mkfs-$name.log"
-		local craft=()
-		case $expect in
-		refuse=incompat:*) craft=(incompat "$img" "${expect#refuse=incompat:}") ;;
-		refuse=unread) ;;
-		refuse=*) craft=("${expect#refuse=}" "$img") ;;
-		corrupt=flip) craft=(flip "$img" "$CANARY_MARKER") ;;
-		hostile=*) craft=(hostile "$name" "$expect" "$img") ;;
-		esac
-		if [ ${#craft[@]} -gt 0 ] &&
-		   ! run_craft "${craft[@]}" > "$OUT/craft-$name.log" 2>&1; then
-			for mode in $MODES; do
-				report_fail "$mode/$name" "cannot craft the image: $(last_line "$OUT/craft-$name.log")" "$OUT/craft-$name.log"
-			done
-			continue
-		fi
-		rm -f "$OUT/craft-$name.log"
-		[ "$kind" = refuse ] || [ "$kind" = hostile ] || expected_manifest "$expect" "$OUT/expected/$name" "$img"
-		[ "$expect" != overlay ] || add_lower_image "$name"
-		NAMES+=("$name")
-		KIND[$name]=$kind
-		ALGS[$name]=$(image_algs "$img")
-		[[ ,$expect, != *,extract,* ]] || NO_SYMLINK_MODE[$name]=1
-		[[ ,$expect, != *,ours61,* ]] || OURS61[$name]=1
-		IMG[$name]=$img
+		J_KIND[$name]=$kind J_EXPECT[$name]=$expect
+		planned+=("$name")
+		# (wait -n returns at once for a job that has already ended)
+		while [ "$running" -ge "$IMAGE_JOBS" ]; do
+			wait -n || true
+			running=$((running - 1))
+		done
+		make_image "$name" "$expect" "${base_args[*]}" "$layers" "$tar_of" "$map" "$args" "${sources[@]}" < /dev/null &
+		running=$((running + 1))
 	done < <(cat "$MATRIX" ${HOSTILE_LIST:+"$HOSTILE_LIST"})
-	msg "${#NAMES[@]} image(s) built in $((SECONDS - t0)) s with $MKFS"
+	wait || true
+	for name in "${planned[@]}"; do
+		collect_image "$name"
+	done
+	msg "${#NAMES[@]} image(s) built in $((SECONDS - t0)) s with $MKFS ($IMAGE_JOBS at a time)"
 	add_findings
+}
+
+# make_image NAME EXPECT BASE-ARGS LAYERS TAR-OF MAP ARGS SOURCE...: one
+# image's work, in a background job: the --incremental base (made with
+# BASE-ARGS, when given), the rebuild layers (LAYERS: the line's ARGS, when
+# they name @layers@ or @zlayers@), the tar of folder TAR-OF, the mkfs, the
+# map file, the craft and the expected manifest.  Ends by writing
+# $SCRATCH/status/NAME: "ok", or "fail" with the reason and the log on
+# the next two lines, for collect_image.
+make_image() {
+	local name=$1 expect=$2 base_args=$3 layers=$4 tar_of=$5 map=$6 args=$7
+	shift 7
+	local sources=("$@") img=$SCRATCH/img/$name.img log=$OUT/mkfs-$name.log status=$SCRATCH/status/$name
+	image_fail() { printf 'fail\n%s\n%s\n' "$1" "$2" > "$status"; exit 0; }
+	# shellcheck disable=SC2086 # BASE-ARGS are words by design
+	if [ -n "$base_args" ] &&
+	   ! "$MKFS" $base_args "$img" "$SCRATCH/trees/layer/lower" > "$log" 2>&1; then
+		image_fail "mkfs of the base failed: $(last_line "$log")" "$log"
+	fi
+	if [ -n "$layers" ] && ! make_layer_images "$name" "$layers" "$log"; then
+		image_fail "mkfs of a layer failed: $(last_line "$log")" "$log"
+	fi
+	if [ -n "$tar_of" ]; then
+		local tarball=$SCRATCH/img/$name.tar
+		tar --format=pax --xattrs --xattrs-include='*' -C "$tar_of" -cf "$tarball" . ||
+			image_fail "cannot make $tarball" "$log"
+		if [ "${sources[0]}" = "$tarball.hb" ]; then
+			python3 "$top_srcdir/tests/tar-headerball.py" "$tarball" "$tarball.hb" ||
+				image_fail "cannot make the headerball of $tarball" "$log"
+		fi
+	fi
+	# shellcheck disable=SC2086 # ARGS are words by design
+	set -- $args
+	if ! "$MKFS" "$@" "$img" "${sources[@]}" > "$log" 2>&1 ||
+	   { [ -n "$map" ] && ! apply_mapfile "$img" "$map" "${sources[0]}" >> "$log" 2>&1; }; then
+		image_fail "mkfs failed: $(last_line "$log")" "$log"
+	fi
+	local craft=()
+	case $expect in
+	refuse=incompat:*) craft=(incompat "$img" "${expect#refuse=incompat:}") ;;
+	refuse=unread) ;;
+	refuse=*) craft=("${expect#refuse=}" "$img") ;;
+	corrupt=flip) craft=(flip "$img" "$CANARY_MARKER") ;;
+	hostile=*) craft=(hostile "$expect" "$img") ;;
+	esac
+	if [ ${#craft[@]} -gt 0 ] &&
+	   ! run_craft "${craft[@]}" > "$OUT/craft-$name.log" 2>&1; then
+		image_fail "cannot craft the image: $(last_line "$OUT/craft-$name.log")" "$OUT/craft-$name.log"
+	fi
+	rm -f "$OUT/craft-$name.log"
+	case $expect in
+	refuse=*|hostile=*) ;;
+	*) expected_manifest "$expect" "$OUT/expected/$name" "$img" ;;
+	esac
+	echo ok > "$status"
+}
+
+# collect_image NAME: a finished make_image, in matrix order: its failure
+# reported for every mode, or the image listed (NAMES[] and the rest)
+collect_image() {
+	local name=$1 status=$SCRATCH/status/$1 result why log mode
+	[ -f "$status" ] || die "building image $name stopped (see the messages above)"
+	{ read -r result; IFS= read -r why; IFS= read -r log; } < "$status" || true	# "ok" is one line
+	if [ "$result" != ok ]; then
+		for mode in $MODES; do
+			report_fail "$mode/$name" "$why" "$log"
+		done
+		return
+	fi
+	check_line_kernel "$name" "$OUT/mkfs-$name.log"
+	rm -f "$OUT/mkfs-$name.log"
+	[ "${J_EXPECT[$name]}" != overlay ] || add_lower_image "$name"
+	NAMES+=("$name")
+	KIND[$name]=${J_KIND[$name]}
+	ALGS[$name]=$(image_algs "$SCRATCH/img/$name.img")
+	[[ ,${J_EXPECT[$name]}, != *,extract,* ]] || NO_SYMLINK_MODE[$name]=1
+	[[ ,${J_EXPECT[$name]}, != *,ours61,* ]] || OURS61[$name]=1
+	IMG[$name]=$SCRATCH/img/$name.img
 }
 
 # ---------------------------------------------------------- guest side ---
