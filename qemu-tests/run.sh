@@ -987,35 +987,39 @@ report_pass() { verdict "PASS: $1${2:+ ($2)}"; PASSED=$((PASSED + 1)); }
 report_fail() { verdict "FAIL: $1 ($2; log: $3)"; FAILED=$((FAILED + 1)); }
 report_skip() { verdict "SKIP: $1 ($2)"; SKIPPED=$((SKIPPED + 1)); }
 
+# kernel_line_class: an awk function over $0, shared by the two readers
+# below: 2 an oops (bad whatever the mode), 1 bad in strict mode (any
+# error, any erofs warning, any I/O error, noise aside), else 0
+KERNEL_LINE_AWK='
+function kernel_line_class(  lvl) {
+	lvl = -1
+	if (match($0, /^<[0-9]+>/)) lvl = substr($0, 2, RLENGTH - 2) % 8
+	if ($0 ~ oops) return 2
+	if ($0 ~ noise) return 0
+	if ($0 ~ ioerr || (lvl >= 0 && lvl <= 3) || (lvl == 4 && $0 ~ /erofs/)) return 1
+	return 0
+}'
+
 # Kernel log lines of concern in file $1; $2 = strict (1: any error, any
 # erofs warning or any I/O error counts) or 0 (only oopses).
 bad_kernel_lines() {
-	awk -v strict="$2" -v oops="$OOPS_RE" -v noise="$NOISE_RE" -v ioerr="$IOERR_RE" '
-	{
-		lvl = -1
-		if (match($0, /^<[0-9]+>/)) lvl = substr($0, 2, RLENGTH - 2) % 8
-		if ($0 ~ oops) { print; next }
-		if (!strict || $0 ~ noise) next
-		if ($0 ~ ioerr) { print; next }
-		if ((lvl >= 0 && lvl <= 3) || (lvl == 4 && $0 ~ /erofs/)) print
-	}' "$1"
+	awk -v strict="$2" -v oops="$OOPS_RE" -v noise="$NOISE_RE" -v ioerr="$IOERR_RE" "$KERNEL_LINE_AWK"'
+	{ c = kernel_line_class(); if (c == 2 || (strict && c == 1)) print }' "$1"
 }
 
 # kernel_verdict DMESG: bad_kernel_lines' two answers from one awk run, for
 # evaluate's ~770 images: KBAD_OOPS, the first line of the non-strict
-# check (an oops or warning), KBAD_ANY the first of the strict one; both
-# empty when there is none (or no file)
+# check (an oops), KBAD_ANY the first of the strict one; both empty when
+# there is none (or no file)
 kernel_verdict() {
 	KBAD_OOPS= KBAD_ANY=
 	[ -f "$1" ] || return 0
-	{ IFS= read -r KBAD_OOPS; IFS= read -r KBAD_ANY; } < <(awk -v oops="$OOPS_RE" -v noise="$NOISE_RE" -v ioerr="$IOERR_RE" '
-	function any(line) { if (!seen_any) { first_any = line; seen_any = 1 } }
+	{ IFS= read -r KBAD_OOPS; IFS= read -r KBAD_ANY; } < <(awk -v oops="$OOPS_RE" -v noise="$NOISE_RE" \
+		-v ioerr="$IOERR_RE" "$KERNEL_LINE_AWK"'
 	{
-		lvl = -1
-		if (match($0, /^<[0-9]+>/)) lvl = substr($0, 2, RLENGTH - 2) % 8
-		if ($0 ~ oops) { if (!seen_oops) { first_oops = $0; seen_oops = 1 }; any($0); next }
-		if ($0 ~ noise) next
-		if ($0 ~ ioerr || (lvl >= 0 && lvl <= 3) || (lvl == 4 && $0 ~ /erofs/)) any($0)
+		c = kernel_line_class()
+		if (c == 2 && !seen_oops) { first_oops = $0; seen_oops = 1 }
+		if (c >= 1 && !seen_any) { first_any = $0; seen_any = 1 }
 	}
 	END { print first_oops; print first_any }' "$1")
 }
