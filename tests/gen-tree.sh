@@ -10,25 +10,41 @@ root=${1:?usage: gen-tree.sh DIR}
 mkdir -p "$root"
 cd "$root"
 
-# deterministic bytes from a seeded generator
-fixed_bytes() { # SEED COUNT
+# deterministic bytes from a seeded generator: fixed_files reads lines
+# "SEED COUNT PATH" and writes COUNT bytes of the generator seeded with SEED
+# to each PATH, all in one python3 (a python3 start can cost a second on
+# a CI host whose python3 is pyenv's shim; this script needs some 50 files)
+fixed_files() {
 	python3 -c 'import random,sys
-sys.stdout.buffer.write(random.Random(sys.argv[1]).randbytes(int(sys.argv[2])))' "$1" "$2"
+for line in sys.stdin:
+    seed, count, path = line.rstrip("\n").split(" ", 2)
+    with open(path, "wb") as f:
+        f.write(random.Random(seed).randbytes(int(count)))'
 }
 
+mkdir sizes mixed .parts
+mkdir -p links/x
+sizes="0 1 31 32 100 2048 4000 4063 4064 4095 4096 4097 8191 8192 8193 12288 65536 65537"
+{
+	for n in $sizes; do echo "size$n $n sizes/f$n"; done
+	echo "big 3145728 sizes/random-3m"
+	for t in 5000 20000 65536; do
+		for r in 1 1733 4096 9000; do
+			echo "mixed$t-$r $r .parts/tail$t-$r"
+			echo "mixed$r-$t $r .parts/head$r-$t"
+		done
+	done
+	echo "hard 10000 links/x/original"
+	echo "xattr-big 3000 .parts/big-value"
+} | fixed_files
+
 # --- regular files around block edges, large and sparse ---
-mkdir sizes
-for n in 0 1 31 32 100 2048 4000 4063 4064 4095 4096 4097 8191 8192 8193 12288 65536 65537; do
-	fixed_bytes "size$n" "$n" >"sizes/f$n"
-done
-fixed_bytes big 3145728 >sizes/random-3m
 head -c 5000000 < <(yes 'compressible line of text for erofs-forge') >sizes/text-5m
 # compressible and incompressible data in one file, ending at odd offsets
-mkdir mixed
 for t in 5000 20000 65536; do
 	for r in 1 1733 4096 9000; do
-		{ head -c "$t" sizes/text-5m; fixed_bytes "mixed$t-$r" "$r"; } >"mixed/text$t-random$r"
-		{ fixed_bytes "mixed$r-$t" "$r"; head -c "$t" sizes/text-5m; } >"mixed/random$r-text$t"
+		{ head -c "$t" sizes/text-5m; cat ".parts/tail$t-$r"; } >"mixed/text$t-random$r"
+		{ cat ".parts/head$r-$t"; head -c "$t" sizes/text-5m; } >"mixed/random$r-text$t"
 	done
 done
 truncate -s 100M sizes/sparse-100m
@@ -36,9 +52,8 @@ printf 'middle' | dd of=sizes/sparse-100m bs=1 seek=52428800 conv=notrunc status
 truncate -s 8193 sizes/sparse-small
 
 # --- identical files and hard links ---
-mkdir -p same/a same/b links/x links/y
+mkdir -p same/a same/b links/y
 for d in same/a same/b; do cp sizes/random-3m "$d/copy"; cp sizes/f4097 "$d/small"; done
-fixed_bytes hard 10000 >links/x/original
 ln links/x/original links/x/second
 ln links/x/original links/y/third
 echo single >links/y/solo
@@ -100,10 +115,9 @@ setfattr -n system.posix_acl_access \
 mkdir xattrs/acl-dir
 setfattr -n system.posix_acl_default \
 	-v 0x0200000001000700ffffffff04000500ffffffff20000500ffffffff xattrs/acl-dir
-fixed_bytes xattr-big 3000 >"$root/.big-value"
 echo data >xattrs/big-value
-setfattr -n user.big -v "0x$(od -An -v -tx1 "$root/.big-value" | tr -d ' \n')" xattrs/big-value
-rm "$root/.big-value"
+setfattr -n user.big -v "0x$(od -An -v -tx1 .parts/big-value | tr -d ' \n')" xattrs/big-value
+rm -r .parts
 for i in 1 2 3 4 5 6; do
 	echo "$i" >"xattrs/shared-$i"
 	setfattr -n user.shared -v same-everywhere "xattrs/shared-$i"
@@ -128,7 +142,10 @@ done
 
 # --- a big directory and a deep one ---
 mkdir big-dir
-for i in $(seq 1 3000); do : >"big-dir/entry-$i-$(printf '%0*d' $((i % 40)) 0)"; done
+for i in $(seq 1 3000); do
+	printf -v pad '%0*d' $((i % 40)) 0	# not $(printf): 3000 forks cost seconds on some hosts
+	: >"big-dir/entry-$i-$pad"
+done
 deep=deep
 for i in $(seq 1 60); do deep="$deep/level-$i"; done
 mkdir -p "$deep"
