@@ -212,7 +212,17 @@ ref_check fields-dot-omitted "$img"
 many=$WORK/many
 mkdir -p "$many/files"
 head -c 3000 /dev/zero | tr '\0' 'x' >"$many/files/0000"
-for i in $(seq 1 699); do cp "$many/files/0000" "$many/files/$(printf %04d "$i")"; done
+copies_of() { # FILE LAST: copies FILE to 0001 .. LAST beside it, one cp
+	# each in order (made by one tee, the files are laid out in another
+	# order and /files/0699's nid stays under 16 bits); printf -v, as a
+	# $(printf) fork each cost seconds in all on slow hosts
+	local dir=${1%/*} i n
+	for ((i = 1; i <= $2; i++)); do
+		printf -v n '%04d' "$i"
+		cp "$1" "$dir/$n"
+	done
+}
+copies_of "$many/files/0000" 699
 "$MANIFEST" --no-xattrs "$many" >"$WORK/many.noxattrs"
 "$MANIFEST" "$many" >"$WORK/many.manifest"
 for opts in "-E48bit" "-m4096 -zlz4hc" "-m65536 -zlzma -C65536"; do
@@ -244,7 +254,7 @@ done
 dense=$WORK/dense
 mkdir -p "$dense"
 head -c 400 /dev/zero | tr '\0' 'x' >"$dense/0000"
-for i in $(seq 1 2999); do cp "$dense/0000" "$dense/$(printf %04d "$i")"; done
+copies_of "$dense/0000" 2999
 "$MANIFEST" "$dense" >"$WORK/dense.manifest"
 if "$MKFS" --quiet -U "$UUID" -b 512 -C1048576 -m1048576 -zlz4hc "$img" "$dense" >"$WORK/mkfs.log" 2>&1; then
 	our_fsck "metabox-dense" "$img" "$WORK/dense.manifest"
