@@ -29,7 +29,10 @@ dump_views() {
 }
 
 # differing_views A B: the headers of the views that differ between the
-# dump_views outputs A and B (or that only one of them has), in A's order
+# dump_views outputs A and B (or that B lacks), in A's order.  Both get
+# their headers from one path list, so B has no header A lacks; were a
+# tool to print one, the text it cuts off differs, or compare_views' cmp
+# catches it.
 differing_views() {
 	awk '
 		FNR == 1 { file++ }
@@ -39,11 +42,6 @@ differing_views() {
 			for (i = 1; i <= n; i++)
 				if (!seen[2, order[i]] || text[1, order[i]] != text[2, order[i]])
 					print order[i]
-			for (k in seen) {
-				split(k, part, SUBSEP)
-				if (part[1] == 2 && !seen[1, part[2]])
-					print part[2]
-			}
 		}' "$1" "$2"
 }
 
