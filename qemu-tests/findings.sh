@@ -89,7 +89,8 @@ runs_on_target() {
 # SERIES is built (a FAIL verdict when it cannot be)
 ours_target() {
 	local series=$1 kver=$2 kroot=$3 script target t0=$SECONDS ko log work
-	target=$(kver_short "$kver")/ours
+	kver_short "$kver" target
+	target=$target/ours
 	case $series in
 	6.12) script=build-612.sh ;;
 	7) script=build-7x.sh ;;

@@ -500,8 +500,10 @@ version_ge() {
 	done
 	return 0
 }
-kver_short() { # 6.12.95+deb12-amd64 -> 6.12
-	[[ $1 =~ ^([0-9]+\.[0-9]+) ]] && echo "${BASH_REMATCH[1]}" || echo "$1"
+# kver_short KVER VAR: VAR = the series, 6.12.95+deb12-amd64 -> 6.12; set,
+# not printed, as kernel_series: runs_on_kernel asks once per image and target
+kver_short() {
+	if [[ $1 =~ ^([0-9]+\.[0-9]+) ]]; then printf -v "$2" %s "${BASH_REMATCH[1]}"; else printf -v "$2" %s "$1"; fi
 }
 
 # runs_on_kernel KVER NAME: is image NAME given to kernel KVER?  Its
@@ -514,8 +516,7 @@ runs_on_kernel() {
 	[ -z "${OURS61[$2]:-}" ] || [ "$1" != "$HOST_KVER" ] || return 0
 	# the newer kernels' findings: where fuzz-findings.list has a column
 	[ "${KIND[$2]}" != finding ] || finding_runs_on "$1" "$2" || return 1
-	v=$1
-	[[ $1 =~ ^([0-9]+\.[0-9]+) ]] && v=${BASH_REMATCH[1]}	# kver_short, without a fork
+	kver_short "$1" v
 	version_ge "$v" "${KMIN[$2]}" || return 1
 	[ -z "${KMAX[$2]}" ] || version_ge "${KMAX[$2]}" "$v" || return 1
 	[ "${KIND[$2]}" != hostile ] || [ "$1" = "$HOST_KVER" ]
@@ -861,7 +862,8 @@ setup_targets() {
 		read -r kver kroot <<< "$line"
 		KROOT_OF[$kver]=$kroot LIMIT_OF[$kver]=$KERNEL_IMAGE_LIMIT
 		if [[ " $MODES " == *" stock "* ]]; then
-			target=$(kver_short "$kver")/stock
+			kver_short "$kver" target
+			target=$target/stock
 			TARGETS+=("$target")
 			T_KVER[$target]=$kver T_KROOT[$target]=$kroot T_MODE[$target]=stock
 			msg "kernel $kver for $target: $kroot"

@@ -39,8 +39,9 @@ fi
 
 harnesses=(fuzz-reader fuzz-extract fuzz-fsck fuzz-dump fuzz-fsops fuzz-api fuzz-tar)
 # nothing to do when every harness is newer than every source, header and this
-# script, and was built with today's CC and EXTRA_CFLAGS: run.sh and run-tar.sh call build.sh on each start, and fuzz-smoke.sh
-# builds before it seeds through run.sh
+# script, and was built with today's CC and EXTRA_CFLAGS: run.sh and
+# run-tar.sh call build.sh on each start, and fuzz-smoke.sh builds before it
+# seeds through run.sh
 up_to_date=1
 [ "$(cat "$out/bin/built-with" 2>/dev/null)" = "$CC ${EXTRA_CFLAGS:-}" ] || up_to_date=0
 for h in "${harnesses[@]}"; do
