@@ -18,7 +18,14 @@
  * source: 1.1 against 2.8 ms for 700 KB at level 3, against 1.2 and 100
  * ms at level 15): there, input that should fit whole is compressed the
  * plain way first, and the search stops closer to the cap than before
- * (1/1024 of it rather than 1/512), not at 1/4096.
+ * (1/1024 of it rather than 1/512), not at 1/4096.  With pclusters of a
+ * block (128 KiB) or more, the two stages are not needed either: one
+ * streaming pass compresses the pcluster's whole blocks once and tries
+ * only its last (lib/codec/zstd_stream.c).  -zzstd,3 -C131072
+ * -Efragments,ztailpacking: 0.77 of the CPU on linux-6.1's fs/ and the
+ * rootfs sample, images the same size; the tries re-compress 0.55x the
+ * input on fs/ (2.9 per pcluster), 1.04x on the rootfs sample, whose
+ * ~2:1 pclusters hold under two blocks.
  *
  * Above those levels, input found past the cut is found again by the next
  * pcluster, so the first window should end just past where the cut will
@@ -38,10 +45,12 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <zstd.h>
 
 #include "erofs/codec/codec_fit.h"
 #include "erofs/codec/zstd_seq.h"
+#include "erofs/codec/zstd_stream.h"
 
 /* without the caller's guess, the first window is this many caps */
 #define WINDOW_CAPS		5
@@ -54,36 +63,57 @@
 /* LZ4's guess was off by more than 1/12 for 1 pcluster in 30 (fs/, -15) */
 #define GUESS_MARGIN		12
 
+struct zstd_state {
+	struct erofs_zseq *seq;		/* plain frames; above FAST_LEVEL, the search */
+	struct erofs_zstream *stream;	/* the search up to FAST_LEVEL */
+};
+
 static int zstd_init(struct erofs_codec *c)
 {
+	struct zstd_state *st = calloc(1, sizeof(*st));
 	unsigned int wlog = 0;
+	int err;
 
+	c->state = st;
+	if (!st)
+		return -ENOMEM;
 	while ((1u << (wlog + 1)) <= c->alg.dict_size)
 		wlog++;
-	return erofs_zseq_new(c->alg.level, wlog, (struct erofs_zseq **)&c->state);
+	if ((err = erofs_zseq_new(c->alg.level, wlog, &st->seq)))
+		return err;
+	return c->alg.level <= FAST_LEVEL ? erofs_zstream_new(c->alg.level, wlog, &st->stream) : 0;
 }
 
 static void zstd_exit(struct erofs_codec *c)
 {
-	erofs_zseq_free(c->state);
+	struct zstd_state *st = c->state;
+
+	if (!st)
+		return;
+	erofs_zseq_free(st->seq);
+	erofs_zstream_free(st->stream);
+	free(st);
 }
 
 /* A frame of all of src[0, len), through libzstd's own match finder. */
 static int zstd_whole(struct erofs_codec *c, const uint8_t *src, int len, uint8_t *dst, int cap)
 {
-	return erofs_zseq_compress(c->state, src, (size_t)len, dst, (size_t)cap);
+	return erofs_zseq_compress(((struct zstd_state *)c->state)->seq, src, (size_t)len, dst,
+				   (size_t)cap);
 }
 
 static int zstd_try(struct erofs_codec *c, const uint8_t *src, int len, uint8_t *out,
 		    int out_cap)
 {
-	return erofs_zseq_encode(c->state, (size_t)len, out, (size_t)out_cap);
+	return erofs_zseq_encode(((struct zstd_state *)c->state)->seq, (size_t)len, out,
+				 (size_t)out_cap);
 }
 
 static int zstd_points(struct erofs_codec *c, const uint8_t *out, int out_len, int *in,
 		       int *sizes, int max)
 {
-	return erofs_zseq_block_points(c->state, out, (size_t)out_len, in, sizes, max);
+	return erofs_zseq_block_points(((struct zstd_state *)c->state)->seq, out, (size_t)out_len, in,
+				       sizes, max);
 }
 
 /*
@@ -111,42 +141,39 @@ static int64_t wider_window(int64_t window, int out, int cap)
 	return window + window * ((int64_t)cap - out) / out + window * cap / out / 10 + 4096;
 }
 
-static int zstd_fill(struct erofs_codec *c, const uint8_t *src, int *src_len,
-		     const uint8_t *prev, int expect, uint8_t *dst, int cap)
+/* The slack of the prefix search: fast levels stop sooner, as a try costs more there. */
+static int fit_slack(const struct erofs_codec *c, int cap)
 {
+	const int s = c->alg.level <= FAST_LEVEL ? cap / 1024 : cap / 4096;
+
+	return s > 8 ? s : 8;
+}
+
+/* The search over prefixes of windows whose sequences are found once each. */
+static int two_stage_fill(struct erofs_codec *c, const uint8_t *src, int *src_len,
+			  const uint8_t *prev, int expect, uint8_t *dst, int cap)
+{
+	struct erofs_zseq *z = ((struct zstd_state *)c->state)->seq;
 	const int total = *src_len;
-	const bool fast = c->alg.level <= FAST_LEVEL;
-	int64_t window;
-	int guess, err;
-
-	/* input this short fits whatever it holds: one plain compression */
-	if (ZSTD_compressBound((size_t)total) <= (size_t)cap)
-		return zstd_whole(c, src, total, dst, cap);
-	if (fast && (total <= cap * FAST_WHOLE_CAPS || total <= expect)) {
-		int n = zstd_whole(c, src, total, dst, cap);
-
-		if (n)
-			return n;
-	}
 	/* at fast levels LZ4's two passes cost more than the finding they save */
-	guess = fast ? 0 : erofs_codec_guess_fit(c, prev, expect, src, total);
-	window = first_window(total, cap, expect, guess);
+	const int guess = c->alg.level <= FAST_LEVEL ? 0
+						     : erofs_codec_guess_fit(c, prev, expect, src, total);
+	int64_t window = first_window(total, cap, expect, guess);
+	int err;
+
 	for (int round = 0;; round++) {
 		const size_t bound = ZSTD_compressBound((size_t)window);
 		const struct erofs_fit_plan plan = {
 			.try_prefix = zstd_try, .points = zstd_points, .first = (int)window,
-			.slack = fast ? (cap / 1024 > 8 ? cap / 1024 : 8)
-				      : (cap / 4096 > 8 ? cap / 4096 : 8),
-			.max_tries = FIT_TRIES,
+			.slack = fit_slack(c, cap), .max_tries = FIT_TRIES,
 			/* the whole window's size, to interpolate from */
 			.out_cap = bound < (size_t)cap * 16 ? (int)bound : cap * 16,
 		};
 		int len = (int)window, n;
 
 		/* a wider window is still searched as for the guess */
-		if ((err = erofs_zseq_expect(c->state, guess > 0 ? (size_t)guess : 0,
-					     (size_t)window)) ||
-		    (err = erofs_zseq_find(c->state, src, (size_t)window)))
+		if ((err = erofs_zseq_expect(z, guess > 0 ? (size_t)guess : 0, (size_t)window)) ||
+		    (err = erofs_zseq_find(z, src, (size_t)window)))
 			return err;
 		n = erofs_codec_fit(c, src, &len, dst, cap, &plan);
 		if (n <= 0 || len < window || window == total) {
@@ -157,6 +184,78 @@ static int zstd_fill(struct erofs_codec *c, const uint8_t *src, int *src_len,
 		if (window > total)
 			window = total;
 	}
+}
+
+static int stream_try(struct erofs_codec *c, const uint8_t *src, int len, uint8_t *out,
+		      int out_cap)
+{
+	(void)src;	/* the stream's own input, after its head */
+	return erofs_zstream_try(((struct zstd_state *)c->state)->stream, (size_t)len, out,
+				 (size_t)out_cap);
+}
+
+/*
+ * The search in one streaming pass (lib/codec/zstd_stream.c): the frame's
+ * whole blocks that fit are compressed once, and only the input after
+ * them is tried, each try ending the frame.  0 when no try fits: the
+ * two-stage search then does.
+ */
+static int stream_fill(struct erofs_codec *c, const uint8_t *src, int *src_len, int expect,
+		       uint8_t *dst, int cap)
+{
+	struct erofs_zstream *zs = ((struct zstd_state *)c->state)->stream;
+	const int slack = fit_slack(c, cap);
+	const uint8_t *head;
+	size_t taken, head_len;
+	int room, len, n, err;
+
+	if ((err = erofs_zstream_begin(zs, src, (size_t)*src_len, expect > 0 ? (size_t)expect : 0,
+				       (size_t)cap, &taken, &head, &head_len)))
+		return err;
+	room = cap - (int)head_len;
+	len = *src_len - (int)taken;
+	{
+		/* the rest is expected to compress as the head did, else as expect says */
+		const int64_t want = room - slack / 2;
+		const struct erofs_fit_plan plan = {
+			.try_prefix = stream_try, .slack = slack, .max_tries = FIT_TRIES,
+			.first = (int)(taken ? want * (int64_t)taken / (int64_t)head_len
+					     : expect > 0 ? want * expect / cap : want * 2),
+		};
+
+		n = erofs_codec_fit(c, src + taken, &len, dst + head_len, room, &plan);
+	}
+	if (n <= 0)
+		return n;
+	memcpy(dst, head, head_len);
+	*src_len = (int)taken + len;
+	return (int)head_len + n;
+}
+
+static int zstd_fill(struct erofs_codec *c, const uint8_t *src, int *src_len,
+		     const uint8_t *prev, int expect, uint8_t *dst, int cap)
+{
+	const int total = *src_len;
+	int n;
+
+	/* input this short fits whatever it holds: one plain compression */
+	if (ZSTD_compressBound((size_t)total) <= (size_t)cap)
+		return zstd_whole(c, src, total, dst, cap);
+	if (c->alg.level > FAST_LEVEL)
+		return two_stage_fill(c, src, src_len, prev, expect, dst, cap);
+	if (total <= cap * FAST_WHOLE_CAPS || total <= expect) {
+		if ((n = zstd_whole(c, src, total, dst, cap)))
+			return n;
+	}
+	/*
+	 * Smaller pclusters hold no whole block: each streaming try would be
+	 * a whole compression, where the two-stage search's are entropy
+	 * coding only (-C65536: 1.3x the CPU and 0.2% larger images).
+	 */
+	if ((size_t)cap >= erofs_zstream_block(((struct zstd_state *)c->state)->stream) &&
+	    (n = stream_fill(c, src, src_len, expect, dst, cap)))
+		return n;
+	return two_stage_fill(c, src, src_len, prev, expect, dst, cap);
 }
 
 const struct erofs_codec_ops erofs_codec_zstd_ops = {

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: MIT
+/*
+ * zstd in one streaming pass (see include/erofs/codec/zstd_stream.h).
+ *
+ * The compressor is a static context: libzstd places all of its state
+ * (match tables, entropy statistics, repeat offsets, positions) in one
+ * workspace of ours and never allocates besides (ZSTD_initStaticCCtx()).
+ * Copying that workspace aside and back to the same address saves and
+ * restores the compressor in mid-frame, which ZSTD_copyCCtx() does not
+ * allow (only before the first block).  With a stable input buffer the
+ * window is the caller's input itself, so the workspace holds no copy of
+ * it: 1.4 MB at level 3 with a 1 MiB window, copied in about 60 us.
+ *
+ * Blocks are fed whole (libzstd's 128 KiB, so the frame is cut where a
+ * one-shot compression cuts it) while the next is expected to fit with
+ * an eighth to spare.  The state is saved before a block that may not
+ * fit; one that does not is undone by restoring it.  A block expected to
+ * fit with a quarter to spare is fed unsaved: should it overflow after
+ * all, the frame is compressed again up to its start.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#define ZSTD_STATIC_LINKING_ONLY	/* static contexts, stable input, size hints */
+#include <zstd.h>
+#include <zstd_errors.h>
+
+#include "erofs/codec/zstd_stream.h"
+
+/* a block is fed when it should fit with 1/FIT_SPARE of its output to spare */
+#define FIT_SPARE	8
+/* and fed unsaved when it should fit with 1/SAFE_SPARE */
+#define SAFE_SPARE	4
+
+struct erofs_zstream {
+	ZSTD_CCtx *cctx;		/* placed in work */
+	void *work, *saved;
+	size_t work_size;
+	size_t block;			/* libzstd's block: 128 KiB, or the window */
+	ZSTD_inBuffer in;		/* the frame's input; pos: compressed so far */
+	size_t saved_pos;		/* in.pos when saved */
+	bool dirty;			/* the compressor moved since it was saved */
+	uint8_t *head;			/* the frame up to the saved state */
+	size_t head_len, head_cap;
+};
+
+static int zstd_error(size_t ret)
+{
+	return ZSTD_getErrorCode(ret) == ZSTD_error_memory_allocation ? -ENOMEM : -EIO;
+}
+
+static int set_params(ZSTD_CCtx_params *p, int level, unsigned int window_log, int hint)
+{
+	const struct {
+		ZSTD_cParameter param;
+		int value;
+	} set[] = {
+		{ ZSTD_c_compressionLevel, level }, { ZSTD_c_windowLog, (int)window_log },
+		{ ZSTD_c_checksumFlag, 0 }, { ZSTD_c_enableLongDistanceMatching, ZSTD_ps_disable },
+		{ ZSTD_c_stableInBuffer, 1 }, { ZSTD_c_srcSizeHint, hint },
+	};
+
+	for (size_t i = 0; i < sizeof(set) / sizeof(set[0]); i++)
+		if (ZSTD_isError(ZSTD_CCtxParams_setParameter(p, set[i].param, set[i].value)))
+			return -EINVAL;
+	return 0;
+}
+
+/*
+ * The workspace the level needs whatever the hint: libzstd's parameter
+ * tables change rows at 16, 128 and 256 KiB of source.
+ */
+static int workspace_size(int level, unsigned int window_log, size_t *size)
+{
+	static const int hints[] = { 0, 16 * 1024 + 1, 128 * 1024 + 1, 256 * 1024 + 1 };
+	ZSTD_CCtx_params *p = ZSTD_createCCtxParams();
+	int err = p ? 0 : -ENOMEM;
+
+	*size = 0;
+	for (size_t i = 0; !err && i < sizeof(hints) / sizeof(hints[0]); i++) {
+		size_t need;
+
+		if ((err = set_params(p, level, window_log, hints[i])))
+			break;
+		need = ZSTD_estimateCStreamSize_usingCCtxParams(p);
+		if (ZSTD_isError(need))
+			err = -EINVAL;
+		else if (need > *size)
+			*size = need;
+	}
+	ZSTD_freeCCtxParams(p);
+	return err;
+}
+
+int erofs_zstream_new(int level, unsigned int window_log, struct erofs_zstream **out)
+{
+	struct erofs_zstream *zs = calloc(1, sizeof(*zs));
+	ZSTD_CCtx_params *p;
+	int err;
+
+	*out = zs;
+	if (!zs)
+		return -ENOMEM;
+	if ((err = workspace_size(level, window_log, &zs->work_size)))
+		return err;
+	/* libzstd wants the workspace 8-byte aligned */
+	zs->work = aligned_alloc(64, (zs->work_size + 63) / 64 * 64);
+	zs->saved = malloc(zs->work_size);
+	zs->cctx = zs->work ? ZSTD_initStaticCCtx(zs->work, zs->work_size) : NULL;
+	p = ZSTD_createCCtxParams();
+	if (!zs->saved || !zs->cctx || !p) {
+		ZSTD_freeCCtxParams(p);
+		return -ENOMEM;
+	}
+	err = set_params(p, level, window_log, 0);
+	if (!err && ZSTD_isError(ZSTD_CCtx_setParametersUsingCCtxParams(zs->cctx, p)))
+		err = -EINVAL;
+	ZSTD_freeCCtxParams(p);
+	zs->block = window_log < 17 ? (size_t)1 << window_log : ZSTD_BLOCKSIZE_MAX;
+	return err;
+}
+
+void erofs_zstream_free(struct erofs_zstream *zs)
+{
+	if (!zs)
+		return;
+	free(zs->work);
+	free(zs->saved);
+	free(zs->head);
+	free(zs);
+}
+
+size_t erofs_zstream_block(const struct erofs_zstream *zs)
+{
+	return zs->block;
+}
+
+static void save(struct erofs_zstream *zs)
+{
+	memcpy(zs->saved, zs->work, zs->work_size);
+	zs->saved_pos = zs->in.pos;
+	zs->dirty = false;
+}
+
+/* The compressor as saved; the input it expects back where it was. */
+static void restore(struct erofs_zstream *zs)
+{
+	memcpy(zs->work, zs->saved, zs->work_size);
+	zs->in.pos = zs->in.size = zs->saved_pos;
+	zs->dirty = false;
+}
+
+/* Compresses the input up to in.size with op into out: 0, -ENOSPC when out fills first. */
+static int run(struct erofs_zstream *zs, ZSTD_outBuffer *out, ZSTD_EndDirective op)
+{
+	for (;;) {
+		const size_t left = ZSTD_compressStream2(zs->cctx, out, &zs->in, op);
+
+		if (ZSTD_isError(left))
+			return zstd_error(left);
+		if (!left && zs->in.pos == zs->in.size)
+			return 0;
+		if (out->pos == out->size)
+			return -ENOSPC;
+	}
+}
+
+/* A new frame of zs->in.src, nothing compressed yet. */
+static int restart(struct erofs_zstream *zs, size_t hint)
+{
+	if (ZSTD_isError(ZSTD_CCtx_reset(zs->cctx, ZSTD_reset_session_only)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(zs->cctx, ZSTD_c_srcSizeHint,
+						(int)(hint < ZSTD_SRCSIZEHINT_MAX ? hint
+										  : ZSTD_SRCSIZEHINT_MAX))))
+		return -EINVAL;
+	zs->in.pos = zs->in.size = 0;
+	zs->head_len = 0;
+	zs->dirty = true;
+	return 0;
+}
+
+/* One more whole block into the head; -ENOSPC when the head would pass cap. */
+static int feed_block(struct erofs_zstream *zs, size_t cap)
+{
+	ZSTD_outBuffer out = { zs->head, zs->head_cap, zs->head_len };
+	int err;
+
+	zs->in.size = zs->in.pos + zs->block;
+	zs->dirty = true;
+	err = run(zs, &out, ZSTD_e_flush);
+	if (!err && out.pos > cap)
+		err = -ENOSPC;
+	if (!err)
+		zs->head_len = out.pos;
+	return err;
+}
+
+/* The output the next block is expected to take: as the blocks so far, else as hint says. */
+static uint64_t expected_out(const struct erofs_zstream *zs, size_t hint, size_t cap)
+{
+	if (zs->in.pos)
+		return (uint64_t)zs->block * zs->head_len / zs->in.pos;
+	return hint ? (uint64_t)zs->block * cap / hint : zs->block / 2;
+}
+
+int erofs_zstream_begin(struct erofs_zstream *zs, const uint8_t *src, size_t len, size_t hint,
+			size_t cap, size_t *taken, const uint8_t **head, size_t *head_len)
+{
+	/* the head holds at most cap bytes, and a block that passed them */
+	const size_t head_cap = cap + ZSTD_compressBound(zs->block) + 64;
+	int err;
+
+	if (zs->head_cap < head_cap) {
+		uint8_t *bigger = realloc(zs->head, head_cap);
+
+		if (!bigger)
+			return -ENOMEM;
+		zs->head = bigger;
+		zs->head_cap = head_cap;
+	}
+	zs->in.src = src;
+	if ((err = restart(zs, hint)))
+		return err;
+	/* a try needs some input left */
+	while (len - zs->in.pos > zs->block) {
+		const uint64_t expect = expected_out(zs, hint, cap);
+		const size_t pos = zs->in.pos;
+		bool saved = false;
+
+		if (zs->head_len + expect + expect / FIT_SPARE + 64 > cap)
+			break;
+		if (pos && zs->head_len + expect + expect / SAFE_SPARE + 64 > cap) {
+			save(zs);
+			saved = true;
+		}
+		err = feed_block(zs, cap);
+		if (err != -ENOSPC) {
+			if (err)
+				return err;
+			continue;
+		}
+		if (saved) {
+			restore(zs);
+			break;
+		}
+		/* again up to the block's start */
+		if ((err = restart(zs, hint)))
+			return err;
+		while (zs->in.pos < pos)
+			if ((err = feed_block(zs, cap)))
+				return err == -ENOSPC ? -EIO : err;
+		break;
+	}
+	if (zs->dirty)
+		save(zs);
+	*taken = zs->in.pos;
+	*head = zs->head;
+	*head_len = zs->head_len;
+	return 0;
+}
+
+int erofs_zstream_try(struct erofs_zstream *zs, size_t len, uint8_t *out, size_t out_cap)
+{
+	ZSTD_outBuffer frame_end = { out, out_cap, 0 };
+	int err;
+
+	if (zs->dirty)
+		restore(zs);
+	zs->dirty = true;
+	zs->in.size = zs->saved_pos + len;
+	err = run(zs, &frame_end, ZSTD_e_end);
+	if (err == -ENOSPC)
+		return 0;
+	return err ? err : (int)frame_end.pos;
+}
