@@ -42,7 +42,9 @@
 #define SAFE_SPARE	4
 
 struct erofs_zstream {
-	ZSTD_CCtx *cctx;		/* placed in work */
+	int level;
+	unsigned int window_log;
+	ZSTD_CCtx *cctx;		/* placed in work; NULL until first used */
 	void *work, *saved;
 	size_t work_size;
 	size_t block;			/* libzstd's block: 128 KiB, or the window */
@@ -104,28 +106,38 @@ static int workspace_size(int level, unsigned int window_log, size_t *size)
 int erofs_zstream_new(int level, unsigned int window_log, struct erofs_zstream **out)
 {
 	struct erofs_zstream *zs = calloc(1, sizeof(*zs));
-	ZSTD_CCtx_params *p;
-	int err;
 
 	*out = zs;
 	if (!zs)
 		return -ENOMEM;
-	if ((err = workspace_size(level, window_log, &zs->work_size)))
+	zs->level = level;
+	zs->window_log = window_log;
+	zs->block = window_log < 17 ? (size_t)1 << window_log : ZSTD_BLOCKSIZE_MAX;
+	return 0;
+}
+
+/* The compressor and its copy, made on first use: 2.8 MB a worker at level 3. */
+static int make_compressor(struct erofs_zstream *zs)
+{
+	ZSTD_CCtx_params *p;
+	ZSTD_CCtx *cctx;
+	int err;
+
+	if ((err = workspace_size(zs->level, zs->window_log, &zs->work_size)))
 		return err;
 	/* libzstd wants the workspace 8-byte aligned */
-	zs->work = aligned_alloc(64, (zs->work_size + 63) / 64 * 64);
-	zs->saved = malloc(zs->work_size);
-	zs->cctx = zs->work ? ZSTD_initStaticCCtx(zs->work, zs->work_size) : NULL;
+	if (!zs->work)
+		zs->work = aligned_alloc(64, (zs->work_size + 63) / 64 * 64);
+	if (!zs->saved)
+		zs->saved = malloc(zs->work_size);
+	cctx = zs->work ? ZSTD_initStaticCCtx(zs->work, zs->work_size) : NULL;
 	p = ZSTD_createCCtxParams();
-	if (!zs->saved || !zs->cctx || !p) {
-		ZSTD_freeCCtxParams(p);
-		return -ENOMEM;
-	}
-	err = set_params(p, level, window_log, 0);
-	if (!err && ZSTD_isError(ZSTD_CCtx_setParametersUsingCCtxParams(zs->cctx, p)))
+	err = zs->saved && cctx && p ? set_params(p, zs->level, zs->window_log, 0) : -ENOMEM;
+	if (!err && ZSTD_isError(ZSTD_CCtx_setParametersUsingCCtxParams(cctx, p)))
 		err = -EINVAL;
 	ZSTD_freeCCtxParams(p);
-	zs->block = window_log < 17 ? (size_t)1 << window_log : ZSTD_BLOCKSIZE_MAX;
+	if (!err)
+		zs->cctx = cctx;	/* only a whole compressor counts as made */
 	return err;
 }
 
@@ -227,6 +239,8 @@ int erofs_zstream_begin(struct erofs_zstream *zs, const uint8_t *src, size_t len
 		zs->head = bigger;
 		zs->head_cap = head_cap;
 	}
+	if (!zs->cctx && (err = make_compressor(zs)))
+		return err;
 	zs->in.src = src;
 	if ((err = restart(zs, hint)))
 		return err;
