@@ -633,7 +633,7 @@ static void raise_fd_limit(void)
  * sample took 0.92 of the CPU, -zlz4 0.90, -zlz4hc 0.93, -zdeflate,6 0.98
  * (farm-bench, paired runs).
  */
-static void keep_buffers_mapped(void)
+static void keep_buffers_in_heap(void)
 {
 #ifdef __GLIBC__
 	mallopt(M_MMAP_THRESHOLD, 32 << 20);
@@ -731,7 +731,7 @@ int main(int argc, char **argv)
 		return 1;
 	opts.show_progress = !opts.quiet && isatty(STDERR_FILENO);
 	raise_fd_limit();
-	keep_buffers_mapped();
+	keep_buffers_in_heap();
 
 	opts.workers = opts.workers ? opts.workers : (unsigned int)sysconf(_SC_NPROCESSORS_ONLN);
 	err = opts.incremental ? erofs_mkfs_incremental(&opts, &tree, &result)
