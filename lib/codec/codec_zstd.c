@@ -68,6 +68,11 @@ struct zstd_state {
 	struct erofs_zstream *stream;	/* the search up to FAST_LEVEL */
 };
 
+static struct zstd_state *zstate(const struct erofs_codec *c)
+{
+	return c->state;
+}
+
 static int zstd_init(struct erofs_codec *c)
 {
 	struct zstd_state *st = calloc(1, sizeof(*st));
@@ -86,7 +91,7 @@ static int zstd_init(struct erofs_codec *c)
 
 static void zstd_exit(struct erofs_codec *c)
 {
-	struct zstd_state *st = c->state;
+	struct zstd_state *st = zstate(c);
 
 	if (!st)
 		return;
@@ -98,22 +103,19 @@ static void zstd_exit(struct erofs_codec *c)
 /* A frame of all of src[0, len), through libzstd's own match finder. */
 static int zstd_whole(struct erofs_codec *c, const uint8_t *src, int len, uint8_t *dst, int cap)
 {
-	return erofs_zseq_compress(((struct zstd_state *)c->state)->seq, src, (size_t)len, dst,
-				   (size_t)cap);
+	return erofs_zseq_compress(zstate(c)->seq, src, (size_t)len, dst, (size_t)cap);
 }
 
 static int zstd_try(struct erofs_codec *c, const uint8_t *src, int len, uint8_t *out,
 		    int out_cap)
 {
-	return erofs_zseq_encode(((struct zstd_state *)c->state)->seq, (size_t)len, out,
-				 (size_t)out_cap);
+	return erofs_zseq_encode(zstate(c)->seq, (size_t)len, out, (size_t)out_cap);
 }
 
 static int zstd_points(struct erofs_codec *c, const uint8_t *out, int out_len, int *in,
 		       int *sizes, int max)
 {
-	return erofs_zseq_block_points(((struct zstd_state *)c->state)->seq, out, (size_t)out_len, in,
-				       sizes, max);
+	return erofs_zseq_block_points(zstate(c)->seq, out, (size_t)out_len, in, sizes, max);
 }
 
 /*
@@ -153,7 +155,7 @@ static int fit_slack(const struct erofs_codec *c, int cap)
 static int two_stage_fill(struct erofs_codec *c, const uint8_t *src, int *src_len,
 			  const uint8_t *prev, int expect, uint8_t *dst, int cap)
 {
-	struct erofs_zseq *z = ((struct zstd_state *)c->state)->seq;
+	struct erofs_zseq *z = zstate(c)->seq;
 	const int total = *src_len;
 	/* at fast levels LZ4's two passes cost more than the finding they save */
 	const int guess = c->alg.level <= FAST_LEVEL ? 0
@@ -190,8 +192,7 @@ static int stream_try(struct erofs_codec *c, const uint8_t *src, int len, uint8_
 		      int out_cap)
 {
 	(void)src;	/* the stream's own input, after its head */
-	return erofs_zstream_try(((struct zstd_state *)c->state)->stream, (size_t)len, out,
-				 (size_t)out_cap);
+	return erofs_zstream_try(zstate(c)->stream, (size_t)len, out, (size_t)out_cap);
 }
 
 /*
@@ -203,7 +204,7 @@ static int stream_try(struct erofs_codec *c, const uint8_t *src, int len, uint8_
 static int stream_fill(struct erofs_codec *c, const uint8_t *src, int *src_len, int expect,
 		       uint8_t *dst, int cap)
 {
-	struct erofs_zstream *zs = ((struct zstd_state *)c->state)->stream;
+	struct erofs_zstream *zs = zstate(c)->stream;
 	const int slack = fit_slack(c, cap);
 	const uint8_t *head;
 	size_t taken, head_len;
@@ -252,7 +253,7 @@ static int zstd_fill(struct erofs_codec *c, const uint8_t *src, int *src_len,
 	 * a whole compression, where the two-stage search's are entropy
 	 * coding only (-C65536: 1.3x the CPU and 0.2% larger images).
 	 */
-	if ((size_t)cap >= erofs_zstream_block(((struct zstd_state *)c->state)->stream) &&
+	if ((size_t)cap >= erofs_zstream_block(zstate(c)->stream) &&
 	    (n = stream_fill(c, src, src_len, expect, dst, cap)))
 		return n;
 	return two_stage_fill(c, src, src_len, prev, expect, dst, cap);
