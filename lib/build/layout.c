@@ -11,124 +11,20 @@
 #include "erofs/common/compalg.h"
 #include "erofs/common/diag.h"
 #include "erofs/build/dir.h"
+#include "erofs/build/epoch.h"
 #include "erofs/common/format.h"
 #include "erofs/build/layout.h"
 #include "erofs/build/zextent.h"
 #include "erofs/build/zindex.h"
 #include "erofs/build/zdir.h"
 
-struct mtime_key {
-	int64_t sec;
-	uint32_t nsec;
-};
-
-static int compare_mtimes(const void *a, const void *b)
-{
-	const struct mtime_key *x = a, *y = b;
-
-	if (x->sec != y->sec)
-		return x->sec < y->sec ? -1 : 1;
-	return x->nsec < y->nsec ? -1 : x->nsec > y->nsec;
-}
-
-/*
- * Compact inodes carry no mtime: they read back as the superblock epoch.
- * Unless the user fixed the epoch, use the most common mtime of the tree
- * (the earliest on a tie), so that as many inodes as possible stay compact.
- */
-static int choose_epoch(const struct erofs_build_options *opts,
-			const struct erofs_tree *tree, struct erofs_plan *plan)
-{
-	struct mtime_key *keys, best = { 0, 0 };
-	uint32_t n = tree->nr_inodes, best_run = 0;
-
-	if (tree->base) {	/* the kept compact inodes read their mtime from it */
-		plan->epoch = (int64_t)tree->base->sb.build_time;
-		plan->epoch_nsec = tree->base->sb.build_time_nsec;
-		return 0;
-	}
-	if (opts->mkfs_time_set) {
-		plan->epoch = opts->mkfs_time;
-		plan->epoch_nsec = 0;
-		return 0;
-	}
-	if (opts->time_policy != EROFS_TIME_KEEP) {
-		plan->epoch = opts->fixed_time;
-		plan->epoch_nsec = 0;
-		return 0;
-	}
-	keys = malloc(n * sizeof(*keys));
-	if (!keys)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < n; i++)
-		keys[i] = (struct mtime_key){ tree->inodes[i]->mtime, tree->inodes[i]->mtime_nsec };
-	qsort(keys, n, sizeof(*keys), compare_mtimes);
-	for (uint32_t start = 0, end; start < n; start = end) {
-		for (end = start + 1; end < n && !compare_mtimes(&keys[start], &keys[end]); end++)
-			;
-		if (end - start > best_run) {
-			best_run = end - start;
-			best = keys[start];
-		}
-	}
-	free(keys);
-	plan->epoch = best.sec;
-	plan->epoch_nsec = best.nsec;
-	return 0;
-}
-
-static int compare_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/*
- * 48-bit: the time chosen above is the mkfs time; the epoch goes as far
- * back as the superblock's 32-bit delta allows (erofs-utils' rule), and
- * compact inodes carry their own seconds from it.  Their nanoseconds are
- * the superblock's: the most common of the tree (the smallest on a tie),
- * so that as many inodes as possible stay compact without losing any.
- */
-static int choose_epoch_48bit(const struct erofs_tree *tree, struct erofs_plan *plan)
-{
-	int64_t mkfs_time = plan->epoch;
-	uint32_t n = tree->nr_inodes, *nsecs, best = 0, best_run = 0;
-
-	plan->epoch = mkfs_time > (int64_t)UINT32_MAX ? mkfs_time - (int64_t)UINT32_MAX : 0;
-	plan->build_time_delta = mkfs_time > 0 ? (uint32_t)(mkfs_time - plan->epoch) : 0;
-	nsecs = malloc((n ? n : 1) * sizeof(*nsecs));
-	if (!nsecs)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < n; i++)
-		nsecs[i] = tree->inodes[i]->mtime_nsec;
-	qsort(nsecs, n, sizeof(*nsecs), compare_u32);
-	for (uint32_t start = 0, end; start < n; start = end) {
-		for (end = start + 1; end < n && nsecs[end] == nsecs[start]; end++)
-			;
-		if (end - start > best_run) {
-			best_run = end - start;
-			best = nsecs[start];
-		}
-	}
-	free(nsecs);
-	plan->epoch_nsec = best;
-	return 0;
-}
-
-bool erofs_plan_48bit_seconds_fit(const struct erofs_plan *plan, const struct erofs_inode *inode)
-{
-	return inode->mtime >= plan->epoch && (uint64_t)(inode->mtime - plan->epoch) <= UINT32_MAX;
-}
-
 static bool needs_extended(const struct erofs_build_options *opts,
 			   const struct erofs_plan *plan, const struct erofs_inode *inode)
 {
 	bool mtime_fits = opts->ignore_mtime || opts->inode_form == EROFS_FORM_COMPACT ||
-			  (opts->layout_48bit ? erofs_plan_48bit_seconds_fit(plan, inode) &&
-						inode->mtime_nsec == plan->epoch_nsec :
-			   inode->mtime == plan->epoch && inode->mtime_nsec == plan->epoch_nsec);
+			  (opts->layout_48bit ? erofs_epoch_seconds_fit(&plan->epoch, inode->mtime) &&
+						inode->mtime_nsec == plan->epoch.nsec :
+			   inode->mtime == plan->epoch.sec && inode->mtime_nsec == plan->epoch.nsec);
 
 	return opts->inode_form == EROFS_FORM_EXTENDED || !mtime_fits ||
 	       inode->size > UINT32_MAX || inode->uid > UINT16_MAX ||
@@ -382,7 +278,7 @@ static int make_metabox_inode(const struct erofs_build_options *opts, struct ero
 	}
 	*mb = (struct erofs_inode){
 		.parent = mb, .mode = S_IFREG | 0644, .nlink = 1,
-		.mtime = plan->epoch + plan->build_time_delta, .mtime_nsec = plan->epoch_nsec,
+		.mtime = erofs_epoch_mkfs_time(&plan->epoch), .mtime_nsec = plan->epoch.nsec,
 		.size = plan->metabox_size, .z = zi, .ino = tree->nr_inodes + !!tree->packed + 1,
 		.version = EROFS_INODE_COMPACT, .blkaddr = EROFS_NULL_ADDR,
 	};
@@ -688,14 +584,12 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 	memset(plan, 0, sizeof(*plan));
 	plan->blkszbits = bits;
 	plan->data_end = data_end;
-	if ((err = erofs_tree_list(tree)) || (err = choose_epoch(opts, tree, plan)))
+	if ((err = erofs_tree_list(tree)) || (err = erofs_choose_epoch(opts, tree, &plan->epoch)))
 		return err;
 	/* the long prefix table starts the fragments the pipeline stored */
 	prefix_plain = !(tree->packed || tree->pending_packed) || opts->metabox ||
 		       opts->plain_xattr_prefixes;
 	if (opts->compress_dirs && (err = erofs_zdir_plan(opts, tree)))
-		return err;
-	if (opts->layout_48bit && (err = choose_epoch_48bit(tree, plan)))
 		return err;
 	if (opts->layout_48bit)
 		plan->feature_incompat |= EROFS_INCOMPAT_48BIT;
@@ -738,8 +632,8 @@ int erofs_plan_image(const struct erofs_build_options *opts, struct erofs_tree *
 		struct erofs_inode *packed = tree->packed;
 
 		packed->ino = tree->nr_inodes + 1;
-		packed->mtime = plan->epoch + plan->build_time_delta;
-		packed->mtime_nsec = plan->epoch_nsec;
+		packed->mtime = erofs_epoch_mkfs_time(&plan->epoch);
+		packed->mtime_nsec = plan->epoch.nsec;
 		packed->version = needs_extended(opts, plan, packed) ? EROFS_INODE_EXTENDED
 								      : EROFS_INODE_COMPACT;
 	}

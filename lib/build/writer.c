@@ -68,9 +68,9 @@ static void set_48bit_fields(const struct write_ctx *w, const struct erofs_inode
 	const struct erofs_plan *plan = w->plan;
 
 	if (inode->version == EROFS_INODE_COMPACT)
-		di->compact_mtime = erofs_plan_48bit_seconds_fit(plan, inode)
-					    ? (uint32_t)(inode->mtime - plan->epoch)
-					    : plan->build_time_delta;
+		di->compact_mtime = erofs_epoch_seconds_fit(&plan->epoch, inode->mtime)
+					    ? (uint32_t)(inode->mtime - plan->epoch.sec)
+					    : plan->epoch.delta;
 	else if (!inode->z && !inode->chunks && di->u == EROFS_NULL_ADDR &&
 		 (S_ISREG(inode->mode) || S_ISDIR(inode->mode) || S_ISLNK(inode->mode)))
 		di->nb_hi = 0xFFFF;
@@ -388,8 +388,8 @@ static int put_superblock(struct write_ctx *w, int fd)
 		.blkszbits = (uint8_t)plan->blkszbits,
 		.root_nid = (uint16_t)w->tree->root->nid,
 		.inos = w->tree->nr_inodes + !!w->tree->packed + !!plan->metabox,
-		.build_time = (uint64_t)plan->epoch,
-		.build_time_nsec = plan->epoch_nsec,
+		.build_time = (uint64_t)plan->epoch.sec,
+		.build_time_nsec = plan->epoch.nsec,
 		.blocks = plan->nr_blocks,
 		.meta_blkaddr = plan->meta_blkaddr,
 		.xattr_blkaddr = plan->xattr_blkaddr,
@@ -407,7 +407,7 @@ static int put_superblock(struct write_ctx *w, int fd)
 	if (w->opts->layout_48bit) {
 		/* the root nid moves to 64 bits when 16 do not hold it; the
 		 * 16-bit field then holds the block count's high bits */
-		sb.build_time_delta = plan->build_time_delta;
+		sb.build_time_delta = plan->epoch.delta;
 		if (w->tree->root->nid > UINT16_MAX) {
 			sb.rootnid_8b = w->tree->root->nid;
 			sb.root_nid = 0;

@@ -25,6 +25,7 @@
 
 #include <stdint.h>
 
+#include "erofs/build/epoch.h"
 #include "erofs/common/build.h"
 #include "erofs/common/format.h"
 #include "erofs/source/tree.h"
@@ -33,8 +34,7 @@
 
 struct erofs_plan {
 	unsigned int blkszbits;
-	int64_t epoch;			/* superblock build time: compact inodes' mtime */
-	uint32_t epoch_nsec;
+	struct erofs_epoch epoch;	/* superblock build time: compact inodes' mtime */
 	struct erofs_xattr_table shared;
 	uint64_t shared_pos;		/* where the shared area is (0: there is none) */
 	uint32_t prefix_size;		/* the long xattr prefix table's bytes (0: none) */
@@ -54,9 +54,6 @@ struct erofs_plan {
 	uint16_t extra_devices;
 	uint16_t devt_slotoff;		/* the slot's byte offset / 128 */
 	uint32_t blob_blocks;		/* the blob's size, set once its data is in */
-	/* -E48bit: epoch = max(0, mkfs time - 2^32 + 1), compact inodes' mtime
-	 * counts from it; the superblock keeps mkfs time - epoch */
-	uint32_t build_time_delta;
 	/*
 	 * -m: every inode of the tree has its record in the data of this
 	 * hidden inode (metabox_size bytes, whole blocks; nids with
@@ -87,12 +84,6 @@ void erofs_plan_free(struct erofs_plan *plan);
 uint32_t erofs_plan_nr_area_records(const struct erofs_tree *tree, const struct erofs_plan *plan);
 struct erofs_inode *erofs_plan_area_record(const struct erofs_tree *tree,
 					   const struct erofs_plan *plan, uint32_t i);
-
-/*
- * 48-bit: whether a compact inode can carry this mtime's seconds (as
- * mtime - epoch); its nanoseconds read as the superblock's epoch_nsec.
- */
-bool erofs_plan_48bit_seconds_fit(const struct erofs_plan *plan, const struct erofs_inode *inode);
 
 static inline uint64_t erofs_inode_pos(const struct erofs_plan *plan, uint64_t nid)
 {
