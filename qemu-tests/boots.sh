@@ -118,7 +118,7 @@ boot() {
 	local mode=$1 start=$2 n=$3
 	local dir=$OUT/$mode
 	local log=$dir/serial-$n.log results=$dir/results-$n.img
-	local nimg=${#NAMES[@]} t0=$SECONDS last_marker=$SECONDS markers=0 now m
+	local nimg=${#NAMES[@]} t0=$SECONDS
 	local KVER=${T_KVER[$mode]} KROOT=${T_KROOT[$mode]} limit=${LIMIT_OF[${T_KVER[$mode]}]}
 	# a longer image limit leaves room for two such slow images per boot
 	local boot_limit=$((BOOT_LIMIT + 2 * (limit - IMAGE_LIMIT)))
@@ -136,31 +136,8 @@ boot() {
 		-device virtio-blk-pci,drive=data,serial=forgedata \
 		-drive "file=$results,format=raw,if=none,id=out" \
 		-device virtio-blk-pci,drive=out,serial=forgeout
-	BOOT_END=
-	while kill -0 "$QEMU_PID" 2>/dev/null; do
-		sleep 1
-		now=$SECONDS
-		m=$(grep -c '^forge: ' "$log" 2>/dev/null || true)
-		if [ "$m" != "$markers" ]; then
-			markers=$m
-			last_marker=$now
-		fi
-		if [ $((now - t0)) -ge "$boot_limit" ]; then
-			BOOT_END=timeout
-		elif grep -aq '^forge: STUCK' "$log"; then
-			BOOT_END=hang	# a finding's walk outlived SIGKILL
-		elif [ $((now - last_marker)) -ge $((limit + 30)) ]; then
-			BOOT_END=hang
-		fi
-		if [ -n "$BOOT_END" ]; then
-			kill "$QEMU_PID" 2>/dev/null || true
-			break
-		fi
-	done
-	wait "$QEMU_PID" 2>/dev/null || true
-	QEMU_PID=
-	BOOT_SECONDS=$((SECONDS - t0))
-	if grep -q '^forge: ALLDONE' "$log"; then
+	watch_guest "$log" "$t0" "$boot_limit" $((limit + 30)) hang
+	if grep -aq '^forge: ALLDONE' "$log"; then
 		BOOT_END=alldone
 	elif [ -z "$BOOT_END" ]; then
 		BOOT_END=crash

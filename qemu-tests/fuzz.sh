@@ -379,34 +379,12 @@ build_fuzz_initramfs() {
 # fuzz_boot DISK START LOG LIMIT: one guest over the batch on DISK from line
 # START; sets BOOT_END (done|crash|hang|stuck|timeout|fatal) and BOOT_SECONDS
 fuzz_boot() {
-	local disk=$1 start=$2 log=$3 limit=$4 t0=$SECONDS last=$SECONDS marks=0 m
+	local disk=$1 start=$2 log=$3 limit=$4 t0=$SECONDS
 	qemu_start "$log" \
 		"console=ttyS0 loglevel=4 panic=-1 oops=panic panic_on_warn=1 softlockup_panic=1 hung_task_panic=1 hung_task_timeout_secs=30 forge.mode=$MODE forge.fuzz=1 forge.start=$start" \
 		-drive "file=$disk,format=raw,if=none,id=data,readonly=on" \
 		-device virtio-blk-pci,drive=data,serial=forgedata
-	BOOT_END=
-	while kill -0 "$QEMU_PID" 2>/dev/null; do
-		sleep 1
-		m=$(grep -ac '^forge: ' "$log" 2>/dev/null || true)
-		if [ "$m" != "$marks" ]; then
-			marks=$m
-			last=$SECONDS
-		fi
-		if grep -aq '^forge: STUCK' "$log"; then
-			BOOT_END=stuck
-		elif [ $((SECONDS - t0)) -ge "$limit" ]; then
-			BOOT_END=timeout
-		elif [ $((SECONDS - last)) -ge "$HANG_S" ]; then
-			BOOT_END=hang
-		fi
-		if [ -n "$BOOT_END" ]; then
-			kill "$QEMU_PID" 2>/dev/null || true
-			break
-		fi
-	done
-	wait "$QEMU_PID" 2>/dev/null || true
-	QEMU_PID=
-	BOOT_SECONDS=$((SECONDS - t0))
+	watch_guest "$log" "$t0" "$limit" "$HANG_S" stuck
 	if grep -aq '^forge: BATCHDONE' "$log"; then
 		BOOT_END='done'
 	elif grep -aq '^forge: FATAL' "$log"; then

@@ -1,6 +1,7 @@
 # shellcheck shell=bash disable=SC2034,SC2154 # variables shared with the callers
 # qemu-tests/lib.sh: what run.sh and fuzz.sh share (sourced; bash): the
-# guest kernel and module setup, the initramfs, and starting QEMU.
+# guest kernel and module setup, the initramfs, starting QEMU and watching
+# the guest.
 #
 # The caller defines msg and die and sets here, top_srcdir, top_builddir,
 # OUT (logs), QEMU and QEMU_ACCEL; KVER once detect_kver has run.
@@ -189,4 +190,37 @@ qemu_start() {
 		-append "$append" "$@" \
 		< /dev/null > "$log" 2>&1 &
 	QEMU_PID=$!
+}
+
+# watch_guest LOG T0 LIMIT QUIET STUCK_END: waits for the guest QEMU_PID
+# started at T0 ($SECONDS) and kills it once LIMIT s have passed since T0
+# (BOOT_END=timeout), QUIET s went by without a new "forge: " line of LOG
+# (hang), or the guest said "forge: STUCK" (STUCK_END: a walk outlived
+# SIGKILL).  BOOT_END stays empty when the guest stopped on its own; the
+# caller tells how from LOG.  Sets BOOT_SECONDS.
+watch_guest() {
+	local log=$1 t0=$2 limit=$3 quiet=$4 stuck_end=$5 last=$SECONDS marks=0 m
+	BOOT_END=
+	while kill -0 "$QEMU_PID" 2>/dev/null; do
+		sleep 1
+		m=$(grep -ac '^forge: ' "$log" 2>/dev/null || true)
+		if [ "$m" != "$marks" ]; then
+			marks=$m
+			last=$SECONDS
+		fi
+		if grep -aq '^forge: STUCK' "$log"; then
+			BOOT_END=$stuck_end
+		elif [ $((SECONDS - t0)) -ge "$limit" ]; then
+			BOOT_END=timeout
+		elif [ $((SECONDS - last)) -ge "$quiet" ]; then
+			BOOT_END=hang
+		fi
+		if [ -n "$BOOT_END" ]; then
+			kill "$QEMU_PID" 2>/dev/null || true
+			break
+		fi
+	done
+	wait "$QEMU_PID" 2>/dev/null || true
+	QEMU_PID=
+	BOOT_SECONDS=$((SECONDS - t0))
 }
