@@ -342,22 +342,14 @@ static void test_hostile(void)
 		fixed_layout(&l, h->full, h->big);
 		build_image(&l, &m);
 		/* the undamaged file maps cleanly */
-		err = erofs_reader_open_mem(&r, m.b, m.size);
-		if (!err)
-			err = erofs_read_inode(&r, NID, &vi);
-		if (!err)
-			err = map_all(&r, &vi);
+		err = map_image(&r, &m, &vi);
 		CHECK(err == 0);
 		if (err)
 			fprintf(stderr, "%s: the undamaged file: %s\n", h->what, erofs_reader_error(&r));
 		erofs_reader_close(&r);
 
 		h->edit(&m);
-		err = erofs_reader_open_mem(&r, m.b, m.size);
-		if (!err)
-			err = erofs_read_inode(&r, NID, &vi);
-		if (!err)
-			err = map_all(&r, &vi);
+		err = map_image(&r, &m, &vi);
 		checks++;
 		if (err != h->err || !strstr(erofs_reader_error(&r), h->words)) {
 			failures++;

@@ -276,11 +276,7 @@ static void test_random_damage(unsigned int rounds)
 			if (rnd_below(4) == 0)
 				m.b[at] = (uint8_t)rnd();
 		}
-		err = erofs_reader_open_mem(&r, m.b, m.size);
-		if (!err)
-			err = erofs_read_inode(&r, NID, &vi);
-		if (!err)
-			err = map_all(&r, &vi);
+		err = map_image(&r, &m, &vi);
 		checks++;
 		if (err == -ERANGE || (err && err != -EUCLEAN && err != -EOPNOTSUPP)) {
 			failures++;

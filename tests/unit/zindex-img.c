@@ -111,7 +111,7 @@ void free_layout(struct layout *l)
 	l->zi.extents = NULL;
 }
 
-int map_all(struct erofs_reader *r, const struct erofs_rd_inode *vi)
+static int map_all(struct erofs_reader *r, const struct erofs_rd_inode *vi)
 {
 	uint64_t off = 0;
 
@@ -128,4 +128,15 @@ int map_all(struct erofs_reader *r, const struct erofs_rd_inode *vi)
 		off = map.la + map.llen;
 	}
 	return 0;
+}
+
+int map_image(struct erofs_reader *r, const struct img *m, struct erofs_rd_inode *vi)
+{
+	int err = erofs_reader_open_mem(r, m->b, m->size);
+
+	if (!err)
+		err = erofs_read_inode(r, NID, vi);
+	if (!err)
+		err = map_all(r, vi);
+	return err;
 }

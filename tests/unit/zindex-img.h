@@ -51,8 +51,9 @@ struct img {
  * zeroed; an inline tail (l->want_tail) is chosen here, at random. */
 void build_image(struct layout *l, struct img *m);
 
-/* Maps the whole file; returns the first error (message in r) or 0, or
- * -ERANGE for a mapping that breaks the reader's contract. */
-int map_all(struct erofs_reader *r, const struct erofs_rd_inode *vi);
+/* Opens m, reads the inode at NID and maps the whole file; returns the
+ * first error (message in r) or 0, or -ERANGE for a mapping that breaks
+ * the reader's contract.  The caller closes r. */
+int map_image(struct erofs_reader *r, const struct img *m, struct erofs_rd_inode *vi);
 
 #endif
