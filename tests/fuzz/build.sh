@@ -66,7 +66,7 @@ CFG
 # the layers under the reading tools: common, the codecs (the decoders and
 # the algorithm table), the reader with liberofs-forge's public calls, the
 # check, erofsfuse's operations; none of the mkfs layers (source, build).
-# Not diag.c: the harnesses print through fuzz-diag.h's quieter versions.
+# Not diag.c: the harnesses print through fuzz-diag.c's quieter versions.
 lib_sources=()
 for layer in common codec read check fsops; do
 	for f in "$top"/lib/$layer/*.c; do
@@ -92,9 +92,12 @@ for layer in common codec read; do
 	done
 done
 
+# what the harnesses but fuzz-tar share: the quiet diagnostics
+walk_sources=(tests/fuzz/fuzz-diag.c)
+
 # each source is compiled once, the harnesses' own too, on every core
 obj_of() { local o=${1//\//_}; echo "$out/obj/${o%.c}.o"; }
-all_sources=$(printf '%s\n' "${lib_sources[@]}" "${dump_sources[@]}" "${tar_sources[@]}" \
+all_sources=$(printf '%s\n' "${lib_sources[@]}" "${dump_sources[@]}" "${tar_sources[@]}" "${walk_sources[@]}" \
 	$(for h in "${harnesses[@]}"; do echo "tests/fuzz/$h.c"; done) | sort -u)
 # a failed compile leaves a mark: the status of a background job that ends
 # before the loop waits for it may never reach a wait
@@ -123,7 +126,7 @@ link() { # HARNESS SOURCE...
 	echo "build.sh: $out/bin/$h"
 }
 for h in fuzz-reader fuzz-extract fuzz-fsck fuzz-dump fuzz-fsops fuzz-api; do
-	srcs=("tests/fuzz/$h.c" "${lib_sources[@]}")
+	srcs=("tests/fuzz/$h.c" "${walk_sources[@]}" "${lib_sources[@]}")
 	if [ "$h" = fuzz-dump ] || [ "$h" = fuzz-fsck ]; then	# fsck -p names features as dump -s
 		srcs+=("${dump_sources[@]}")
 	fi
