@@ -92,8 +92,8 @@ for layer in common codec read; do
 	done
 done
 
-# what the harnesses but fuzz-tar share: the quiet diagnostics
-walk_sources=(tests/fuzz/fuzz-diag.c)
+# what the harnesses but fuzz-tar share: the walk and the quiet diagnostics
+walk_sources=(tests/fuzz/fuzz-walk.c tests/fuzz/fuzz-diag.c)
 
 # each source is compiled once, the harnesses' own too, on every core
 obj_of() { local o=${1//\//_}; echo "$out/obj/${o%.c}.o"; }

@@ -14,6 +14,9 @@
  * superblock checksum is fixed up unless bit 0 of byte 0 says otherwise,
  * so mutations reach past it.
  */
+#include <string.h>
+#include <sys/stat.h>
+
 #include "fuzz-walk.h"
 
 #include "erofs-forge/erofs-forge.h"

@@ -16,6 +16,7 @@
  * messages are formatted, and printed with FUZZ_VERBOSE set.
  */
 #include "fuzz-walk.h"
+#include "erofs/common/ondisk.h"
 
 #define main dump_main
 #include "../../dump/main.c"

@@ -22,9 +22,13 @@
  * expect far fewer executions per second than fuzz-reader.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "fuzz-walk.h"
 

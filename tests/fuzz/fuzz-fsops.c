@@ -20,6 +20,10 @@
  * Byte 0 of the image: bit 0 and 1 as in fuzz-walk.h (checksum kept,
  * read through a memfd), bit 2 the small cache.
  */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "fuzz-walk.h"
 #include "erofs/fsops/fsops.h"
 

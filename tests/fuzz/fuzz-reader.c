@@ -8,6 +8,8 @@
  * fuzz-walk.h for what is checked and bounded, and tests/fuzz/README.md
  * for how to build and run it.
  */
+#include <unistd.h>
+
 #include "fuzz-walk.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

@@ -9,7 +9,7 @@
  *
  * The nid table with its names and paths is the read layer's
  * (read/nidtab.h), shared with dump.erofs; the ACL value check is exported
- * too: the fuzz harnesses' own walk (tests/fuzz/fuzz-walk.h) uses it.
+ * too: the fuzz harnesses' own walk (tests/fuzz/fuzz-walk.c) uses it.
  */
 #ifndef EROFS_CHECK_H
 #define EROFS_CHECK_H
