@@ -126,22 +126,6 @@ static void *xrealloc(void *p, size_t n)
 	return p;
 }
 
-/* ------------------------------------------------------------- random --- */
-
-static uint64_t rng;
-
-static uint64_t next(void)	/* splitmix64 */
-{
-	uint64_t z = (rng += 0x9E3779B97F4A7C15ull);
-
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
-}
-
-static uint64_t below(uint64_t n) { return n ? next() % n : 0; }
-static int chance(unsigned int pct) { return below(100) < pct; }
-
 /* -------------------------------------------------------------- fields --- */
 
 enum kind {
@@ -185,8 +169,8 @@ struct seed {
 	int is48;		/* INCOMPAT_48BIT */
 	uint64_t mbox_nid;	/* the metabox inode (METABOX), else UINT64_MAX */
 	uint64_t mbox_base, mbox_size;	/* its data, when stored flat (else size 0) */
-	struct exttab *ext;	/* encoded extent tables (48-bit) */
-	size_t next_;
+	struct exttab *exttabs;	/* encoded extent tables (48-bit) */
+	size_t nexttabs;
 };
 
 /* an encoded extent table: NRECS records of RECSZ bytes at OFF */
@@ -195,13 +179,40 @@ struct exttab {
 	unsigned int recsz;
 };
 
-static struct seed *seeds;
-static size_t nseeds;
-/* -F: the format-aware edits of the newer kernels' campaigns (op_format);
- * without it mutant N is the same as before they existed */
-static int g_newops;
-/* some image carries an extra device: header lines get two more fields */
-static int g_blobs;
+/*
+ * One campaign: what the command line asks for and the seeds it names,
+ * made in main and passed down.  Mutant N depends only on rng_seed, N and
+ * the seed list (make_mutant restarts the generator for each mutant).
+ */
+struct campaign {
+	uint64_t rng;		/* splitmix64 state */
+	uint64_t rng_seed;	/* -s SEED */
+	unsigned int reseal;	/* -r: percent of the mutants resealed */
+	/* -F: the format-aware edits of the newer kernels' campaigns (op_format);
+	 * without it mutant N is the same as before they existed */
+	int format_edits;
+	/* some image carries an extra device: header lines get two more fields */
+	int has_blobs;
+	struct seed *seeds;
+	size_t nseeds;
+};
+
+/* ------------------------------------------------------------- random --- */
+
+/* the next number of the campaign's generator (splitmix64) */
+static uint64_t rand64(struct campaign *c)
+{
+	uint64_t z = (c->rng += 0x9E3779B97F4A7C15ull);
+
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+/* a random number below N (0 when N is 0) */
+static uint64_t below(struct campaign *c, uint64_t n) { return n ? rand64(c) % n : 0; }
+/* true PCT times in a hundred */
+static int chance(struct campaign *c, unsigned int pct) { return below(c, 100) < pct; }
 
 #define PUSH(arr, n, v) do { \
 	(arr) = xrealloc((arr), ((n) + 1) * sizeof(*(arr))); \
@@ -442,7 +453,7 @@ static void parse_zmap(struct seed *s, uint64_t nid, uint64_t ioff, unsigned int
 		t.isize = size;
 		t.recsz = recsz;
 		if (lcn)
-			PUSH(s->ext, s->next_, t);
+			PUSH(s->exttabs, s->nexttabs, t);
 		return;
 	}
 	if (layout == 1) {	/* full indexes */
@@ -617,7 +628,12 @@ static void parse_inode(struct seed *s, uint64_t nid, uint64_t parent, uint64_t 
 	meta_touch(s, ioff, hdr);
 }
 
-static void parse_seed(struct seed *s)
+/*
+ * FORMAT_FIELDS (-F) adds the xattr filter's reserved byte to the fields;
+ * without -F the field list, and so every mutant, stays as it was before
+ * the format-aware edits existed.
+ */
+static void parse_seed(struct seed *s, int format_fields)
 {
 	unsigned char *sb = s->img + SB_OFF;
 	uint64_t *queue = xrealloc(NULL, MAX_INODES * sizeof(*queue));
@@ -657,7 +673,7 @@ static void parse_seed(struct seed *s)
 	incompat = get32(sb + 80);
 	s->is48 = !!(incompat & INCOMPAT_48BIT);
 	s->mbox_nid = UINT64_MAX;
-	if (g_newops)
+	if (format_fields)
 		add(s, SB_OFF + 0x6B, 1, K_OTHER, "sb.xattr_filter_reserved", 0, 0);
 	if (s->is48) {
 		add(s, SB_OFF + 0x6C, 4, K_OTHER, "sb.build_time_delta", 0, 0);
@@ -781,7 +797,7 @@ static unsigned char *read_file(const char *path, size_t *size)
 	return p;
 }
 
-static void load_seed(const char *path)
+static void load_seed(struct campaign *c, const char *path)
 {
 	struct seed s = { 0 };
 
@@ -799,14 +815,14 @@ static void load_seed(const char *path)
 		snprintf(bp, sizeof(bp), "%s.blob", path);
 		if (!stat(bp, &st)) {
 			s.blob = read_file(bp, &s.blobsize);
-			g_blobs = 1;
+			c->has_blobs = 1;
 		}
 	}
 	s.blkbits = s.img[SB_OFF + 12];
 	if (s.blkbits < 9 || s.blkbits > 12)
 		die("%s: blkszbits %u", path, s.blkbits);
-	parse_seed(&s);
-	PUSH(seeds, nseeds, s);
+	parse_seed(&s, c->format_edits);
+	PUSH(c->seeds, c->nseeds, s);
 }
 
 /* ------------------------------------------------------------ mutating --- */
@@ -836,133 +852,136 @@ static void note(struct mutant *m, const char *fmt, ...)
 							  : sizeof(m->log) - m->loglen - 1;
 }
 
-static uint64_t interesting(const struct seed *s, const struct field *f, uint64_t old)
+static uint64_t interesting(struct campaign *c, const struct seed *s, const struct field *f,
+			    uint64_t old)
 {
 	unsigned int w = f->nbits, k;
 	uint64_t blksz = 1ull << s->blkbits;
 
-	switch (below(18)) {
+	switch (below(c, 18)) {
 	case 0: return 0;
 	case 1: return 1;
 	case 2: return ~0ull;
 	case 3: return w > 1 ? mask_of(w - 1) : 1;		/* signed max */
 	case 4: return w > 1 ? 1ull << (w - 1) : 1;		/* signed min */
-	case 5: k = (unsigned int)below(w); return 1ull << k;
-	case 6: k = (unsigned int)below(w); return (1ull << k) - 1;
-	case 7: k = (unsigned int)below(w); return (1ull << k) + 1;
-	case 8: return blksz + below(3) - 1;
-	case 9: return 4096 + below(3) - 1;
-	case 10: return f->isize + below(3) - 1;
-	case 11: return (1ull << 31) + below(3) - 1;
-	case 12: return (1ull << 32) + below(3) - 1;
-	case 13: return old + below(3) - 1;
+	case 5: k = (unsigned int)below(c, w); return 1ull << k;
+	case 6: k = (unsigned int)below(c, w); return (1ull << k) - 1;
+	case 7: k = (unsigned int)below(c, w); return (1ull << k) + 1;
+	case 8: return blksz + below(c, 3) - 1;
+	case 9: return 4096 + below(c, 3) - 1;
+	case 10: return f->isize + below(c, 3) - 1;
+	case 11: return (1ull << 31) + below(c, 3) - 1;
+	case 12: return (1ull << 32) + below(c, 3) - 1;
+	case 13: return old + below(c, 3) - 1;
 	case 14: return old * 2;
 	case 15: return old + blksz;
-	case 16: return (uint64_t)-(int64_t)(below(4) + 1);	/* -1..-4 */
-	default: return next();
+	case 16: return (uint64_t)-(int64_t)(below(c, 4) + 1);	/* -1..-4 */
+	default: return rand64(c);
 	}
 }
 
-static uint64_t kind_value(const struct seed *s, const struct field *f, uint64_t old)
+static uint64_t kind_value(struct campaign *c, const struct seed *s, const struct field *f,
+			   uint64_t old)
 {
 	uint64_t blksz = 1ull << s->blkbits;
 	uint64_t nblocks = s->size >> s->blkbits;
 
 	switch (f->kind) {
 	case K_NID:
-		switch (below(8)) {
-		case 0: return s->nids[below(s->ninodes)];
+		switch (below(c, 8)) {
+		case 0: return s->nids[below(c, s->ninodes)];
 		case 1: return f->nid;				/* itself: loops */
 		case 2: for (size_t i = 0; i < s->ninodes; i++)	/* its parent */
 				if (s->nids[i] == f->nid)
 					return s->parents[i];
 			return 0;
-		case 3: return s->nids[below(s->ninodes)] + 1;	/* mid-inode */
-		case 4: return (s->size - meta_base(s)) / 32 + below(4);	/* past the end */
+		case 3: return s->nids[below(c, s->ninodes)] + 1;	/* mid-inode */
+		case 4:						/* past the end */
+			return (s->size - meta_base(s)) / 32 + below(c, 4);
 		case 5: return get16(s->img + SB_OFF + 14);	/* the root */
 		default: break;
 		}
 		break;
 	case K_BLKADDR:
-		switch (below(8)) {
-		case 0: return s->nblk ? s->blkaddrs[below(s->nblk)] : 0;
+		switch (below(c, 8)) {
+		case 0: return s->nblk ? s->blkaddrs[below(c, s->nblk)] : 0;
 		case 1: return get32(s->img + SB_OFF + 40);	/* metadata area */
-		case 2: return nblocks + below(3) - 1;		/* the end */
+		case 2: return nblocks + below(c, 3) - 1;		/* the end */
 		case 3: return 0xFFFFFFFFu;			/* hole marker */
-		case 4: return old + below(3) - 1;
+		case 4: return old + below(c, 3) - 1;
 		default: break;
 		}
 		break;
 	case K_NAMEOFF:
-		switch (below(6)) {
-		case 0: return below(blksz + 2);
-		case 1: return 12 * below(16);
-		case 2: return old + below(3) - 1;
-		case 3: return f->isize + below(3) - 1;	/* the block's end */
+		switch (below(c, 6)) {
+		case 0: return below(c, blksz + 2);
+		case 1: return 12 * below(c, 16);
+		case 2: return old + below(c, 3) - 1;
+		case 3: return f->isize + below(c, 3) - 1;	/* the block's end */
 		default: break;
 		}
 		break;
 	case K_MODE:
-		if (chance(50)) {
+		if (chance(c, 50)) {
 			static const uint16_t types[] = { 0010000, 0020000, 0040000, 0060000,
 							  0100000, 0120000, 0140000, 0, 0170000 };
 
-			return (old & 07777) | types[below(9)];
+			return (old & 07777) | types[below(c, 9)];
 		}
 		break;
 	case K_FORMAT:
-		if (chance(60))
-			return (old & ~0xEull) | below(8) << 1;	/* another layout */
-		if (chance(50))
+		if (chance(c, 60))
+			return (old & ~0xEull) | below(c, 8) << 1;	/* another layout */
+		if (chance(c, 50))
 			return old ^ 1;				/* compact <-> extended */
-		if (g_newops && chance(50))
+		if (c->format_edits && chance(c, 50))
 			return old ^ 0x10;			/* NLINK_1 / DOT_OMITTED */
 		break;
 	case K_ENUM:
-		if (chance(60))
-			return below(1ull << (f->nbits < 4 ? f->nbits : 4));
+		if (chance(c, 60))
+			return below(c, 1ull << (f->nbits < 4 ? f->nbits : 4));
 		break;
 	case K_CLUSTERBITS:
-		return below(8);
+		return below(c, 8);
 	case K_HI16:		/* high address bits: past any device */
-		switch (below(4)) {
+		switch (below(c, 4)) {
 		case 0: return 1;
 		case 1: return 0xffff;
-		case 2: return 1ull << below(f->nbits);
+		case 2: return 1ull << below(c, f->nbits);
 		default: break;
 		}
 		break;
 	case K_BYTEADDR:	/* a byte address: unaligned, past the end, in the metadata */
-		switch (below(6)) {
-		case 0: return old + 1 + below(blksz - 1);
-		case 1: return s->size + below(2 * blksz);
+		switch (below(c, 6)) {
+		case 0: return old + 1 + below(c, blksz - 1);
+		case 1: return s->size + below(c, 2 * blksz);
 		case 2: return SB_OFF;
 		case 3: return old - blksz;
 		default: break;
 		}
 		break;
 	case K_PLEN:		/* extent plen: length lies, partial bit, format */
-		switch (below(6)) {
-		case 0: return old + below(3) - 1;
-		case 1: return (old & ~0x1fffffull) | (1 + below(0x1fffff));
+		switch (below(c, 6)) {
+		case 0: return old + below(c, 3) - 1;
+		case 1: return (old & ~0x1fffffull) | (1 + below(c, 0x1fffff));
 		case 2: return old ^ (1u << 27);
-		case 3: return (old & 0x0fffffffull) | below(16) << 28;
+		case 3: return (old & 0x0fffffffull) | below(c, 16) << 28;
 		case 4: return (old & ~0x1fffffull) | ((old & 0x1fffff) + blksz);
 		default: break;
 		}
 		break;
 	case K_BLKBITS:
-		if (chance(60))
-			return 8 + below(6);
+		if (chance(c, 60))
+			return 8 + below(c, 6);
 		break;
 	case K_FLAGS:
-		if (chance(60))
-			return old ^ (1ull << below(f->nbits));
+		if (chance(c, 60))
+			return old ^ (1ull << below(c, f->nbits));
 		break;
 	case K_DELTA:
-		switch (below(5)) {
+		switch (below(c, 5)) {
 		case 0: return 1;
-		case 1: return 0x800 | below(300);		/* CBLKCNT */
+		case 1: return 0x800 | below(c, 300);		/* CBLKCNT */
 		case 2: return 0x7ff;
 		default: break;
 		}
@@ -970,16 +989,17 @@ static uint64_t kind_value(const struct seed *s, const struct field *f, uint64_t
 	default:
 		break;
 	}
-	return interesting(s, f, old);
+	return interesting(c, s, f, old);
 }
 
-static const struct field *pick_field(const struct seed *s, const struct mutant *m)
+static const struct field *pick_field(struct campaign *c, const struct seed *s,
+				      const struct mutant *m)
 {
 	for (int tries = 0; tries < 16; tries++) {
-		const struct field *f = &s->f[below(s->nf)];
+		const struct field *f = &s->f[below(c, s->nf)];
 
 		/* the magic and the checksum only rarely: they end at mount */
-		if ((f->kind == K_MAGIC || f->kind == K_CSUM) && !chance(5))
+		if ((f->kind == K_MAGIC || f->kind == K_CSUM) && !chance(c, 5))
 			continue;
 		if (f->off + (f->bit + f->nbits + 7) / 8 <= m->size)
 			return f;
@@ -996,29 +1016,29 @@ static void set_field(struct mutant *m, const struct field *f, uint64_t v, const
 	     f->bit, f->nbits, old, field_get(m->img, f));
 }
 
-static void op_value(const struct seed *s, struct mutant *m)
+static void op_value(struct campaign *c, const struct seed *s, struct mutant *m)
 {
-	const struct field *f = pick_field(s, m);
+	const struct field *f = pick_field(c, s, m);
 
 	if (f)
-		set_field(m, f, kind_value(s, f, field_get(m->img, f)), "value");
+		set_field(m, f, kind_value(c, s, f, field_get(m->img, f)), "value");
 }
 
-static void op_arith(const struct seed *s, struct mutant *m)
+static void op_arith(struct campaign *c, const struct seed *s, struct mutant *m)
 {
-	const struct field *f = pick_field(s, m);
-	uint64_t d = 1 + below(35);
+	const struct field *f = pick_field(c, s, m);
+	uint64_t d = 1 + below(c, 35);
 
 	if (f)
-		set_field(m, f, field_get(m->img, f) + (chance(50) ? d : -d), "arith");
+		set_field(m, f, field_get(m->img, f) + (chance(c, 50) ? d : -d), "arith");
 }
 
-static void op_flip(const struct seed *s, struct mutant *m)
+static void op_flip(struct campaign *c, const struct seed *s, struct mutant *m)
 {
-	const struct field *f = pick_field(s, m);
+	const struct field *f = pick_field(c, s, m);
 
 	if (f)
-		set_field(m, f, field_get(m->img, f) ^ (1ull << below(f->nbits)), "flip");
+		set_field(m, f, field_get(m->img, f) ^ (1ull << below(c, f->nbits)), "flip");
 }
 
 static void copy_bytes(struct mutant *m, uint64_t dst, const unsigned char *src, uint64_t len,
@@ -1030,24 +1050,24 @@ static void copy_bytes(struct mutant *m, uint64_t dst, const unsigned char *src,
 	note(m, " splice %s @%" PRIu64 "+%" PRIu64 ";", what, dst, len);
 }
 
-static void op_splice(const struct seed *s, struct mutant *m)
+static void op_splice(struct campaign *c, const struct seed *s, struct mutant *m)
 {
-	const struct seed *o = &seeds[below(nseeds)];
+	const struct seed *o = &c->seeds[below(c, c->nseeds)];
 
-	switch (below(3)) {
+	switch (below(c, 3)) {
 	case 0: {	/* an inode over another */
-		size_t a = below(s->ninodes);
+		size_t a = below(c, s->ninodes);
 		uint64_t src, len = s->inode_len[a];
 		const unsigned char *from;
 
-		if (o != s && o->ninodes && chance(50)) {
-			size_t b = below(o->ninodes);
+		if (o != s && o->ninodes && chance(c, 50)) {
+			size_t b = below(c, o->ninodes);
 
 			from = o->img + o->inode_off[b];
 			len = o->inode_len[b];
 			src = 0;
 		} else {
-			src = s->inode_off[below(s->ninodes)];
+			src = s->inode_off[below(c, s->ninodes)];
 			from = m->img + src;
 		}
 		(void)src;
@@ -1056,8 +1076,8 @@ static void op_splice(const struct seed *s, struct mutant *m)
 	}
 	case 1:		/* a dirent over another */
 		if (s->ndirents > 1)
-			copy_bytes(m, s->dirents[below(s->ndirents)],
-				   m->img + s->dirents[below(s->ndirents)], 12, "dirent");
+			copy_bytes(m, s->dirents[below(c, s->ndirents)],
+				   m->img + s->dirents[below(c, s->ndirents)], 12, "dirent");
 		break;
 	default: {	/* a block from another seed with the same block size */
 		uint64_t bs = 1ull << s->blkbits, nb, ob;
@@ -1068,15 +1088,15 @@ static void op_splice(const struct seed *s, struct mutant *m)
 		ob = o->size / bs;
 		if (nb < 2 || ob < 2)
 			break;
-		copy_bytes(m, (1 + below(nb - 1)) * bs, o->img + (1 + below(ob - 1)) * bs, bs,
+		copy_bytes(m, (1 + below(c, nb - 1)) * bs, o->img + (1 + below(c, ob - 1)) * bs, bs,
 			   "block");
 	}
 	}
 }
 
-static void op_struct(const struct seed *s, struct mutant *m)
+static void op_struct(struct campaign *c, const struct seed *s, struct mutant *m)
 {
-	switch (below(6)) {
+	switch (below(c, 6)) {
 	case 0:		/* swap two dirents of the same block: unsorted names */
 	case 1: {	/* or duplicate one name: point a nameoff at another's */
 		uint64_t a, b;
@@ -1084,11 +1104,11 @@ static void op_struct(const struct seed *s, struct mutant *m)
 
 		if (s->ndirents < 2)
 			return;
-		a = s->dirents[below(s->ndirents)];
-		b = s->dirents[below(s->ndirents)];
+		a = s->dirents[below(c, s->ndirents)];
+		b = s->dirents[below(c, s->ndirents)];
 		if (a == b || a + 12 > m->size || b + 12 > m->size)
 			return;
-		if (below(2)) {
+		if (below(c, 2)) {
 			memcpy(t, m->img + a, 12);
 			memcpy(m->img + a, m->img + b, 12);
 			memcpy(m->img + b, t, 12);
@@ -1104,30 +1124,30 @@ static void op_struct(const struct seed *s, struct mutant *m)
 		const struct field *hf = NULL;
 
 		for (int tries = 0; tries < 64 && !hf; tries++) {
-			const struct field *f = &s->f[below(s->nf)];
+			const struct field *f = &s->f[below(c, s->nf)];
 
 			if (!strcmp(f->name, "h_advise") && f->off + 4 <= m->size)
 				hf = f;
 		}
 		if (!hf)
 			return;
-		switch (below(4)) {
+		switch (below(c, 4)) {
 		case 0: {	/* whole-file fragment bit with a huge i_size */
 			uint64_t ioff = nid_off(s, hf->nid);
 
 			m->img[hf->off + 3] |= 0x80;
 			if (ioff != UINT64_MAX && ioff + 16 <= m->size) {
 				if (get16(m->img + ioff) & 1)
-					put64(m->img + ioff + 8, 1ull << (20 + below(20)));
+					put64(m->img + ioff + 8, 1ull << (20 + below(c, 20)));
 				else
-					put32(m->img + ioff + 8, 1u << (20 + below(12)));
+					put32(m->img + ioff + 8, 1u << (20 + below(c, 12)));
 			}
 			put32(m->img + SB_OFF + 80, get32(m->img + SB_OFF + 80) | 0x20);
 			note(m, " struct fragment-flood nid %" PRIu64 ";", hf->nid);
 			break;
 		}
 		case 1:		/* wider lclusters */
-			m->img[hf->off + 3] = (m->img[hf->off + 3] & ~7) | (1 + below(7));
+			m->img[hf->off + 3] = (m->img[hf->off + 3] & ~7) | (1 + below(c, 7));
 			note(m, " struct lclusterbits nid %" PRIu64 " -> %u;", hf->nid,
 			     m->img[hf->off + 3] & 7);
 			break;
@@ -1137,7 +1157,8 @@ static void op_struct(const struct seed *s, struct mutant *m)
 			break;
 		default: {	/* a NONHEAD chain over the full indexes that follow */
 			uint64_t p = hf->off + 12;	/* header + 8 bytes of padding */
-			unsigned int n = 2 + (unsigned int)below(30), i, back = chance(50) ? 1 : 2047;
+			unsigned int n = 2 + (unsigned int)below(c, 30), i,
+				     back = chance(c, 50) ? 1 : 2047;
 
 			for (i = 1; i <= n && p + 8 * i + 8 <= m->size; i++) {
 				put16(m->img + p + 8 * i, 2);
@@ -1153,8 +1174,8 @@ static void op_struct(const struct seed *s, struct mutant *m)
 
 /* a random field named NAME (a prefix with a trailing '*'), of inode NID
  * unless NID is UINT64_MAX, that fits the mutant */
-static const struct field *pick_named(const struct seed *s, const struct mutant *m,
-				      const char *name, uint64_t nid)
+static const struct field *pick_named(struct campaign *c, const struct seed *s,
+				      const struct mutant *m, const char *name, uint64_t nid)
 {
 	size_t len = strlen(name), seen = 0;
 	const struct field *got = NULL;
@@ -1169,7 +1190,7 @@ static const struct field *pick_named(const struct seed *s, const struct mutant 
 			continue;
 		if (f->off + (f->bit + f->nbits + 7) / 8 > m->size)
 			continue;
-		if (below(++seen) == 0)
+		if (below(c, ++seen) == 0)
 			got = f;
 	}
 	return got;
@@ -1185,33 +1206,34 @@ static uint64_t inode_isize(const struct seed *s, uint64_t nid)
 }
 
 /* extent tables: records out of order, overlapping, past i_size */
-static int fmt_ext_order(const struct seed *s, struct mutant *m)
+static int fmt_ext_order(struct campaign *c, const struct seed *s, struct mutant *m)
 {
 	const struct exttab *t;
 	uint64_t a, b, i;
 	unsigned char tmp[32];
 
-	if (!s->next_)
+	if (!s->nexttabs)
 		return 0;
-	t = &s->ext[below(s->next_)];
+	t = &s->exttabs[below(c, s->nexttabs)];
 	if (t->nrecs < 2 && t->recsz < 16)
 		return 0;
-	i = t->nrecs > 1 ? 1 + below(t->nrecs - 1) : 0;
+	i = t->nrecs > 1 ? 1 + below(c, t->nrecs - 1) : 0;
 	a = t->off + t->recsz * i;
 	b = i ? a - t->recsz : a;
 	if (a + t->recsz > m->size)
 		return 0;
-	switch (t->recsz >= 16 ? below(5) : 3 + below(2)) {
+	switch (t->recsz >= 16 ? below(c, 5) : 3 + below(c, 2)) {
 	case 0:		/* lstart equal to the previous one's, or inside it */
-		put32(m->img + a + 12, get32(m->img + b + 12) + (uint32_t)below(1u << s->blkbits));
+		put32(m->img + a + 12,
+		      get32(m->img + b + 12) + (uint32_t)below(c, 1u << s->blkbits));
 		note(m, " format ext-overlap-l nid %" PRIu64 " rec %" PRIu64 ";", t->nid, i);
 		return 1;
 	case 1:		/* lstart at or past i_size */
-		put32(m->img + a + 12, (uint32_t)(t->isize + below(3)));
+		put32(m->img + a + 12, (uint32_t)(t->isize + below(c, 3)));
 		note(m, " format ext-past-isize nid %" PRIu64 " rec %" PRIu64 ";", t->nid, i);
 		return 1;
 	case 2:		/* lstart going backwards by a little */
-		put32(m->img + a + 12, get32(m->img + a + 12) - 1 - (uint32_t)below(64));
+		put32(m->img + a + 12, get32(m->img + a + 12) - 1 - (uint32_t)below(c, 64));
 		note(m, " format ext-back nid %" PRIu64 " rec %" PRIu64 ";", t->nid, i);
 		return 1;
 	case 3:		/* two records swapped */
@@ -1228,53 +1250,56 @@ static int fmt_ext_order(const struct seed *s, struct mutant *m)
 			note(m, " format ext-plen-swallow nid %" PRIu64 " rec %" PRIu64 ";", t->nid, i);
 			return 1;
 		}
-		put32(m->img + a + 4, get32(m->img + b + 4) + (uint32_t)below(16));
+		put32(m->img + a + 4, get32(m->img + b + 4) + (uint32_t)below(c, 16));
 		note(m, " format ext-overlap-p nid %" PRIu64 " rec %" PRIu64 ";", t->nid, i);
 		return 1;
 	}
 }
 
 /* compressed streams whose lengths lie: plen, i_size, idata size, block counts */
-static int fmt_stream_lie(const struct seed *s, struct mutant *m)
+static int fmt_stream_lie(struct campaign *c, const struct seed *s, struct mutant *m)
 {
-	const struct field *f = pick_named(s, m, "h_advise", UINT64_MAX), *g;
-	uint64_t bs = 1ull << s->blkbits, d = 1 + below(bs);
+	const struct field *f = pick_named(c, s, m, "h_advise", UINT64_MAX), *g;
+	uint64_t bs = 1ull << s->blkbits, d = 1 + below(c, bs);
 
 	if (!f)
 		return 0;
-	switch (below(5)) {
+	switch (below(c, 5)) {
 	case 0:
-		if ((g = pick_named(s, m, "ext.plen", f->nid))) {
-			set_field(m, g, kind_value(s, g, field_get(m->img, g)), "format-plen");
+		if ((g = pick_named(c, s, m, "ext.plen", f->nid))) {
+			set_field(m, g, kind_value(c, s, g, field_get(m->img, g)), "format-plen");
 			return 1;
 		}
 		/* fall through */
 	case 1:		/* the file decodes shorter or longer than its extents */
-		if ((g = pick_named(s, m, "i_size", f->nid))) {
+		if ((g = pick_named(c, s, m, "i_size", f->nid))) {
 			uint64_t v = field_get(m->img, g);
 
-			set_field(m, g, chance(50) ? v + d : v > d ? v - d : v + 1, "format-isize");
+			set_field(m, g, chance(c, 50) ? v + d : v > d ? v - d : v + 1,
+				  "format-isize");
 			return 1;
 		}
 		return 0;
 	case 2:
-		if ((g = pick_named(s, m, "h_idata_size", f->nid))) {
-			set_field(m, g, field_get(m->img, g) + (chance(50) ? d : -d), "format-idata");
+		if ((g = pick_named(c, s, m, "h_idata_size", f->nid))) {
+			set_field(m, g, field_get(m->img, g) + (chance(c, 50) ? d : -d),
+				  "format-idata");
 			return 1;
 		}
 		return 0;
 	case 3:
-		if ((g = pick_named(s, m, "i_compressed_blocks", f->nid))) {
-			set_field(m, g, field_get(m->img, g) + below(3) - 1, "format-cblocks");
+		if ((g = pick_named(c, s, m, "i_compressed_blocks", f->nid))) {
+			set_field(m, g, field_get(m->img, g) + below(c, 3) - 1, "format-cblocks");
 			return 1;
 		}
 		return 0;
 	default:	/* a pcluster shifted by a block (or a byte, in byte addresses) */
-		if ((g = pick_named(s, m, "ci.blkaddr", f->nid)) ||
-		    (g = pick_named(s, m, "li.blkaddr", f->nid)) ||
-		    (g = pick_named(s, m, "ext.pstart_lo", f->nid)) ||
-		    (g = pick_named(s, m, "ext.base", f->nid))) {
-			set_field(m, g, field_get(m->img, g) + (chance(50) ? 1 : -1), "format-shift");
+		if ((g = pick_named(c, s, m, "ci.blkaddr", f->nid)) ||
+		    (g = pick_named(c, s, m, "li.blkaddr", f->nid)) ||
+		    (g = pick_named(c, s, m, "ext.pstart_lo", f->nid)) ||
+		    (g = pick_named(c, s, m, "ext.base", f->nid))) {
+			set_field(m, g, field_get(m->img, g) + (chance(c, 50) ? 1 : -1),
+				  "format-shift");
 			return 1;
 		}
 		return 0;
@@ -1282,14 +1307,14 @@ static int fmt_stream_lie(const struct seed *s, struct mutant *m)
 }
 
 /* metabox nids into themselves, past the metabox, the root as the metabox */
-static int fmt_metabox(const struct seed *s, struct mutant *m)
+static int fmt_metabox(struct campaign *c, const struct seed *s, struct mutant *m)
 {
 	const struct field *f;
 	uint64_t msz, slot;
 
 	if (s->mbox_nid == UINT64_MAX) {
 		/* a 48-bit image that suddenly claims a metabox: its own root */
-		if (!s->is48 || !chance(30) || m->size < SB_OFF + 0x88)
+		if (!s->is48 || !chance(c, 30) || m->size < SB_OFF + 0x88)
 			return 0;
 		put32(m->img + SB_OFF + 80, get32(m->img + SB_OFF + 80) | INCOMPAT_METABOX);
 		m->img[SB_OFF + 13] = 1;
@@ -1299,50 +1324,53 @@ static int fmt_metabox(const struct seed *s, struct mutant *m)
 	}
 	msz = inode_isize(s, s->mbox_nid);
 	slot = msz / 32;
-	switch (below(6)) {
+	switch (below(c, 6)) {
 	case 0:		/* the metabox inode inside its own data */
-		f = pick_named(s, m, "sb.metabox_nid", UINT64_MAX);
+		f = pick_named(c, s, m, "sb.metabox_nid", UINT64_MAX);
 		if (!f)
 			return 0;
-		set_field(m, f, NID_METABOX | (chance(50) ? 0 : below(slot + 1)), "format-mbox-self");
+		set_field(m, f, NID_METABOX | (chance(c, 50) ? 0 : below(c, slot + 1)),
+			  "format-mbox-self");
 		return 1;
 	case 1:		/* the root is the metabox inode, or past its data */
-		f = pick_named(s, m, "sb.rootnid_8b", UINT64_MAX);
+		f = pick_named(c, s, m, "sb.rootnid_8b", UINT64_MAX);
 		if (!f)
 			return 0;
-		set_field(m, f, chance(50) ? s->mbox_nid : NID_METABOX | (slot + below(4)),
+		set_field(m, f, chance(c, 50) ? s->mbox_nid : NID_METABOX | (slot + below(c, 4)),
 			  "format-mbox-root");
 		return 1;
 	case 2:		/* the packed inode in the metabox, past it */
-		f = pick_named(s, m, "sb.packed_nid", UINT64_MAX);
+		f = pick_named(c, s, m, "sb.packed_nid", UINT64_MAX);
 		if (!f)
 			return 0;
-		set_field(m, f, NID_METABOX | (chance(50) ? slot - 1 : slot + below(1u << 20)),
+		set_field(m, f,
+			  NID_METABOX | (chance(c, 50) ? slot - 1 : slot + below(c, 1u << 20)),
 			  "format-mbox-packed");
 		return 1;
 	case 3:		/* the metabox inode's size: longer or shorter than its data */
-		f = pick_named(s, m, "i_size", s->mbox_nid);
+		f = pick_named(c, s, m, "i_size", s->mbox_nid);
 		if (!f)
 			return 0;
-		set_field(m, f, chance(50) ? msz * 2 + below(64) : msz / 2 + below(32), "format-mbox-size");
+		set_field(m, f, chance(c, 50) ? msz * 2 + below(c, 64) : msz / 2 + below(c, 32),
+			  "format-mbox-size");
 		return 1;
 	case 4:		/* the metabox inode is a directory, a symlink, a device */
-		f = pick_named(s, m, "i_mode", s->mbox_nid);
+		f = pick_named(c, s, m, "i_mode", s->mbox_nid);
 		if (!f)
 			return 0;
-		set_field(m, f, kind_value(s, f, field_get(m->img, f)), "format-mbox-mode");
+		set_field(m, f, kind_value(c, s, f, field_get(m->img, f)), "format-mbox-mode");
 		return 1;
 	default:	/* the metabox inode's map: any of its fields */
-		f = pick_named(s, m, "*", s->mbox_nid);
+		f = pick_named(c, s, m, "*", s->mbox_nid);
 		if (!f)
 			return 0;
-		set_field(m, f, kind_value(s, f, field_get(m->img, f)), "format-mbox-field");
+		set_field(m, f, kind_value(c, s, f, field_get(m->img, f)), "format-mbox-field");
 		return 1;
 	}
 }
 
 /* 48-bit addresses past the device: the high 16 bits of every address */
-static int fmt_addr48(const struct seed *s, struct mutant *m)
+static int fmt_addr48(struct campaign *c, const struct seed *s, struct mutant *m)
 {
 	static const char *const names[] = {
 		"i_startblk_hi", "ext.pstart_hi", "devslot.blocks_hi", "devslot.mapped_hi",
@@ -1352,65 +1380,68 @@ static int fmt_addr48(const struct seed *s, struct mutant *m)
 
 	if (!s->is48)
 		return 0;
-	f = pick_named(s, m, names[below(sizeof(names) / sizeof(names[0]))], UINT64_MAX);
+	f = pick_named(c, s, m, names[below(c, sizeof(names) / sizeof(names[0]))], UINT64_MAX);
 	if (!f)
 		return 0;
-	set_field(m, f, chance(50) ? 1 + below(4) : mask_of(f->nbits) - below(4), "format-addr48");
+	set_field(m, f, chance(c, 50) ? 1 + below(c, 4) : mask_of(f->nbits) - below(c, 4),
+		  "format-addr48");
 	return 1;
 }
 
 /* long xattr name prefixes: indexes past the table, lying lengths */
-static int fmt_prefix(const struct seed *s, struct mutant *m)
+static int fmt_prefix(struct campaign *c, const struct seed *s, struct mutant *m)
 {
 	unsigned int count = m->img[SB_OFF + 91];
 	const struct field *f;
 
 	if (!(get32(m->img + SB_OFF + 80) & INCOMPAT_XATTR_PREFIXES))
 		return 0;
-	switch (below(4)) {
+	switch (below(c, 4)) {
 	case 0:
 	case 1:
-		f = pick_named(s, m, "e_name_index", UINT64_MAX);
+		f = pick_named(c, s, m, "e_name_index", UINT64_MAX);
 		if (!f)
 			return 0;
-		set_field(m, f, chance(70) ? 0x80 | ((count + below(3)) & 0x7f) : 0x80 | below(128),
-			  "format-pfx-index");
+		set_field(m, f, chance(c, 70) ? 0x80 | ((count + below(c, 3)) & 0x7f)
+					      : 0x80 | below(c, 128), "format-pfx-index");
 		return 1;
 	case 2:
-		f = pick_named(s, m, "sb.xattr_prefix_count", UINT64_MAX);
+		f = pick_named(c, s, m, "sb.xattr_prefix_count", UINT64_MAX);
 		if (!f)
 			return 0;
-		set_field(m, f, chance(50) ? (count ? count - 1 : 0) : chance(50) ? count + 1 : 255,
+		set_field(m, f,
+			  chance(c, 50) ? (count ? count - 1 : 0) : chance(c, 50) ? count + 1 : 255,
 			  "format-pfx-count");
 		return 1;
 	default:
-		f = pick_named(s, m, "pfx.*", UINT64_MAX);
+		f = pick_named(c, s, m, "pfx.*", UINT64_MAX);
 		if (!f)
-			f = pick_named(s, m, "sb.xattr_prefix_start", UINT64_MAX);
+			f = pick_named(c, s, m, "sb.xattr_prefix_start", UINT64_MAX);
 		if (!f)
 			return 0;
-		set_field(m, f, kind_value(s, f, field_get(m->img, f)), "format-pfx-table");
+		set_field(m, f, kind_value(c, s, f, field_get(m->img, f)), "format-pfx-table");
 		return 1;
 	}
 }
 
 /* name-filter bits that lie: the filter claims names absent (or all present) */
-static int fmt_filter(const struct seed *s, struct mutant *m)
+static int fmt_filter(struct campaign *c, const struct seed *s, struct mutant *m)
 {
-	const struct field *f = pick_named(s, m, "h_name_filter", UINT64_MAX);
+	const struct field *f = pick_named(c, s, m, "h_name_filter", UINT64_MAX);
 	static const uint64_t vals[] = { 0xffffffff, 0, 0x7fffffff, 0xfffffffe };
 
 	if (!f)
 		return 0;
 	put32(m->img + SB_OFF + 8, get32(m->img + SB_OFF + 8) | COMPAT_XATTR_FILTER);
 	m->img[SB_OFF + 0x6B] = 0;
-	set_field(m, f, chance(60) ? vals[below(4)] : field_get(m->img, f) ^ (1ull << below(32)),
+	set_field(m, f,
+		  chance(c, 60) ? vals[below(c, 4)] : field_get(m->img, f) ^ (1ull << below(c, 32)),
 		  "format-filter");
 	return 1;
 }
 
 /* device slots with absurd sizes, device ids past the table */
-static int fmt_devices(const struct seed *s, struct mutant *m)
+static int fmt_devices(struct campaign *c, const struct seed *s, struct mutant *m)
 {
 	unsigned int ndev = get16(m->img + SB_OFF + 86);
 	const struct { const char *field, *op; uint64_t v[4]; } e[] = {
@@ -1420,70 +1451,70 @@ static int fmt_devices(const struct seed *s, struct mutant *m)
 		{ "sb.extra_devices", "format-dev-count", { 0, ndev + 1, 0xffff, 255 } },
 		{ "sb.devt_slotoff", "format-dev-slotoff", { 0, 1, 8, 0xffff } },
 	};
-	unsigned int i = (unsigned int)below(sizeof(e) / sizeof(e[0]));
+	unsigned int i = (unsigned int)below(c, sizeof(e) / sizeof(e[0]));
 	const struct field *f;
 
-	if (!ndev || !(f = pick_named(s, m, e[i].field, UINT64_MAX)))
+	if (!ndev || !(f = pick_named(c, s, m, e[i].field, UINT64_MAX)))
 		return 0;
-	set_field(m, f, e[i].v[below(4)], e[i].op);
+	set_field(m, f, e[i].v[below(c, 4)], e[i].op);
 	return 1;
 }
 
 /* one format-aware edit the seed allows (tries a few kinds) */
-static void op_format(const struct seed *s, struct mutant *m)
+static void op_format(struct campaign *c, const struct seed *s, struct mutant *m)
 {
 	/* weights: the filter applies to nearly every seed, so it gets one slot */
-	static int (*const ops[])(const struct seed *, struct mutant *) = {
+	static int (*const ops[])(struct campaign *, const struct seed *, struct mutant *) = {
 		fmt_ext_order, fmt_ext_order, fmt_ext_order, fmt_stream_lie, fmt_stream_lie,
 		fmt_metabox, fmt_metabox, fmt_metabox, fmt_addr48, fmt_addr48, fmt_prefix,
 		fmt_prefix, fmt_filter, fmt_devices, fmt_devices,
 	};
 
 	for (int tries = 0; tries < 6; tries++)
-		if (ops[below(sizeof(ops) / sizeof(ops[0]))](s, m))
+		if (ops[below(c, sizeof(ops) / sizeof(ops[0]))](c, s, m))
 			return;
-	op_value(s, m);
+	op_value(c, s, m);
 }
 
-static void op_bits(const struct seed *s, struct mutant *m)
+static void op_bits(struct campaign *c, const struct seed *s, struct mutant *m)
 {
 	uint64_t lo = s->meta_lo, hi = s->meta_hi < m->size ? s->meta_hi : m->size;
-	unsigned int n = 1 + (unsigned int)below(4);
+	unsigned int n = 1 + (unsigned int)below(c, 4);
 
 	if (hi <= lo)
 		return;
 	while (n--) {
-		uint64_t at = lo + below(hi - lo);
-		unsigned int b = (unsigned int)below(8);
+		uint64_t at = lo + below(c, hi - lo);
+		unsigned int b = (unsigned int)below(c, 8);
 
 		m->img[at] ^= (unsigned char)(1u << b);
 		note(m, " bits @%" PRIu64 "^%02x;", at, 1u << b);
 	}
 }
 
-static void op_payload(const struct seed *s, struct mutant *m)
+static void op_payload(struct campaign *c, const struct seed *s, struct mutant *m)
 {
 	const struct region *r;
 	uint64_t at;
 
 	if (!s->npayload)
 		return;
-	r = &s->payload[below(s->npayload)];
-	at = r->off + below(r->len);
+	r = &s->payload[below(c, s->npayload)];
+	at = r->off + below(c, r->len);
 	if (at >= m->size)
 		return;
-	m->img[at] = (unsigned char)next();
+	m->img[at] = (unsigned char)rand64(c);
 	note(m, " payload @%" PRIu64 ";", at);
 }
 
-static void op_trunc(const struct seed *s, struct mutant *m)
+static void op_trunc(struct campaign *c, const struct seed *s, struct mutant *m)
 {
 	uint64_t bs = 1ull << s->blkbits, nb = m->size / bs;
 	uint64_t keep;
 
 	if (nb < 3)
 		return;
-	keep = (2 + below(nb - 2)) * bs;
+	keep = (2 + below(c, nb - 2)) * bs;
 	if (keep < SB_OFF + bs)
 		keep = (SB_OFF + bs + bs - 1) / bs * bs;
 	if (keep >= m->size)
@@ -1492,17 +1523,16 @@ static void op_trunc(const struct seed *s, struct mutant *m)
 	m->size = keep;
 }
 
-/* mutant NUMBER of campaign SEED; returns the seed used */
-static const struct seed *make_mutant(uint64_t campaign, uint64_t number, unsigned int reseal,
-				      struct mutant *m)
+/* mutant NUMBER of the campaign; returns the seed used */
+static const struct seed *make_mutant(struct campaign *c, uint64_t number, struct mutant *m)
 {
 	const struct seed *s;
 	unsigned int nedits = 1;
 	int cut = 0;
 
-	rng = campaign * 0x9E3779B97F4A7C15ull ^ (number + 1) * 0xD1B54A32D192ED03ull;
-	next();
-	s = &seeds[below(nseeds)];
+	c->rng = c->rng_seed * 0x9E3779B97F4A7C15ull ^ (number + 1) * 0xD1B54A32D192ED03ull;
+	rand64(c);
+	s = &c->seeds[below(c, c->nseeds)];
 	if (m->cap < s->size) {
 		m->cap = s->size;
 		m->img = xrealloc(m->img, m->cap);
@@ -1513,41 +1543,42 @@ static const struct seed *make_mutant(uint64_t campaign, uint64_t number, unsign
 	m->blobsize = s->blobsize;
 	m->loglen = 0;
 	note(m, "%s:", s->base);
-	if (g_newops && s->blob && chance(5)) {	/* the extra device shorter than its slot says */
-		m->blobsize = below(s->blobsize >> s->blkbits) << s->blkbits;
+	/* the extra device shorter than its slot says */
+	if (c->format_edits && s->blob && chance(c, 5)) {
+		m->blobsize = below(c, s->blobsize >> s->blkbits) << s->blkbits;
 		note(m, " blob-trunc %zu->%zu;", s->blobsize, m->blobsize);
 	}
-	while (nedits < MAX_EDITS && chance(45))
+	while (nedits < MAX_EDITS && chance(c, 45))
 		nedits++;
 	for (unsigned int i = 0; i < nedits; i++) {
-		unsigned int r = (unsigned int)below(100);
+		unsigned int r = (unsigned int)below(c, 100);
 
-		if (g_newops && r < 20)
-			op_format(s, m);
+		if (c->format_edits && r < 20)
+			op_format(c, s, m);
 		else if (r < 50)
-			op_value(s, m);
+			op_value(c, s, m);
 		else if (r < 62)
-			op_arith(s, m);
+			op_arith(c, s, m);
 		else if (r < 72)
-			op_flip(s, m);
+			op_flip(c, s, m);
 		else if (r < 80)
-			op_splice(s, m);
+			op_splice(c, s, m);
 		else if (r < 88)
-			op_struct(s, m);
+			op_struct(c, s, m);
 		else if (r < 94)
-			op_bits(s, m);
+			op_bits(c, s, m);
 		else if (r < 98)
-			op_payload(s, m);
+			op_payload(c, s, m);
 		else
 			cut = 1;
 	}
 	if (cut)
-		op_trunc(s, m);
-	if ((get32(m->img + SB_OFF + 8) & COMPAT_SB_CHKSUM) && chance(reseal)) {
-		int64_t c = erofs_sb_csum(m->img, m->size);
+		op_trunc(c, s, m);
+	if ((get32(m->img + SB_OFF + 8) & COMPAT_SB_CHKSUM) && chance(c, c->reseal)) {
+		int64_t csum = erofs_sb_csum(m->img, m->size);
 
-		if (c >= 0)
-			put32(m->img + SB_OFF + 4, (uint32_t)c);
+		if (csum >= 0)
+			put32(m->img + SB_OFF + 4, (uint32_t)csum);
 		else
 			note(m, " (no reseal: bad blkszbits);");
 	} else {
@@ -1624,16 +1655,20 @@ static void print_fields(const struct seed *s)
 	}
 }
 
+/* fills M with image NUMBER of a disk: its bytes, extra device and log line */
+typedef void make_image_fn(void *ctx, uint64_t number, struct mutant *m);
+
 /*
  * Write COUNT images into the data disk OUT: image I is made by
- * MAKE(I, &mutant), which fills m.img, m.size and its log line.
+ * MAKE(CTX, I, &mutant).  HAS_BLOBS: some image carries an extra device,
+ * so the header needs room for two more fields a line.
  */
-static void write_disk(const char *out, uint64_t first, uint64_t count, FILE *log,
-		       void (*make)(uint64_t, struct mutant *))
+static void write_disk(const char *out, uint64_t first, uint64_t count, int has_blobs, FILE *log,
+		       make_image_fn *make, void *ctx)
 {
 	struct mutant m = { 0 };
 	int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	size_t hdrcap = 64 + (g_blobs ? 96 : 48) * count, hdrlen;
+	size_t hdrcap = 64 + (has_blobs ? 96 : 48) * count, hdrlen;
 	uint64_t hdrbytes = (hdrcap + ALIGN_DISK - 1) / ALIGN_DISK * ALIGN_DISK, off = hdrbytes;
 	char *hdr = xrealloc(NULL, hdrbytes);
 
@@ -1643,7 +1678,7 @@ static void write_disk(const char *out, uint64_t first, uint64_t count, FILE *lo
 	hdrlen = (size_t)snprintf(hdr, hdrcap, "FORGE-FUZZ 1 %" PRIu64 " %" PRIu64 "\n", count,
 				  hdrbytes);
 	for (uint64_t i = 0; i < count; i++) {
-		make(first + i, &m);
+		make(ctx, first + i, &m);
 		write_all(fd, m.img, m.size, off, out);
 		hdrlen += (size_t)snprintf(hdr + hdrlen, hdrcap - hdrlen, "%" PRIu64 " %" PRIu64
 					   " %zu", first + i, off, m.size);
@@ -1666,37 +1701,36 @@ static void write_disk(const char *out, uint64_t first, uint64_t count, FILE *lo
 	free(m.img);
 }
 
-static uint64_t g_campaign;
-static unsigned int g_reseal;
-static char **g_files;
-
-static void make_numbered(uint64_t number, struct mutant *m)
+/* CTX: the campaign */
+static void make_numbered(void *ctx, uint64_t number, struct mutant *m)
 {
-	make_mutant(g_campaign, number, g_reseal, m);
+	make_mutant(ctx, number, m);
 }
 
-static void make_packed(uint64_t i, struct mutant *m)
+/* CTX: the image files of -P */
+static void make_packed(void *ctx, uint64_t i, struct mutant *m)
 {
+	char **files = ctx;
 	char bp[4096];
 	struct stat st;
 
 	free(m->img);
 	free(m->blob);
-	m->img = read_file(g_files[i], &m->size);
+	m->img = read_file(files[i], &m->size);
 	m->cap = m->size;
 	m->blob = NULL;
 	m->blobsize = 0;
-	snprintf(bp, sizeof(bp), "%s.blob", g_files[i]);
+	snprintf(bp, sizeof(bp), "%s.blob", files[i]);
 	if (!stat(bp, &st))
 		m->blob = read_file(bp, &m->blobsize);
 	m->loglen = 0;
-	note(m, "%s (unchanged)", g_files[i]);
+	note(m, "%s (unchanged)", files[i]);
 }
 
 int main(int argc, char **argv)
 {
-	uint64_t campaign = 1, first = 0, count = 100, only = UINT64_MAX;
-	unsigned int reseal = 95;
+	struct campaign c = { .rng_seed = 1, .reseal = 95 };
+	uint64_t first = 0, count = 100, only = UINT64_MAX;
 	const char *out = NULL, *logpath = NULL;
 	int opt, print = 0, pack = 0, reseal_only = 0;
 	const char *edits[32];
@@ -1704,16 +1738,16 @@ int main(int argc, char **argv)
 
 	while ((opt = getopt(argc, argv, "s:f:n:r:o:l:x:pPFE:R")) != -1) {
 		switch (opt) {
-		case 's': campaign = strtoull(optarg, NULL, 0); break;
+		case 's': c.rng_seed = strtoull(optarg, NULL, 0); break;
 		case 'f': first = strtoull(optarg, NULL, 0); break;
 		case 'n': count = strtoull(optarg, NULL, 0); break;
-		case 'r': reseal = (unsigned int)atoi(optarg); break;
+		case 'r': c.reseal = (unsigned int)atoi(optarg); break;
 		case 'o': out = optarg; break;
 		case 'l': logpath = optarg; break;
 		case 'x': only = strtoull(optarg, NULL, 0); break;
 		case 'p': print = 1; break;
 		case 'P': pack = 1; break;
-		case 'F': g_newops = 1; break;
+		case 'F': c.format_edits = 1; break;
 		case 'R': reseal_only = 1; break;
 		case 'E':
 			if (nedits == 32)
@@ -1726,12 +1760,12 @@ int main(int argc, char **argv)
 	if (reseal_only && optind + 1 == argc) {	/* -R IMG: reseal in place */
 		size_t size;
 		unsigned char *img = read_file(argv[optind], &size);
-		int64_t c = size >= SB_OFF + 128 ? erofs_sb_csum(img, size) : -1;
+		int64_t csum = size >= SB_OFF + 128 ? erofs_sb_csum(img, size) : -1;
 		int fd;
 
-		if (c < 0 || !(get32(img + SB_OFF + 8) & COMPAT_SB_CHKSUM))
+		if (csum < 0 || !(get32(img + SB_OFF + 8) & COMPAT_SB_CHKSUM))
 			return 0;
-		put32(img + SB_OFF + 4, (uint32_t)c);
+		put32(img + SB_OFF + 4, (uint32_t)csum);
 		fd = open(argv[optind], O_WRONLY);
 		if (fd < 0)
 			die("%s: %s", argv[optind], strerror(errno));
@@ -1749,43 +1783,41 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (pack) {
-		g_blobs = 1;
-		g_files = argv + optind;
-		write_disk(out, 0, (uint64_t)(argc - optind), NULL, make_packed);
+		write_disk(out, 0, (uint64_t)(argc - optind), 1, NULL, make_packed, argv + optind);
 		return 0;
 	}
 	for (int i = optind; i < argc; i++)
-		load_seed(argv[i]);
+		load_seed(&c, argv[i]);
 	if (print) {
-		for (size_t i = 0; i < nseeds; i++)
-			print_fields(&seeds[i]);
+		for (size_t i = 0; i < c.nseeds; i++)
+			print_fields(&c.seeds[i]);
 		return 0;
 	}
-	for (size_t i = 0; i < nseeds; i++)
-		if (!seeds[i].nf || !seeds[i].ninodes)
-			die("%s: nothing parsed", seeds[i].path);
+	for (size_t i = 0; i < c.nseeds; i++)
+		if (!c.seeds[i].nf || !c.seeds[i].ninodes)
+			die("%s: nothing parsed", c.seeds[i].path);
 	if (nedits) {	/* named edits of the one seed, resealed */
 		struct mutant m = { 0 };
 		int fd;
 
-		if (nseeds != 1 || !out)
+		if (c.nseeds != 1 || !out)
 			die("-E: one seed image and -o IMG");
-		m.img = xrealloc(NULL, seeds[0].size);
-		memcpy(m.img, seeds[0].img, seeds[0].size);
-		m.size = seeds[0].size;
+		m.img = xrealloc(NULL, c.seeds[0].size);
+		memcpy(m.img, c.seeds[0].img, c.seeds[0].size);
+		m.size = c.seeds[0].size;
 		for (int i = 0; i < nedits; i++)
-			apply_named(&seeds[0], &m, edits[i]);
+			apply_named(&c.seeds[0], &m, edits[i]);
 		if (get32(m.img + SB_OFF + 8) & COMPAT_SB_CHKSUM) {
-			int64_t c = erofs_sb_csum(m.img, m.size);
+			int64_t csum = erofs_sb_csum(m.img, m.size);
 
-			if (c >= 0)
-				put32(m.img + SB_OFF + 4, (uint32_t)c);
+			if (csum >= 0)
+				put32(m.img + SB_OFF + 4, (uint32_t)csum);
 		}
 		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		if (fd < 0)
 			die("%s: %s", out, strerror(errno));
 		write_all(fd, m.img, m.size, 0, out);
-		fprintf(stderr, "%s%s\n", seeds[0].base, m.log);
+		fprintf(stderr, "%s%s\n", c.seeds[0].base, m.log);
 		return close(fd) ? 1 : 0;
 	}
 
@@ -1795,7 +1827,7 @@ int main(int argc, char **argv)
 
 		if (fd < 0)
 			die("%s: %s", out, strerror(errno));
-		make_mutant(campaign, only, reseal, &m);
+		make_mutant(&c, only, &m);
 		write_all(fd, m.img, m.size, 0, out);
 		if (m.blob) {
 			char bp[4096];
@@ -1817,9 +1849,7 @@ int main(int argc, char **argv)
 
 	if (logpath && !log)
 		die("%s: %s", logpath, strerror(errno));
-	g_campaign = campaign;
-	g_reseal = reseal;
-	write_disk(out, first, count, log, make_numbered);
+	write_disk(out, first, count, c.has_blobs, log, make_numbered, &c);
 	if (log && fclose(log))
 		die("%s: write failed", logpath);
 	return 0;
