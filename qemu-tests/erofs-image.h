@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Little-endian field access and the superblock checksum, for the host-side
- * image editors of qemu-tests (craft.c, fuzz-mutate.c).  Header-only so
- * that each tool stays one gcc command.
+ * image editors of qemu-tests (craft.c, and fuzz-mutate through
+ * fuzz-mutate.h).  Header-only so that each tool stays one gcc command.
  *
  * The checksum is CRC32C (Castagnoli, reflected, seed 0xFFFFFFFF, no final
  * xor) over the superblock block from byte 1024 with the checksum field

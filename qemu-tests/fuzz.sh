@@ -161,7 +161,8 @@ cleanup() {
 build_tools() {
 	local cflags=(-O2 -Wall "-I$top_srcdir/include")
 	mkdir -p "$SCRATCH/bin"
-	gcc "${cflags[@]}" -o "$SCRATCH/bin/fuzz-mutate" "$here/fuzz-mutate.c"
+	gcc "${cflags[@]}" -o "$SCRATCH/bin/fuzz-mutate" "$here/fuzz-mutate.c" "$here/fuzz-mutate-util.c" \
+		"$here/fuzz-mutate-parse.c" "$here/fuzz-mutate-edit.c" "$here/fuzz-mutate-format.c"
 	gcc "${cflags[@]}" -o "$SCRATCH/bin/craft" "$here/craft.c"
 	gcc "${cflags[@]}" -static -o "$SCRATCH/bin/fuzz-guest" "$here/fuzz-guest.c"
 	gcc "${cflags[@]}" -static -o "$SCRATCH/bin/hostile-walk" "$here/hostile-walk.c"

@@ -83,7 +83,9 @@ mkdir -p "$out/bin"
 out=$(cd "$out" && pwd)
 export ASAN_OPTIONS=exitcode=86:detect_leaks=1:abort_on_error=0:allocator_may_return_null=1
 export UBSAN_OPTIONS=exitcode=87:print_stacktrace=1:halt_on_error=1
-gcc -O2 -Wall "-I$top/include" -o "$out/bin/fuzz-mutate" "$top/qemu-tests/fuzz-mutate.c" ||
+gcc -O2 -Wall "-I$top/include" -o "$out/bin/fuzz-mutate" "$top/qemu-tests/fuzz-mutate.c" \
+	"$top/qemu-tests/fuzz-mutate-util.c" "$top/qemu-tests/fuzz-mutate-parse.c" \
+	"$top/qemu-tests/fuzz-mutate-edit.c" "$top/qemu-tests/fuzz-mutate-format.c" ||
 	{ echo "run-merge.sh: cannot build fuzz-mutate" >&2; exit 2; }
 
 # ---- seeds: one tree, every layout; a clean layer and a directory to merge with ----
