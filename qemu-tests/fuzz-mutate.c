@@ -285,13 +285,16 @@ int main(int argc, char **argv)
 		int64_t csum = size >= SB_OFF + 128 ? erofs_sb_csum(img, size) : -1;
 		int fd;
 
-		if (csum < 0 || !(get32(img + SB_OFF + 8) & COMPAT_SB_CHKSUM))
+		if (csum < 0 || !(get32(img + SB_OFF + 8) & COMPAT_SB_CHKSUM)) {
+			free(img);
 			return 0;
+		}
 		put32(img + SB_OFF + 4, (uint32_t)csum);
 		fd = open(argv[optind], O_WRONLY);
 		if (fd < 0)
 			die("%s: %s", argv[optind], strerror(errno));
 		write_all(fd, img + SB_OFF + 4, 4, SB_OFF + 4, argv[optind]);
+		free(img);
 		return close(fd) ? 1 : 0;
 	}
 	if (optind >= argc || (!out && !print)) {
@@ -313,6 +316,7 @@ int main(int argc, char **argv)
 	if (print) {
 		for (size_t i = 0; i < c.nseeds; i++)
 			print_fields(&c.seeds[i]);
+		free_seeds(&c);
 		return 0;
 	}
 	for (size_t i = 0; i < c.nseeds; i++)
@@ -340,6 +344,8 @@ int main(int argc, char **argv)
 			die("%s: %s", out, strerror(errno));
 		write_all(fd, m.img, m.size, 0, out);
 		fprintf(stderr, "%s%s\n", c.seeds[0].base, m.log);
+		free(m.img);
+		free_seeds(&c);
 		return close(fd) ? 1 : 0;
 	}
 
@@ -364,6 +370,8 @@ int main(int argc, char **argv)
 			close(bfd);
 		}
 		fprintf(stderr, "%" PRIu64 " %s\n", only, m.log);
+		free(m.img);
+		free_seeds(&c);
 		return close(fd) ? 1 : 0;
 	}
 
@@ -374,5 +382,6 @@ int main(int argc, char **argv)
 	write_disk(out, first, count, c.has_blobs, log, make_numbered, &c);
 	if (log && fclose(log))
 		die("%s: write failed", logpath);
+	free_seeds(&c);
 	return 0;
 }

@@ -133,6 +133,7 @@ unsigned char *read_file(const char *path, size_t *size);
 
 /* fuzz-mutate-parse.c */
 void load_seed(struct campaign *c, const char *path);
+void free_seeds(struct campaign *c);
 void print_fields(const struct seed *s);
 uint64_t mask_of(unsigned int nbits);
 uint64_t field_get(const unsigned char *img, const struct field *f);
