@@ -256,12 +256,17 @@ void op_splice(struct campaign *c, const struct seed *s, struct mutant *m)
 		break;
 	}
 	case 1:		/* a dirent over another */
-		if (s->ndirents > 1)
-			copy_bytes(m, s->dirents[below(c, s->ndirents)],
-				   m->img + s->dirents[below(c, s->ndirents)], 12, "dirent");
+		if (s->ndirents > 1) {
+			/* the source is drawn before the destination: C leaves
+			 * the order of a call's arguments open, and gcc, which
+			 * built every campaign so far, drew the source first */
+			uint64_t src = s->dirents[below(c, s->ndirents)];
+
+			copy_bytes(m, s->dirents[below(c, s->ndirents)], m->img + src, 12, "dirent");
+		}
 		break;
 	default: {	/* a block from another seed with the same block size */
-		uint64_t bs = 1ull << s->blkbits, nb, ob;
+		uint64_t bs = 1ull << s->blkbits, nb, ob, src;
 
 		if (o->blkbits != s->blkbits)
 			break;
@@ -269,8 +274,9 @@ void op_splice(struct campaign *c, const struct seed *s, struct mutant *m)
 		ob = o->size / bs;
 		if (nb < 2 || ob < 2)
 			break;
-		copy_bytes(m, (1 + below(c, nb - 1)) * bs, o->img + (1 + below(c, ob - 1)) * bs, bs,
-			   "block");
+		/* the source first, as for dirents */
+		src = (1 + below(c, ob - 1)) * bs;
+		copy_bytes(m, (1 + below(c, nb - 1)) * bs, o->img + src, bs, "block");
 	}
 	}
 }
