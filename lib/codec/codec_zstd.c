@@ -30,11 +30,23 @@
  * Above those levels, input found past the cut is found again by the next
  * pcluster, so the first window should end just past where the cut will
  * be.  The previous pcluster's input is a fair guess of that (within 10%
- * either way on linux-6.1's fs/ at level 15); fast LZ4 makes it a close
- * one (erofs_codec_guess_fit(): within 4%, at 1-2% of the level's cost).
- * With it, level 15 found matches in 49 MB of windows for 42 MB of input,
- * not 53 MB (a margin of 1/8 or 1/16 found more: windows cut short too
- * often are found again wider).  The guess also picks the finder's
+ * either way on linux-6.1's fs/ at level 15); a fast yardstick makes it a
+ * close one: the input it packs into as many bytes as it packed the
+ * previous pcluster's in (lib/codec/zstd_guess.c).  Fast LZ4 was the
+ * yardstick first, zstd -1 now, whose entropy stage tracks the higher
+ * levels on binaries too.  Windows found per byte of input that fit
+ * (-C131072 -Efragments,ztailpacking):
+ *
+ *                        LZ4    zstd -1
+ *   fs/, level 15       1.146   1.105
+ *   fs/, level 19       1.191   1.080
+ *   rootfs, level 15    1.412   1.180
+ *   rootfs, level 19    1.392   1.192
+ *
+ * for 0.85 of the CPU at rootfs level 19, 0.91 at 15, 0.96 and 1.00 on
+ * fs/ (a file's first pcluster is guessed too now: first_budget()).  A
+ * margin of 1/8 or 1/16 on the guess found more than 1/12: windows cut
+ * short too often are found again wider.  The guess also picks the finder's
  * parser (erofs_zseq_expect()): libzstd's for the input the frame should
  * hold, as if only that were compressed.  With the window's, input that
  * compresses less than 2:1 at -C131072 was searched as a 300+ KiB source
@@ -49,6 +61,7 @@
 #include <zstd.h>
 
 #include "erofs/codec/codec_fit.h"
+#include "erofs/codec/zstd_guess.h"
 #include "erofs/codec/zstd_seq.h"
 #include "erofs/codec/zstd_stream.h"
 
@@ -60,12 +73,13 @@
 /* windows after the first that may be tried before taking all input */
 #define WIDER_WINDOWS		2
 #define FIT_TRIES		14
-/* LZ4's guess was off by more than 1/12 for 1 pcluster in 30 (fs/, -15) */
+/* zstd -1's guess fell short by more than 1/12 for 1 pcluster in 22 (rootfs, -19) */
 #define GUESS_MARGIN		12
 
 struct zstd_state {
 	struct erofs_zseq *seq;		/* plain frames; above FAST_LEVEL, the search */
 	struct erofs_zstream *stream;	/* the search up to FAST_LEVEL */
+	struct erofs_zguess *guess;	/* the first window above it, made on first use */
 };
 
 static struct zstd_state *zstate(const struct erofs_codec *c)
@@ -97,6 +111,7 @@ static void zstd_exit(struct erofs_codec *c)
 		return;
 	erofs_zseq_free(st->seq);
 	erofs_zstream_free(st->stream);
+	erofs_zguess_free(st->guess);
 	free(st);
 }
 
@@ -119,10 +134,10 @@ static int zstd_points(struct erofs_codec *c, const uint8_t *out, int out_len, i
 }
 
 /*
- * The first window: LZ4's guess (erofs_codec_guess_fit()) with a twelfth
- * more, else the caller's with an eighth more (pclusters of one stream
- * hold similar amounts), else WINDOW_CAPS caps; all the input when that
- * is at most a quarter more (a twelfth after LZ4's guess).
+ * The first window: the guess (first_guess()) with a twelfth more, else
+ * the caller's with an eighth more (pclusters of one stream hold similar
+ * amounts), else WINDOW_CAPS caps; all the input when that is at most a
+ * quarter more (a twelfth after a guess).
  */
 static int64_t first_window(int total, int cap, int expect, int guess)
 {
@@ -135,6 +150,36 @@ static int64_t first_window(int total, int cap, int expect, int guess)
 	else
 		w = (int64_t)cap * WINDOW_CAPS;
 	return total <= w + (guess > 0 ? w / GUESS_MARGIN : w / 4) ? total : w;
+}
+
+/*
+ * A file's first pcluster has no previous one to measure zstd -1 against:
+ * it is guessed to take the input zstd -1 packs into this much.  zstd -1's
+ * output per byte of the level's, the median over -C131072 pclusters:
+ * linux-6.1's fs/ 1.25 at level 6, 1.30 at 12, 1.32 at 15, 1.39 at 16,
+ * 1.42 at 19 and 22; the rootfs sample 0.05-0.15 less.  The larger is
+ * taken, as a window cut short is found again whole.  Before, such a
+ * window was five caps: 2.3x the input that fit on the rootfs sample at
+ * level 19, a tenth of all the finding.
+ */
+static int first_budget(const struct erofs_codec *c, int cap)
+{
+	const int permille = c->alg.level >= 16 ? 1420 : c->alg.level >= 13 ? 1330 : 1300;
+
+	return (int)((int64_t)cap * permille / 1000);
+}
+
+/* Where the pcluster should be cut, or 0 (no guess: see first_window()). */
+static int first_guess(struct erofs_codec *c, const uint8_t *src, int total, const uint8_t *prev,
+		       int prev_len, int cap)
+{
+	struct zstd_state *st = zstate(c);
+
+	/* at fast levels the guess's two passes cost more than the finding they save */
+	if (c->alg.level <= FAST_LEVEL || (!st->guess && erofs_zguess_new(&st->guess)))
+		return 0;
+	return prev ? erofs_zguess_like(st->guess, prev, prev_len, src, total)
+		    : erofs_zguess_budget(st->guess, src, total, first_budget(c, cap));
 }
 
 /* All of window fit in out bytes: a window that should overflow the cap by a tenth. */
@@ -157,9 +202,7 @@ static int two_stage_fill(struct erofs_codec *c, const uint8_t *src, int *src_le
 {
 	struct erofs_zseq *z = zstate(c)->seq;
 	const int total = *src_len;
-	/* at fast levels LZ4's two passes cost more than the finding they save */
-	const int guess = c->alg.level <= FAST_LEVEL ? 0
-						     : erofs_codec_guess_fit(c, prev, expect, src, total);
+	const int guess = first_guess(c, src, total, prev, expect, cap);
 	int64_t window = first_window(total, cap, expect, guess);
 	int err;
 
