@@ -445,12 +445,7 @@ static void test_fragments(void)
 		}
 		CHECK(img_open(&m, &r) == 0);
 		err = erofs_read_inode(&r, c->nid, &vi);
-		checks++;
-		if (err != c->err || !strstr(erofs_reader_error(&r), c->words)) {
-			failures++;
-			fprintf(stderr, "%s: returned %d (\"%s\"), expected %d with \"%s\"\n",
-				c->what, err, erofs_reader_error(&r), c->err, c->words);
-		}
+		check_refusal(c->what, err, erofs_reader_error(&r), c->err, c->words);
 		erofs_reader_close(&r);
 		free(m.b);
 	}

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What every unit test shares: CHECK(), which counts a check and reports
- * a failed one by file, line and condition without stopping, and the
- * summary line main() ends with (exit status 1 if any check failed).
+ * a failed one by file, line and condition without stopping,
+ * check_refusal() for tables of refused cases, and the summary line
+ * main() ends with (exit status 1 if any check failed).
  */
 #ifndef UNIT_H
 #define UNIT_H
 
 #include <stdio.h>
+#include <string.h>
 
 static int failures, checks;
 
@@ -19,6 +21,18 @@ static int failures, checks;
 			__FILE__, __LINE__, #cond);			\
 	}								\
 } while (0)
+
+/* A case of a table that expects a refusal: its return code and the words of its message. */
+static inline void check_refusal(const char *what, int got, const char *message, int want,
+				 const char *words)
+{
+	checks++;
+	if (got != want || !strstr(message, words)) {
+		failures++;
+		fprintf(stderr, "%s: returned %d (\"%s\"), expected %d with \"%s\"\n", what, got,
+			message, want, words);
+	}
+}
 
 static inline int unit_summary(const char *test)
 {
