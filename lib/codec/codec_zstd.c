@@ -53,6 +53,8 @@
  * at level 15 (btlazy2, 5-byte matches) where its ~250 KiB frame
  * compressed alone gets btopt with 3-byte matches: the rootfs sample's
  * -zzstd,15 image was 1.2% larger for it (fs/ and level 19 unchanged).
+ * A guess that, less an eighth, falls in that row gets it too at levels
+ * 11-17 (erofs_zseq_parser()): 0.78% smaller again at level 15.
  */
 #include <errno.h>
 #include <stdbool.h>

@@ -29,9 +29,17 @@ void erofs_zseq_free(struct erofs_zseq *z);
  * libzstd's parameter tables change at 16, 128 and 256 KiB: at level 15 a
  * 250 KiB source gets btopt with 3-byte matches, a 300 KiB one btlazy2
  * with 5-byte matches.  Compressing just the prefix, as erofs-utils and
- * mksquashfs do, gets the former.
+ * mksquashfs do, gets the former.  A prefix that, less an eighth, falls in
+ * a smaller row gets that row's parser too where it finds shorter matches
+ * (levels 11-17).
  */
 int erofs_zseq_expect(struct erofs_zseq *z, size_t prefix, size_t window);
+
+/*
+ * The parser erofs_zseq_expect() picks: libzstd's ZSTD_strategy and the
+ * minimum match length (*min_match), or 0 for libzstd's own for the window.
+ */
+int erofs_zseq_parser(int level, size_t prefix, size_t window, int *min_match);
 
 /*
  * Finds the sequences of src[0, len), the window that later prefixes are
