@@ -31,6 +31,16 @@ void note(struct mutant *m, const char *fmt, ...)
 }
 
 /* a value that often breaks readers, for a field of any kind */
+/*
+ * Bit k of a 64-bit value, k taken modulo 64: fields wider than 64 bits
+ * (the 128-bit volume name) draw k up to their width, and x86's shift,
+ * which the campaigns so far were made with, wraps it the same way.
+ */
+static uint64_t bit_at(unsigned int k)
+{
+	return 1ull << (k & 63);
+}
+
 static uint64_t interesting(struct campaign *c, const struct seed *s, const struct field *f,
 			    uint64_t old)
 {
@@ -42,10 +52,10 @@ static uint64_t interesting(struct campaign *c, const struct seed *s, const stru
 	case 1: return 1;
 	case 2: return ~0ull;
 	case 3: return w > 1 ? mask_of(w - 1) : 1;		/* signed max */
-	case 4: return w > 1 ? 1ull << (w - 1) : 1;		/* signed min */
-	case 5: k = (unsigned int)below(c, w); return 1ull << k;
-	case 6: k = (unsigned int)below(c, w); return (1ull << k) - 1;
-	case 7: k = (unsigned int)below(c, w); return (1ull << k) + 1;
+	case 4: return w > 1 ? bit_at(w - 1) : 1;		/* signed min */
+	case 5: k = (unsigned int)below(c, w); return bit_at(k);
+	case 6: k = (unsigned int)below(c, w); return bit_at(k) - 1;
+	case 7: k = (unsigned int)below(c, w); return bit_at(k) + 1;
 	case 8: return blksz + below(c, 3) - 1;
 	case 9: return 4096 + below(c, 3) - 1;
 	case 10: return f->isize + below(c, 3) - 1;
