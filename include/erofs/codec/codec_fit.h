@@ -25,6 +25,9 @@ struct erofs_fit_plan {
 	 */
 	int (*points)(struct erofs_codec *c, const uint8_t *out, int out_len, int *in,
 		      int *sizes, int max);
+	/* points() only when the first try misses the cap by more than
+	 * cap / points_off (0: always): for points that cost to read */
+	int points_off;
 	int first;			/* the first prefix to try, 0: four caps */
 	int slack;			/* good enough this close to the cap */
 	int max_tries;
