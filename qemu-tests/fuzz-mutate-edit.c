@@ -30,7 +30,6 @@ void note(struct mutant *m, const char *fmt, ...)
 							  : sizeof(m->log) - m->loglen - 1;
 }
 
-/* a value that often breaks readers, for a field of any kind */
 /*
  * Bit k of a 64-bit value, k taken modulo 64: fields wider than 64 bits
  * (the 128-bit volume name) draw k up to their width, and x86's shift,
@@ -41,6 +40,7 @@ static uint64_t bit_at(unsigned int k)
 	return 1ull << (k & 63);
 }
 
+/* a value that often breaks readers, for a field of any kind */
 static uint64_t interesting(struct campaign *c, const struct seed *s, const struct field *f,
 			    uint64_t old)
 {
