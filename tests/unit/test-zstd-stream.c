@@ -4,7 +4,9 @@
  *
  * The encoder's own contract: a try ends the frame its head began, in any
  * order, each from the saved state, so the same length gives the same
- * bytes every time and head + try decodes to exactly that input.  Then
+ * bytes every time and head + try decodes to exactly that input; the head
+ * ends in a shorter block that leaves the tries the last few KiB, fed
+ * again shorter when the first guess of it runs into noise.  Then
  * through erofs_codec_fill(), on input built to take each way out of the
  * head's loop: seven blocks of text that compresses about 5:1 (a block's
  * output, E, is about 24 KiB), then random bytes, over every cap from 128
@@ -85,9 +87,14 @@ static void check_tries(const uint8_t *text, struct erofs_zdecoder **dec)
 	CHECK(erofs_zstream_block(zs) == BLOCK);
 	/* hint: eight times the cap, as the text compresses */
 	CHECK(erofs_zstream_begin(zs, text, TEXT, 8 * 65536, 65536, &taken, &head, &head_len) == 0);
-	/* whole blocks only, and input left for the tries */
-	CHECK(taken % BLOCK == 0 && taken < TEXT && head_len <= 65536);
-	CHECK(taken > 0);
+	/*
+	 * Whole blocks, then the rest that should fit but for its last 3/16
+	 * as one shorter block (16 KiB or more): input is left for the
+	 * tries, and they need fill only the last few KiB of the cap.
+	 */
+	CHECK(taken < TEXT && head_len <= 65536);
+	CHECK(taken > BLOCK && taken % BLOCK >= 16384);
+	CHECK(65536 - head_len <= 65536 / 8);
 	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
 		int n;
 
@@ -120,6 +127,32 @@ static void check_tries(const uint8_t *text, struct erofs_zdecoder **dec)
 static int fill(struct erofs_codec *c, const uint8_t *src, int *len, uint8_t *out, int cap)
 {
 	return erofs_codec_fill(c, src, len, NULL, 0, out, cap);
+}
+
+/*
+ * The rest's last block running into noise: expected from the text, it
+ * does not fit and is undone, and then fed as long as its own output
+ * says, all of it text.
+ */
+static void check_tail_retry(const uint8_t *stream, struct erofs_zdecoder **dec)
+{
+	/* two blocks of text, then 40,000 bytes of it before the noise */
+	const size_t start = TEXT - 2 * BLOCK - 40000;
+	static uint8_t frame[2 * BLOCK];
+	struct erofs_zstream *zs;
+	const uint8_t *head;
+	size_t taken = 0, head_len = 0;
+	int n;
+
+	CHECK(erofs_zstream_new(3, 20, &zs) == 0);
+	CHECK(erofs_zstream_begin(zs, stream + start, STREAM - start, 8 * 65536, 65536, &taken,
+				  &head, &head_len) == 0);
+	CHECK(taken >= 2 * BLOCK + 16384 && taken < 2 * BLOCK + 40000);
+	CHECK(head_len < 65536);
+	memcpy(frame, head, head_len);
+	n = erofs_zstream_try(zs, 1000, frame + head_len, sizeof(frame) - head_len);
+	CHECK(n > 0 && decodes_to(dec, frame, head_len + (size_t)n, stream + start, taken + 1000));
+	erofs_zstream_free(zs);
 }
 
 /* Through the codec: text, then noise that overflows the block after it. */
@@ -168,6 +201,7 @@ int main(void)
 		return 99;
 	make_stream(stream);
 	check_tries(stream, &dec);
+	check_tail_retry(stream, &dec);
 	check_caps(stream, &dec);
 	erofs_zdecoder_free(dec);
 	free(stream);

@@ -2,11 +2,12 @@
 /*
  * zstd at its fast levels in one streaming pass, for the fixed-output
  * search (lib/codec/codec_zstd.c): the frame's whole blocks are compressed
- * once, as libzstd's streaming compressor cuts them anyway; only the input
- * after the last of them is tried at several lengths, each try continuing
- * the frame from a saved copy of the compressor.  A plain zstd frame any
- * decoder reads, with the blocks a one-shot compression of the same input
- * has.  Uses libzstd's experimental API (a static context, a stable input
+ * once, as libzstd's streaming compressor cuts them anyway, then most of
+ * the rest as one shorter block; only the input after that is tried at
+ * several lengths, each try continuing the frame from a saved copy of
+ * the compressor.  A plain zstd frame any decoder reads, with the blocks
+ * a one-shot compression of the same input has but for one more cut.
+ * Uses libzstd's experimental API (a static context, a stable input
  * buffer, a size hint; all in 1.5.4), hence ZSTD_STATIC_LINKING_ONLY in
  * lib/codec/zstd_stream.c.
  */
@@ -32,8 +33,9 @@ size_t erofs_zstream_block(const struct erofs_zstream *zs);
 /*
  * Starts a frame of src[0, len) that is to fit cap bytes: compresses
  * whole blocks while the next one is expected to fit (from the blocks so
- * far, else from hint), and keeps the compressor's state after the last
- * that did.  hint is the input the frame is expected to hold (0: not
+ * far, else from hint), then, as one more block, 13/16 of the input
+ * expected to fill the rest when that is 16 KiB or more, and keeps the
+ * compressor's state after the last block that fit.  hint is the input the frame is expected to hold (0: not
  * known): libzstd picks its parameters by it, as for a source of that
  * size.  *taken is the input those blocks hold, less than len; *head and
  * *head_len their bytes (the frame header first).  0 or -ENOMEM / -EIO.
