@@ -108,8 +108,7 @@ int erofs_codec_fit(struct erofs_codec *c, const uint8_t *src, int *src_len, uin
 				break;
 		}
 		if (!tries && out > 0 && plan->points &&
-		    (!plan->points_off || out - cap > cap / plan->points_off ||
-		     cap - out > cap / plan->points_off)) {
+		    (!plan->points_off || abs(out - cap) > cap / plan->points_off)) {
 			int in[FIT_POINTS / 2], sizes[FIT_POINTS / 2];
 			int n = plan->points(c, c->scratch, out, in, sizes, FIT_POINTS / 2);
 

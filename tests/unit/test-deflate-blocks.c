@@ -19,14 +19,6 @@
 #define LEN	(3 * PART)
 #define MAX	48
 
-static unsigned int next_random(unsigned int *seed)
-{
-	*seed ^= *seed << 13;
-	*seed ^= *seed >> 17;
-	*seed ^= *seed << 5;
-	return *seed;
-}
-
 /* words, then bytes of a 4-letter alphabet, then noise */
 static void make_input(uint8_t *buf)
 {
@@ -36,15 +28,15 @@ static void make_input(uint8_t *buf)
 	size_t pos = 0;
 
 	while (pos < PART) {
-		const char *w = words[next_random(&seed) % 6];
+		const char *w = words[unit_xorshift(&seed) % 6];
 
 		for (size_t i = 0; w[i] && pos < PART; i++)
 			buf[pos++] = (uint8_t)w[i];
 	}
 	for (; pos < 2 * PART; pos++)
-		buf[pos] = (uint8_t)("ACGT"[next_random(&seed) % 4]);
+		buf[pos] = (uint8_t)("ACGT"[unit_xorshift(&seed) % 4]);
 	for (; pos < LEN; pos++)
-		buf[pos] = (uint8_t)next_random(&seed);
+		buf[pos] = (uint8_t)unit_xorshift(&seed);
 }
 
 /* stream[0, len) decodes to exactly src[0, want) */

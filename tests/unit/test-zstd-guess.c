@@ -24,14 +24,6 @@
 #define PREV		(8 * CHUNK)
 #define LEN		(40 * CHUNK)
 
-static unsigned int next_random(unsigned int *seed)
-{
-	*seed ^= *seed << 13;
-	*seed ^= *seed >> 17;
-	*seed ^= *seed << 5;
-	return *seed;
-}
-
 /* Words of a small vocabulary in random order: about 4:1 at zstd -1. */
 static void make_text(uint8_t *buf, size_t len, unsigned int seed)
 {
@@ -41,7 +33,7 @@ static void make_text(uint8_t *buf, size_t len, unsigned int seed)
 	size_t pos = 0;
 
 	while (pos < len) {
-		const char *w = words[next_random(&seed) % 8];
+		const char *w = words[unit_xorshift(&seed) % 8];
 		const size_t n = strlen(w);
 
 		for (size_t i = 0; i <= n && pos < len; i++)
@@ -52,7 +44,7 @@ static void make_text(uint8_t *buf, size_t len, unsigned int seed)
 static void make_noise(uint8_t *buf, size_t len, unsigned int seed)
 {
 	for (size_t i = 0; i < len; i++)
-		buf[i] = (uint8_t)next_random(&seed);
+		buf[i] = (uint8_t)unit_xorshift(&seed);
 }
 
 static void check_guesses(struct erofs_zguess *g)

@@ -31,15 +31,6 @@
 #define TEXT		(7 * BLOCK)	/* then random bytes */
 #define STREAM		(9 * BLOCK)
 
-/* xorshift: an LCG's low bits repeat too soon, and libzstd finds the repeats */
-static unsigned int next_random(unsigned int *seed)
-{
-	*seed ^= *seed << 13;
-	*seed ^= *seed >> 17;
-	*seed ^= *seed << 5;
-	return *seed;
-}
-
 /* Words of a small vocabulary in random order (about 6:1 at level 3), then noise. */
 static void make_stream(uint8_t *buf)
 {
@@ -51,14 +42,14 @@ static void make_stream(uint8_t *buf)
 	size_t pos = 0;
 
 	while (pos < TEXT) {
-		const char *w = words[next_random(&seed) % 16];
+		const char *w = words[unit_xorshift(&seed) % 16];
 		const size_t n = strlen(w);
 
 		for (size_t i = 0; i <= n && pos < TEXT; i++)
-			buf[pos++] = i < n ? (uint8_t)w[i] : (next_random(&seed) % 8 ? ' ' : '\n');
+			buf[pos++] = i < n ? (uint8_t)w[i] : (unit_xorshift(&seed) % 8 ? ' ' : '\n');
 	}
 	for (; pos < STREAM; pos++)
-		buf[pos] = (uint8_t)next_random(&seed);
+		buf[pos] = (uint8_t)unit_xorshift(&seed);
 }
 
 static bool decodes_to(struct erofs_zdecoder **dec, const uint8_t *frame, size_t size,

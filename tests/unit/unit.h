@@ -2,7 +2,8 @@
 /*
  * What every unit test shares: CHECK(), which counts a check and reports
  * a failed one by file, line and condition without stopping,
- * check_refusal() for tables of refused cases, and the summary line
+ * check_refusal() for tables of refused cases, unit_xorshift() for
+ * test data that compressors must not see through, and the summary line
  * main() ends with (exit status 1 if any check failed).
  */
 #ifndef UNIT_H
@@ -32,6 +33,15 @@ static inline void check_refusal(const char *what, int got, const char *message,
 		fprintf(stderr, "%s: returned %d (\"%s\"), expected %d with \"%s\"\n", what, got,
 			message, want, words);
 	}
+}
+
+/* xorshift: an LCG's low bits repeat too soon, and libzstd finds the repeats */
+static inline unsigned int unit_xorshift(unsigned int *seed)
+{
+	*seed ^= *seed << 13;
+	*seed ^= *seed >> 17;
+	*seed ^= *seed << 5;
+	return *seed;
 }
 
 static inline int unit_summary(const char *test)
