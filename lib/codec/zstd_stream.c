@@ -44,9 +44,11 @@
 #define FIT_SPARE	8
 /* and fed unsaved when it should fit with 1/SAFE_SPARE */
 #define SAFE_SPARE	4
-/* the rest is fed but for its last 3/16 when that is this much input */
+/* the input expected to fill the rest is fed but for its last (16 - TAIL_PART)/16 */
 #define TAIL_PART	13
+/* when that part is at least this much */
 #define TAIL_MIN	16384
+/* a part that overflowed is fed once more, as long as its own output says */
 #define TAIL_ROUNDS	2
 
 struct erofs_zstream {

@@ -35,10 +35,11 @@ size_t erofs_zstream_block(const struct erofs_zstream *zs);
  * whole blocks while the next one is expected to fit (from the blocks so
  * far, else from hint), then, as one more block, 13/16 of the input
  * expected to fill the rest when that is 16 KiB or more, and keeps the
- * compressor's state after the last block that fit.  hint is the input the frame is expected to hold (0: not
- * known): libzstd picks its parameters by it, as for a source of that
- * size.  *taken is the input those blocks hold, less than len; *head and
- * *head_len their bytes (the frame header first).  0 or -ENOMEM / -EIO.
+ * compressor's state after the last block that fit.  hint is the input
+ * the frame is expected to hold (0: not known): libzstd picks its
+ * parameters by it, as for a source of that size.  *taken is the input
+ * those blocks hold, less than len; *head and *head_len their bytes (the
+ * frame header first).  0 or -ENOMEM / -EIO.
  */
 int erofs_zstream_begin(struct erofs_zstream *zs, const uint8_t *src, size_t len, size_t hint,
 			size_t cap, size_t *taken, const uint8_t **head, size_t *head_len);
