@@ -115,6 +115,35 @@ static void check_codec(enum erofs_compressor_kind kind, int level, const uint8_
 	erofs_codec_free(c);
 }
 
+/*
+ * LZ4HC given the stream's previous pcluster (expect) first tries a
+ * bounded part of src; what it keeps must be what all of src gives, on
+ * runs that fill the cap only from far past that bound too.
+ */
+static void check_lz4hc_expect(const uint8_t *inputs[3])
+{
+	struct erofs_algorithm alg = { EROFS_COMPRESS_LZ4HC, 9, 0 };
+	static uint8_t out[1u << 16], again[1u << 16];
+	const int expects[] = { 100, 4096, 60000, 1 << 20 };
+	struct erofs_codec *c;
+
+	erofs_codec_resolve(&alg, 1u << 16);
+	CHECK(erofs_codec_new(&alg, &c) == 0);
+	for (int k = 0; k < 3; k++)
+		for (int cap = 4096; cap <= 65536; cap *= 4)
+			for (size_t e = 0; e < sizeof(expects) / sizeof(expects[0]); e++) {
+				int len = INPUT, whole_len = INPUT, n, m;
+
+				snprintf(where, sizeof(where), "lz4hc input %d cap %d expect %d", k,
+					 cap, expects[e]);
+				n = erofs_codec_fill(c, inputs[k], &len, inputs[k], expects[e], out,
+						     cap);
+				m = erofs_codec_fill(c, inputs[k], &whole_len, NULL, 0, again, cap);
+				CHECK(n == m && len == whole_len && !memcmp(out, again, (size_t)n));
+			}
+	erofs_codec_free(c);
+}
+
 int main(void)
 {
 	static const struct { enum erofs_compressor_kind kind; int level; } cases[] = {
@@ -136,6 +165,7 @@ int main(void)
 	}
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		check_codec(cases[i].kind, cases[i].level, inputs, &dec);
+	check_lz4hc_expect(inputs);
 
 	/* zstd: a frame wanting a 1 MiB window, the superblock allowing 64 KiB */
 	{

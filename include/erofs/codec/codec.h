@@ -32,7 +32,8 @@ void erofs_codec_free(struct erofs_codec *c);
  * the input the previous pcluster of the same stream took, found at prev
  * (NULL when those bytes are not at hand).  DEFLATE and zstd size their
  * search by them, so their output depends on them too: they must come from
- * the stream's own bytes, never from which worker did what.
+ * the stream's own bytes, never from which worker did what.  LZ4HC bounds
+ * its first try by expect, with the same output.
  */
 int erofs_codec_fill(struct erofs_codec *c, const uint8_t *src, int *src_len,
 		     const uint8_t *prev, int expect, uint8_t *dst, int cap);
