@@ -197,12 +197,16 @@ static int64_t wider_window(int64_t window, int out, int cap)
 	return window + window * ((int64_t)cap - out) / out + window * cap / out / 10 + 4096;
 }
 
-/* The slack of the prefix search: fast levels stop sooner, as a try costs more there. */
+/* A search's slack: 1/parts of the cap, at least 8 bytes. */
+static int slack_of(int cap, int parts)
+{
+	return cap / parts > 8 ? cap / parts : 8;
+}
+
+/* The slack of the two-stage search: fast levels stop sooner, as a try costs more there. */
 static int fit_slack(const struct erofs_codec *c, int cap)
 {
-	const int s = c->alg.level <= FAST_LEVEL ? cap / 1024 : cap / 4096;
-
-	return s > 8 ? s : 8;
+	return slack_of(cap, c->alg.level <= FAST_LEVEL ? 1024 : 4096);
 }
 
 /* The search over prefixes of windows whose sequences are found once each. */
@@ -257,7 +261,7 @@ static int stream_fill(struct erofs_codec *c, const uint8_t *src, int *src_len, 
 		       uint8_t *dst, int cap)
 {
 	struct erofs_zstream *zs = zstate(c)->stream;
-	const int slack = cap / STREAM_SLACK > 8 ? cap / STREAM_SLACK : 8;
+	const int slack = slack_of(cap, STREAM_SLACK);
 	const uint8_t *head;
 	size_t taken, head_len;
 	int room, len, n, err;
