@@ -315,6 +315,10 @@ static int split_fragment(struct erofs_commit *cc, struct erofs_inode *inode, st
 	uint32_t common, cut, kept;
 	int err;
 
+	/* the shared run saves at most the whole fragment's estimate: a block or
+	 * less is never worth cutting, and the search for the run is skipped */
+	if (w->frag_est <= blksz)
+		return 0;
 	if ((err = erofs_packed_common_suffix(cc->packed, w->frag, w->frag_len, &common,
 					      &stored_end)) ||
 	    !common || common >= w->frag_len)
