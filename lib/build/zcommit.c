@@ -49,10 +49,10 @@ static bool worth_it(const struct erofs_build_options *opts, const struct erofs_
 
 /*
  * worth_it() for a file about to be committed.  Fast LZ4's estimate of its
- * fragment finds no gain in text of a small alphabet (hex, base64), which
- * stored the rootfs-like test's hex files plain; when the packed inode's
- * codec has an entropy stage, the fragment's order-0 entropy gets a second
- * say before the file is stored plain.
+ * fragment finds no gain in text of a small alphabet (hex, base64), so such
+ * files were stored plain (2,000 hex files of 0.5-3 KB, -zlzma: 3.66 MB
+ * against erofs-utils' 1.99); when the packed inode's codec has an entropy
+ * stage, the fragment's order-0 entropy gets a second say first.
  */
 static bool worth_compressing(const struct erofs_build_options *opts,
 			      const struct erofs_inode *inode, const struct erofs_work *w)
