@@ -235,6 +235,22 @@ done
 rm -rf "$WORK/rnd.out"
 [ "$crashes" -eq 0 ] && pass "random damage to the packed inode and fragment headers: 60 images, no crash or hang"
 
+# packed_under LABEL TREE PERCENT CONFIG: the image of TREE built with
+# CONFIG takes at most PERCENT% of its bytes, and checks and extracts
+packed_under() {
+	local label=$1 tree=$2 pct=$3 config=$4 bytes size
+	bytes=$(du -sb --apparent-size "$tree" | cut -f1)
+	# shellcheck disable=SC2086 # config is a list of options
+	mkfs_or_fail "$label" "$WORK/$label.img" "$tree" $config || return
+	size=$(stat -c %s "$WORK/$label.img")
+	if [ $((size * 100)) -le $((bytes * pct)) ]; then
+		pass "$label: $size bytes for $bytes"
+	else
+		fail "$label: $size bytes for $bytes, over $pct%"
+	fi
+	fsck_ok "$label" "$WORK/$label.img" "$tree"
+}
+
 # hex text (4 bits a byte): fast LZ4 finds no gain in it, the entropy
 # stages of LZMA, DEFLATE and zstd halve it; its files once went plain
 # with -E fragments because fast LZ4 estimated their fragments
@@ -248,18 +264,22 @@ for i in range(60):
     open(os.path.join(sys.argv[1], "h%02d" % i), "w").write(
         "".join(rnd.choice("0123456789abcdef") for _ in range(n)))
 EOF
-hex_bytes=$(du -sb --apparent-size "$HEX" | cut -f1)
 for config in "-z lzma -C 131072 -E fragments,ztailpacking" "-z deflate -C 65536 -E fragments" \
 	      "-z zstd -C 131072 -E fragments,ztailpacking" "-z lzma -E all-fragments"; do
-	label=hex${config// /}
-	# shellcheck disable=SC2086 # config is a list of options
-	mkfs_or_fail "$label" "$WORK/$label.img" "$HEX" $config || continue
-	size=$(stat -c %s "$WORK/$label.img")
-	if [ $((size * 100)) -le $((hex_bytes * 62)) ]; then
-		pass "$label: $size bytes for $hex_bytes of hex"
-	else
-		fail "$label: $size bytes for $hex_bytes of hex, over 62%"
-	fi
-	fsck_ok "$label" "$WORK/$label.img" "$HEX"
+	packed_under "hex${config// /}" "$HEX" 62 "$config"
+done
+
+# random bytes repeated: order-0 sees no gain in them, fast LZ4 does, and
+# with a zstd or LZMA packed inode the committer asks fast LZ4 only then
+REP=$WORK/rep
+mkdir -p "$REP"
+python3 - "$REP" <<'EOF' || fail "cannot build the repeats tree"
+import os, random, sys
+rnd = random.Random(78)
+for i in range(30):
+    open(os.path.join(sys.argv[1], "r%02d" % i), "wb").write(rnd.randbytes(rnd.choice([600, 900, 2000])) * 4)
+EOF
+for config in "-z zstd -C 131072 -E fragments,ztailpacking" "-z lzma -E all-fragments"; do
+	packed_under "rep${config// /}" "$REP" 50 "$config"
 done
 finish

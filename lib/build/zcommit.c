@@ -36,38 +36,38 @@ static bool worth_it(const struct erofs_build_options *opts, const struct erofs_
 }
 
 /*
- * The margin over the order-0 entropy a fragment is counted at when fast
- * LZ4 sees no gain: the packed inode codes it among other files' bytes,
- * with their statistics and its block headers, and bytes of near-random
- * data should stay plain.  Below ENTROPY_MIN bytes the few bytes a file
- * holds say little of its statistics and little is at stake: the rootfs
- * sample's 90 such files (33-319 bytes of text, 17 KB in all) moved its
- * -zzstd,19 image by +12 KiB and its -zzstd,15 one by -12 KiB when packed.
- */
-#define ENTROPY_MARGIN	16
-#define ENTROPY_MIN	512
-
-/*
  * worth_it() for a file about to be committed.  Fast LZ4's estimate of its
  * fragment finds no gain in text of a small alphabet (hex, base64), so such
  * files were stored plain (2,000 hex files of 0.5-3 KB, -zlzma: 3.66 MB
  * against erofs-utils' 1.99); when the packed inode's codec has an entropy
- * stage, the fragment's order-0 entropy gets a second say first.
+ * stage, the fragment's order-0 estimate (erofs_entropy_estimate()) has a
+ * say too: the file is compressed when either estimate says it gains.
+ * Where the worker made the order-0 estimate alone (w->frag_est_order0),
+ * fast LZ4's is made here, only when that one says no.
  */
-static bool worth_compressing(const struct erofs_build_options *opts,
-			      const struct erofs_inode *inode, const struct erofs_work *w)
+static int worth_compressing(struct erofs_commit *cc, const struct erofs_inode *inode,
+			     const struct erofs_work *w, bool *worth)
 {
+	const struct erofs_build_options *opts = cc->opts;
 	const enum erofs_compressor_kind packed_kind = opts->algorithms[0].kind;
-	uint64_t est;
+	uint32_t est;
+	int err;
 
-	if (worth_it(opts, inode, inode->z, w->frag ? w->frag_est : 0))
-		return true;
-	if (!w->frag || w->frag_len < ENTROPY_MIN || packed_kind == EROFS_COMPRESS_LZ4 ||
-	    packed_kind == EROFS_COMPRESS_LZ4HC)
-		return false;
-	est = erofs_order0_size(w->frag, w->frag_len);
-	est += est / ENTROPY_MARGIN;
-	return est < w->frag_est && worth_it(opts, inode, inode->z, est);
+	*worth = worth_it(opts, inode, inode->z, w->frag ? w->frag_est : 0);
+	if (*worth || !w->frag)
+		return 0;
+	if (w->frag_est_order0) {
+		if (!cc->compressor && (err = erofs_compressor_new(opts, &cc->compressor)))
+			return err;
+		est = erofs_estimate_alone(cc->compressor, w->frag, w->frag_len);
+	} else if (w->frag_len < EROFS_ENTROPY_MIN || packed_kind == EROFS_COMPRESS_LZ4 ||
+		   packed_kind == EROFS_COMPRESS_LZ4HC) {
+		return 0;
+	} else {
+		est = erofs_entropy_estimate(w->frag, w->frag_len);
+	}
+	*worth = est < w->frag_est && worth_it(opts, inode, inode->z, est);
+	return 0;
 }
 
 /*
@@ -352,8 +352,9 @@ static int split_fragment(struct erofs_commit *cc, struct erofs_inode *inode, st
 	int err;
 
 	/* the shared run saves at most the whole fragment's estimate: a block or
-	 * less is never worth cutting, and the search for the run is skipped */
-	if (w->frag_est <= blksz)
+	 * less is never worth cutting; nor is anything the codec reaches back
+	 * to itself (LZMA, zstd): the search for the run is skipped */
+	if (w->frag_est <= blksz || packed_window(cc->opts) == UINT64_MAX)
 		return 0;
 	if ((err = erofs_packed_common_suffix(cc->packed, w->frag, w->frag_len, &common,
 					      &stored_end)) ||
@@ -479,11 +480,13 @@ int erofs_zcommit(struct erofs_commit *cc, struct erofs_work *w)
 		return 0;
 	if (w->last) {
 		XXH128_hash_t hash = { 0, 0 };
-		bool hashed = erofs_dedup_hash_end(cc, &hash);
+		bool hashed = erofs_dedup_hash_end(cc, &hash), worth;
 
 		/* the packed inode itself is always kept compressed: its
 		 * readers expect it so, and it seldom fails to gain */
-		if (!worth_compressing(opts, inode, w)) {
+		if ((err = worth_compressing(cc, inode, w, &worth)))
+			return err;
+		if (!worth) {
 			/* stored plain: the pieces of its fragment packed so far go */
 			drop_zinfo(inode);
 			if (cc->packed)

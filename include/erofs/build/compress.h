@@ -40,6 +40,9 @@ int erofs_compress_head(struct erofs_compressor *c, struct erofs_inode *inode,
 			const uint8_t *src, uint64_t lofs, uint32_t len, uint32_t stop,
 			struct erofs_work *out);
 
+/* What len bytes roughly cost compressed alone: fast LZ4's size, as for a fragment's estimate. */
+uint32_t erofs_estimate_alone(struct erofs_compressor *c, const uint8_t *data, uint32_t len);
+
 /*
  * What len bytes roughly cost compressed right after context[0,
  * context_len) (at most 64 KiB), which they may match: fast LZ4's size, as

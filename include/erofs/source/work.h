@@ -63,6 +63,7 @@ struct erofs_work {
 	uint8_t *frag;			/* -E fragments: the segment's bytes from frag_at on */
 	uint64_t frag_at;
 	uint32_t frag_len, frag_est;	/* ...and their size once compressed, estimated */
+	bool frag_est_order0;		/* frag_est is the order-0 one; fast LZ4's not made */
 	/* --chunksize */
 	struct erofs_chunk_seen *chunks;
 	uint32_t nr_chunks;
