@@ -222,6 +222,25 @@ static int fast_rest_size(struct erofs_compressor *c, const uint8_t *src, uint64
 }
 
 /*
+ * fast_rest_size() for a rest that may fit, else 0 unasked.  expect: the
+ * input the file's last pcluster took in pcluster_size bytes of its own
+ * codec (0 when none did yet).  A rest that would need more than twice
+ * cap at that pcluster's ratio is left to the file's codec: fast LZ4
+ * fitting it would have to beat that codec twice over, where it compresses
+ * less than any of them.  fast_rest_size() filled its cap in vain for each
+ * pcluster of a file's last 4 MiB: 107 of its 164 calls on the rootfs
+ * sample at -zzstd,3, each some 500 KB of LZ4, and this skips 73 of them,
+ * none that would have fitted (nor at zstd 15, DEFLATE or LZMA).
+ */
+static int fast_rest_size_if(struct erofs_compressor *c, const uint8_t *src, uint64_t left,
+			     int cap, int expect, uint32_t pcluster_size)
+{
+	if (expect > 0 && left * pcluster_size > 2 * (uint64_t)cap * (uint64_t)expect)
+		return 0;
+	return fast_rest_size(c, src, left, cap);
+}
+
+/*
  * With fragments, a file whose rest fits in one pcluster goes to the
  * packed inode whole; finding that out with the file's own codec costs a
  * compression that is then thrown away (a sixth of zstd -15's match
@@ -509,8 +528,9 @@ static int compress_segment(struct erofs_compressor *c, struct erofs_work *item,
 		if (fragment_tail &&
 		    (left <= pcluster_size ||
 		     (alg->kind != EROFS_COMPRESS_LZ4 &&
-		      (fast_size = fast_rest_size(c, c->input + pos, left,
-						  rest_cap(alg, pcluster_size))))))
+		      (fast_size = fast_rest_size_if(c, c->input + pos, left,
+						     rest_cap(alg, pcluster_size), expect,
+						     pcluster_size)))))
 			return take_fragment(c, item, pos, fast_size);
 		out_len = compress_pcluster(c, alg_index, c->input + pos, &src_len, prev, expect,
 					    ztail && alg->kind == EROFS_COMPRESS_LZ4HC &&

@@ -26,16 +26,28 @@ static uint64_t log2_q16(uint64_t x)
 
 uint32_t erofs_order0_size(const uint8_t *data, uint32_t len)
 {
-	uint32_t count[256] = { 0 };
+	/* four tables, summed after: a run of one byte value would wait on
+	 * its counter's last store (the whole call took 1.3x the time over
+	 * the rootfs sample in 8 KiB pieces with one table) */
+	uint32_t count[4][256] = { { 0 } };
 	uint64_t bits_q16 = 0, log_len;
+	uint32_t i = 0;
 
 	if (!len)
 		return 0;
-	for (uint32_t i = 0; i < len; i++)
-		count[data[i]]++;
+	for (; i + 4 <= len; i += 4) {
+		count[0][data[i]]++;
+		count[1][data[i + 1]]++;
+		count[2][data[i + 2]]++;
+		count[3][data[i + 3]]++;
+	}
+	for (; i < len; i++)
+		count[0][data[i]]++;
+	for (int v = 0; v < 256; v++)
+		count[0][v] += count[1][v] + count[2][v] + count[3][v];
 	log_len = log2_q16(len);
 	for (int v = 0; v < 256; v++)
-		if (count[v])
-			bits_q16 += count[v] * (log_len - log2_q16(count[v]));
+		if (count[0][v])
+			bits_q16 += count[0][v] * (log_len - log2_q16(count[0][v]));
 	return (uint32_t)((bits_q16 + (8u << 16) - 1) / (8u << 16));
 }
