@@ -35,7 +35,7 @@ uint32_t erofs_order0_size(const uint8_t *data, uint32_t len)
 
 	if (!len)
 		return 0;
-	for (; i + 4 <= len; i += 4) {
+	for (; len - i >= 4; i += 4) {
 		count[0][data[i]]++;
 		count[1][data[i + 1]]++;
 		count[2][data[i + 2]]++;
