@@ -349,10 +349,8 @@ uint32_t erofs_inline_room(const struct erofs_build_options *opts,
  */
 static bool order0_first(const struct erofs_build_options *opts, uint32_t len)
 {
-	const enum erofs_compressor_kind packed_kind = opts->algorithms[0].kind;
-
-	return len >= EROFS_ENTROPY_MIN &&
-	       (packed_kind == EROFS_COMPRESS_ZSTD || packed_kind == EROFS_COMPRESS_LZMA);
+	/* the codecs whose fragments are never cut, so nothing else reads it */
+	return len >= EROFS_ENTROPY_MIN && erofs_opts_packed_window(opts) == UINT64_MAX;
 }
 
 /*

@@ -269,27 +269,6 @@ static int commit_extents(struct erofs_commit *cc, struct erofs_inode *inode,
 }
 
 /*
- * How far back the packed inode's codec finds a match: beyond it, bytes
- * stored twice in the packed data are compressed twice.  LZMA and zstd
- * reach so far that a cut file's neighbours lose more than it saves: cut
- * only beyond their windows, images still grew up to 2.3 times (the QEMU
- * suite's dup tree and tests/mkfs-extended-compat.sh's files), so they are
- * never cut.
- */
-static uint64_t packed_window(const struct erofs_build_options *opts)
-{
-	switch (opts->algorithms[0].kind) {
-	case EROFS_COMPRESS_LZ4:
-	case EROFS_COMPRESS_LZ4HC:
-		return 65535;
-	case EROFS_COMPRESS_DEFLATE:
-		return 32768;
-	default:
-		return UINT64_MAX;
-	}
-}
-
-/*
  * How far back the packed inode's codec can match from where the fragment
  * would be appended: its window, and no further than the start of the
  * packed pcluster the fragment lands in, as each pcluster is compressed
@@ -302,7 +281,7 @@ static uint32_t packed_reach(const struct erofs_build_options *opts, const struc
 	const uint64_t half_input = w->frag_est ? (uint64_t)erofs_opts_packed_pcluster(opts) *
 							  w->frag_len / w->frag_est / 2
 						: UINT64_MAX;
-	uint64_t reach = packed_window(opts);
+	uint64_t reach = erofs_opts_packed_window(opts);
 
 	if (half_input < reach)
 		reach = half_input;
@@ -354,13 +333,13 @@ static int split_fragment(struct erofs_commit *cc, struct erofs_inode *inode, st
 	/* the shared run saves at most the whole fragment's estimate: a block or
 	 * less is never worth cutting; nor is anything the codec reaches back
 	 * to itself (LZMA, zstd): the search for the run is skipped */
-	if (w->frag_est <= blksz || packed_window(cc->opts) == UINT64_MAX)
+	if (w->frag_est <= blksz || erofs_opts_packed_window(cc->opts) == UINT64_MAX)
 		return 0;
 	if ((err = erofs_packed_common_suffix(cc->packed, w->frag, w->frag_len, &common,
 					      &stored_end)) ||
 	    !common || common >= w->frag_len)
 		return err;	/* none, or a whole match: commit_fragment()'s */
-	if (cc->packed->size + w->frag_len - stored_end <= packed_window(cc->opts))
+	if (cc->packed->size + w->frag_len - stored_end <= erofs_opts_packed_window(cc->opts))
 		return 0;
 	est_shared = (uint64_t)w->frag_est * common / w->frag_len;
 	if (common < 2 * EROFS_FRAGMENT_TAIL_KEY || est_shared <= blksz)

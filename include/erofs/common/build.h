@@ -255,6 +255,27 @@ static inline uint32_t erofs_opts_packed_pcluster(const struct erofs_build_optio
 	return opts->packed_pcluster_size ? opts->packed_pcluster_size : opts->pcluster_size;
 }
 
+/*
+ * How far back the packed inode's codec finds a match: beyond it, bytes
+ * stored twice in the packed data are compressed twice.  LZMA and zstd
+ * (UINT64_MAX) reach so far that a cut file's neighbours lose more than it
+ * saves: cut only beyond their windows, images still grew up to 2.3 times
+ * (the QEMU suite's dup tree and tests/mkfs-extended-compat.sh's files),
+ * so fragments are never cut for them (lib/build/zcommit.c).
+ */
+static inline uint64_t erofs_opts_packed_window(const struct erofs_build_options *opts)
+{
+	switch (opts->algorithms[0].kind) {
+	case EROFS_COMPRESS_LZ4:
+	case EROFS_COMPRESS_LZ4HC:
+		return 65535;
+	case EROFS_COMPRESS_DEFLATE:
+		return 32768;
+	default:
+		return UINT64_MAX;
+	}
+}
+
 /* Rebuild mode: the merged image holds only metadata, pointing into the layers. */
 static inline bool erofs_opts_layer_index(const struct erofs_build_options *opts)
 {
