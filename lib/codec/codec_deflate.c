@@ -1,93 +1,139 @@
 // SPDX-License-Identifier: MIT
 /*
- * Raw DEFLATE through libdeflate (see include/erofs/codec/codec.h).  libdeflate
- * compresses faster and smaller than zlib at the same level and fails
- * early when the output does not fit, which the prefix search
- * (erofs_codec_fit()) relies on; its window is always 32 KiB, the
- * superblock's windowbits 15.
+ * Raw DEFLATE through libdeflate (see include/erofs/codec/codec.h), which
+ * compresses faster and smaller than zlib at the same level; its window is
+ * always 32 KiB, the superblock's windowbits 15.
  *
- * libdeflate cannot entropy-code a parse it was given, so every try
- * compresses from scratch.  Starting from the caller's guess (the input
- * the stream's previous pcluster took) instead of four caps saved 2% of
- * the calls on linux-6.1's fs/ but filled some pclusters of the unit
- * test's samples a little less (test-codec-fit).  Fast LZ4's guess
- * (erofs_codec_guess_fit()) with 1% more is closer, and with the search
- * stopping within 1/768 of the cap rather than 1/512 it fills at least as
- * well as before on those samples: on fs/ (-C131072 -Efragments) the
- * tries went from 137 to 124 MB of input for 42 MB, and the images of
- * levels 3, 6 and 9 shrank by 4-8 KiB.  Without a guess the search starts
- * from four caps.
- *
- * A first try that misses the cap by more than 1/64 is read back for
- * where its blocks end (deflate_points()), which brackets the cut more
- * closely than one point does.  -zdeflate,6 -C131072
- * -Efragments,ztailpacking, instructions (cachegrind, --workers=1)
- * against no points: the rootfs sample 0.909 (8 KiB smaller), linux-6.1's
- * fs/ 0.964 (the same size).
- * Read back after every first try that missed, fs/ took 1.034 (the tries
- * it saved cost less than zlib's inflate of the output) and the rootfs
- * sample 0.898; at 1/32, 0.991 and 0.926.
+ * libdeflate has no destination-size mode.  Instead of searching for the
+ * prefix that fills the pcluster, compressing prefix after prefix (3.25
+ * compressions of every byte on the rootfs sample), one compression of a
+ * little more input than fits is cut at the cap (lib/codec/deflate_cut.c):
+ * its last block ends after the last symbol that leaves room for the
+ * end-of-block code.  How much input: fast LZ4's guess
+ * (erofs_codec_guess_fit()), with a margin so that the first try almost
+ * always overflows; a try that fits leaves room, and the next one grows in
+ * proportion.
  */
 #include <errno.h>
 #include <libdeflate.h>
-#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "erofs/codec/codec_fit.h"
-#include "erofs/codec/deflate_blocks.h"
+#include "erofs/codec/deflate_cut.h"
 
-static int deflate_init(struct erofs_codec *c)
-{
-	c->state = libdeflate_alloc_compressor(c->alg.level);
-	return c->state ? 0 : -ENOMEM;
-}
+/*
+ * The first try takes the guess and 1/MARGIN more; a try that fit grows
+ * in proportion and by as much more.  With no pcluster before, fast LZ4's
+ * input for LZ4_BUDGET/64 caps is the guess.  On the rootfs sample
+ * (-zdeflate,6 -C131072 -Efragments,ztailpacking) fast LZ4's guess is
+ * within -6%..+9% of what fits for 80% of the pclusters, and a margin of
+ * 1/10 to 1/20 compresses 1.20-1.23x the input taken (1/32, four caps
+ * with no pcluster before: 1.31x; a budget of 1.5 caps 1.23x, 2 caps
+ * 1.22x).  The margin costs size too:
+ * the cut block's code was built for the input past the cut as well.
+ * Against the old search (bytes, --workers=1 -T0), at 1/10, 1/20 and
+ * 1/40: -zdeflate,9 -C16384 +12,288, -4,096, 0; -C16384 -Eall-fragments
+ * +12,288, +8,192, -8,192 (fs/: +4,096, 0, -4,096); the rows of 128 KiB
+ * -20,480, -20,480, -16,384; but 1/40 took 1.15x the CPU of 1/10 at
+ * -C16384.
+ */
+#define MARGIN		20
+#define LZ4_BUDGET	112
+#define MAX_TRIES	4
+
+struct deflate_state {
+	struct libdeflate_compressor *compressor;
+	struct erofs_deflate_cutter *cutter;
+};
 
 static void deflate_exit(struct erofs_codec *c)
 {
-	if (c->state)
-		libdeflate_free_compressor(c->state);
+	struct deflate_state *s = c->state;
+
+	if (!s)
+		return;
+	if (s->compressor)
+		libdeflate_free_compressor(s->compressor);
+	erofs_deflate_cutter_free(s->cutter);
+	free(s);
 }
 
-static int deflate_try(struct erofs_codec *c, const uint8_t *src, int len, uint8_t *out,
-		       int out_cap)
+static int deflate_init(struct erofs_codec *c)
 {
-	return (int)libdeflate_deflate_compress(c->state, src, (size_t)len, out, (size_t)out_cap);
+	struct deflate_state *s = calloc(1, sizeof(*s));
+
+	c->state = s;
+	if (!s)
+		return -ENOMEM;
+	s->compressor = libdeflate_alloc_compressor(c->alg.level);
+	s->cutter = erofs_deflate_cutter_new();
+	return s->compressor && s->cutter ? 0 : -ENOMEM;
 }
 
-/*
- * What the first try's output tells of shorter prefixes: where its blocks
- * end.  A prefix compressed alone ends about there (libdeflate may split
- * its blocks a little otherwise) and takes two bytes more, a final empty
- * block.
- */
-static int deflate_points(struct erofs_codec *c, const uint8_t *out, int out_len, int *in,
-			  int *sizes, int max)
+static int deflate_whole(struct erofs_codec *c, const uint8_t *src, int len, uint8_t *out,
+			 int out_cap)
 {
-	const int n = erofs_deflate_block_ends(out, out_len, in, sizes, max);
+	struct deflate_state *s = c->state;
 
-	(void)c;
-	for (int i = 0; i < n; i++)
-		sizes[i] += 2;
-	return n;
+	return (int)libdeflate_deflate_compress(s->compressor, src, (size_t)len, out,
+						(size_t)out_cap);
 }
 
 static int deflate_fill(struct erofs_codec *c, const uint8_t *src, int *src_len,
 			const uint8_t *prev, int expect, uint8_t *dst, int cap)
 {
-	/* input this short fits whatever it holds: one compression, no guess */
-	const bool fits = libdeflate_deflate_compress_bound(c->state, (size_t)*src_len) <=
-			  (size_t)cap;
-	const int guess = fits ? 0 : erofs_codec_guess_fit(c, prev, expect, src, *src_len);
-	const struct erofs_fit_plan plan = {
-		.try_prefix = deflate_try, .points = deflate_points, .points_off = 64,
-		.slack = cap / 768 > 8 ? cap / 768 : 8, .max_tries = 10,
-		.first = guess > 0 ? guess + guess / 100 : 0,
-	};
+	struct deflate_state *s = c->state;
+	const int total = *src_len;
+	int guess, best = 0, best_out = 0;
+	int64_t m;
 
-	if (fits)
-		return deflate_try(c, src, *src_len, dst, cap);
-	return erofs_codec_fit(c, src, src_len, dst, cap, &plan);
+	/* input this short fits whatever it holds: one compression, no guess */
+	if (libdeflate_deflate_compress_bound(s->compressor, (size_t)total) <= (size_t)cap)
+		return deflate_whole(c, src, total, dst, cap);
+	guess = erofs_codec_guess_fit(c, prev, expect, src, total);
+	if (!guess)
+		guess = erofs_codec_guess_alone(c, src, total, (int)((int64_t)cap * LZ4_BUDGET / 64));
+	m = guess > 0 ? guess + guess / MARGIN : (int64_t)cap * 4;
+	for (int tries = 0; tries < MAX_TRIES; tries++) {
+		struct erofs_deflate_cut cut;
+		size_t bound;
+		int out, in;
+
+		if (m > total)
+			m = total;
+		bound = libdeflate_deflate_compress_bound(s->compressor, (size_t)m);
+		if (c->scratch_cap < (int64_t)bound) {
+			uint8_t *bigger = realloc(c->scratch, bound);
+
+			if (!bigger)
+				return -ENOMEM;
+			c->scratch = bigger;
+			c->scratch_cap = (int)bound;
+		}
+		out = deflate_whole(c, src, (int)m, c->scratch, (int)bound);
+		if (out <= 0)
+			break;
+		if (out <= cap) {
+			memcpy(dst, c->scratch, (size_t)out);
+			best = (int)m;
+			best_out = out;
+			if (m == total || cap - out <= cap / 768)
+				break;
+			m += m * (cap - out) / out + m / MARGIN;
+			continue;
+		}
+		in = erofs_deflate_find_cut(s->cutter, c->scratch, out, cap, &cut);
+		if (in > best) {
+			best_out = erofs_deflate_write_cut(c->scratch, &cut, dst);
+			best = in;
+		}
+		break;
+	}
+	*src_len = best;
+	return best_out;
 }
 
 const struct erofs_codec_ops erofs_codec_deflate_ops = {
-	.init = deflate_init, .exit = deflate_exit, .fill = deflate_fill, .whole = deflate_try,
+	.init = deflate_init, .exit = deflate_exit, .fill = deflate_fill, .whole = deflate_whole,
 };

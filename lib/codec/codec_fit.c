@@ -121,24 +121,39 @@ int erofs_codec_fit(struct erofs_codec *c, const uint8_t *src, int *src_len, uin
 	return (int)best_out;
 }
 
+/* c->guess of at least n bytes; false when out of memory (only a guess is lost) */
+static bool guess_room(struct erofs_codec *c, int n)
+{
+	char *bigger;
+
+	if (c->guess_cap >= n)
+		return true;
+	bigger = realloc(c->guess, (size_t)n);
+	if (!bigger)
+		return false;
+	c->guess = bigger;
+	c->guess_cap = n;
+	return true;
+}
+
 int erofs_codec_guess_fit(struct erofs_codec *c, const uint8_t *prev, int prev_len,
 			  const uint8_t *src, int total)
 {
 	const int bound = prev_len > 0 ? LZ4_compressBound(prev_len) : 0;
-	int packed, len = total;
+	int packed;
 
-	if (!prev || bound <= 0)
+	if (!prev || bound <= 0 || !guess_room(c, bound))
 		return 0;
-	if (c->guess_cap < bound) {
-		char *bigger = realloc(c->guess, (size_t)bound);
-
-		if (!bigger)
-			return 0;	/* only a guess */
-		c->guess = bigger;
-		c->guess_cap = bound;
-	}
 	packed = LZ4_compress_default((const char *)prev, c->guess, prev_len, bound);
-	if (packed <= 0 || LZ4_compress_destSize((const char *)src, c->guess, &len, packed) <= 0)
+	return packed > 0 ? erofs_codec_guess_alone(c, src, total, packed) : 0;
+}
+
+int erofs_codec_guess_alone(struct erofs_codec *c, const uint8_t *src, int total, int budget)
+{
+	int len = total;
+
+	if (budget <= 0 || !guess_room(c, budget) ||
+	    LZ4_compress_destSize((const char *)src, c->guess, &len, budget) <= 0)
 		return 0;
 	return len;
 }

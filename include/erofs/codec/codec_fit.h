@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* The prefix search of lib/codec/codec_fit.c, used by codec_deflate.c and codec_zstd.c. */
+/*
+ * The prefix search of lib/codec/codec_fit.c, used by codec_zstd.c, and
+ * the fast LZ4 guesses of the input that fills a pcluster, which
+ * codec_deflate.c sizes its one compression by too.
+ */
 #ifndef EROFS_CODEC_FIT_H
 #define EROFS_CODEC_FIT_H
 
@@ -8,7 +12,7 @@
 #include "erofs/codec/codec.h"
 
 /*
- * For codecs without a destination-size mode (DEFLATE, zstd): finds a long
+ * For a codec without a destination-size mode (zstd): finds a long
  * prefix of src[0, *src_len) whose output fits cap by trying prefixes,
  * starting from plan->first, each try_prefix() returning the output size
  * or 0 when it exceeds out_cap.  It stops once an output is within slack
@@ -46,5 +50,8 @@ int erofs_codec_fit(struct erofs_codec *c, const uint8_t *src, int *src_len, uin
  */
 int erofs_codec_guess_fit(struct erofs_codec *c, const uint8_t *prev, int prev_len,
 			  const uint8_t *src, int total);
+
+/* The prefix of src[0, total) that fast LZ4 packs into budget bytes; 0 when it cannot tell. */
+int erofs_codec_guess_alone(struct erofs_codec *c, const uint8_t *src, int total, int budget);
 
 #endif
