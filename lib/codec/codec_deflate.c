@@ -30,15 +30,19 @@
  * within -6%..+9% of what fits for 80% of the pclusters, and a margin of
  * 1/10 to 1/20 compresses 1.20-1.23x the input taken (1/32, four caps
  * with no pcluster before: 1.31x; a budget of 1.5 caps 1.23x, 2 caps
- * 1.22x).  The margin costs size too:
- * the cut block's code was built for the input past the cut as well.
+ * 1.22x).  The margin costs size too: the cut block's code was built for
+ * the input past the cut as well.
  * Against the old search (bytes, --workers=1 -T0), at 1/10, 1/20 and
  * 1/40: -zdeflate,9 -C16384 +12,288, -4,096, 0; -C16384 -Eall-fragments
- * +12,288, +8,192, -8,192 (fs/: +4,096, 0, -4,096); the rows of 128 KiB
- * -20,480, -20,480, -16,384; but 1/40 took 1.15x the CPU of 1/10 at
- * -C16384.
+ * +12,288, +8,192, -8,192 (fs/: +4,096, 0, -4,096); -C65536 -8,192,
+ * -8,192, -12,288; the rows of 128 KiB -20,480, -20,480, -16,384; 1/40
+ * took 1.15x the CPU of 1/10 at -C16384.  The smaller the pcluster, the
+ * more of it the cut block is: pclusters under 64 KiB take 1/40, and no
+ * image of those settings is larger than the old search's.
  */
 #define MARGIN		20
+#define SMALL_MARGIN	40
+#define SMALL_CAP	65536
 #define LZ4_BUDGET	112
 #define MAX_TRIES	4
 
@@ -85,7 +89,7 @@ static int deflate_fill(struct erofs_codec *c, const uint8_t *src, int *src_len,
 {
 	struct deflate_state *s = c->state;
 	const int total = *src_len;
-	int guess, best = 0, best_out = 0;
+	int guess, margin, best = 0, best_out = 0;
 	int64_t m;
 
 	/* input this short fits whatever it holds: one compression, no guess */
@@ -94,7 +98,8 @@ static int deflate_fill(struct erofs_codec *c, const uint8_t *src, int *src_len,
 	guess = erofs_codec_guess_fit(c, prev, expect, src, total);
 	if (!guess)
 		guess = erofs_codec_guess_alone(c, src, total, (int)((int64_t)cap * LZ4_BUDGET / 64));
-	m = guess > 0 ? guess + guess / MARGIN : (int64_t)cap * 4;
+	margin = cap < SMALL_CAP ? SMALL_MARGIN : MARGIN;
+	m = guess > 0 ? guess + guess / margin : (int64_t)cap * 4;
 	for (int tries = 0; tries < MAX_TRIES; tries++) {
 		struct erofs_deflate_cut cut;
 		size_t bound;
@@ -120,7 +125,7 @@ static int deflate_fill(struct erofs_codec *c, const uint8_t *src, int *src_len,
 			best_out = out;
 			if (m == total || cap - out <= cap / 768)
 				break;
-			m += m * (cap - out) / out + m / MARGIN;
+			m += m * (cap - out) / out + m / margin;
 			continue;
 		}
 		in = erofs_deflate_find_cut(s->cutter, c->scratch, out, cap, &cut);
