@@ -154,14 +154,18 @@ void erofs_compressor_free(struct erofs_compressor *c)
 /*
  * Fills one pcluster of cap bytes; returns the compressed length, 0 if
  * nothing fits.  expect: the input the segment's previous pcluster took,
- * found at prev (see erofs_codec_fill()).
+ * found at prev; budget: what the codec carries from that pcluster to
+ * this one, NULL for a pcluster out of the stream's order (see
+ * erofs_codec_fill_next()).
  */
 static int compress_pcluster(struct erofs_compressor *c, unsigned int alg_index,
 			     const uint8_t *src, int *src_len, const uint8_t *prev, int expect,
-			     int cap)
+			     int *budget, int cap)
 {
-	return erofs_codec_fill(c->codecs[alg_index], src, src_len, prev, expect, c->pcluster,
-				cap);
+	int none = 0;
+
+	return erofs_codec_fill_next(c->codecs[alg_index], src, src_len, prev, expect,
+				     budget ? budget : &none, c->pcluster, cap);
 }
 
 /*
@@ -492,6 +496,7 @@ static int compress_segment(struct erofs_compressor *c, struct erofs_work *item,
 	 */
 	int expect = 0;
 	const uint8_t *prev = NULL;	/* where those bytes are, still in c->input */
+	int budget = 0;			/* and what the codec carries on (erofs_codec_fill_next()) */
 	int err;
 
 	if (to_fragment && c->opts->all_fragments)
@@ -531,7 +536,7 @@ static int compress_segment(struct erofs_compressor *c, struct erofs_work *item,
 						     pcluster_size)))))
 			return take_fragment(c, item, pos, fast_size);
 		out_len = compress_pcluster(c, alg_index, c->input + pos, &src_len, prev, expect,
-					    ztail && alg->kind == EROFS_COMPRESS_LZ4HC &&
+					    &budget, ztail && alg->kind == EROFS_COMPRESS_LZ4HC &&
 					    (uint64_t)src_len == left
 						? ztail_first_cap(c, c->input + pos, left,
 								  (int)pcluster_size)
@@ -540,6 +545,7 @@ static int compress_segment(struct erofs_compressor *c, struct erofs_work *item,
 			return out_len;
 		expect = anchored ? 0 : src_len;
 		prev = expect ? c->input + pos : NULL;
+		budget = expect ? budget : 0;
 		if (fragment_tail && (uint64_t)src_len == left)
 			return take_fragment(c, item, pos, 0);
 		nblks = blocks_for((uint64_t)out_len, blksz);
@@ -548,7 +554,7 @@ static int compress_segment(struct erofs_compressor *c, struct erofs_work *item,
 			 * that what is left can become a short inline tail */
 			src_len = (int)left;
 			out_len = compress_pcluster(c, alg_index, c->input + pos, &src_len, NULL, 0,
-						    (int)((nblks - 1) * blksz));
+						    NULL, (int)((nblks - 1) * blksz));
 			if (out_len < 0)
 				return out_len;
 			nblks = blocks_for((uint64_t)out_len, blksz);
@@ -570,7 +576,7 @@ static int compress_segment(struct erofs_compressor *c, struct erofs_work *item,
 				nblks = blocks_for((uint64_t)need, blksz);
 				src_len = (int)(left < extent_max ? left : extent_max);
 				out_len = compress_pcluster(c, alg_index, c->input + pos, &src_len,
-							    NULL, 0, (int)(nblks * blksz));
+							    NULL, 0, NULL, (int)(nblks * blksz));
 				if (out_len < 0)
 					return out_len;
 				nblks = blocks_for((uint64_t)out_len, blksz);

@@ -141,15 +141,31 @@ int erofs_codec_whole(struct erofs_codec *c, const uint8_t *src, int len, uint8_
 	return ret > 0 && ret <= cap && dst[0] ? ret : 0;
 }
 
-int erofs_codec_fill(struct erofs_codec *c, const uint8_t *src, int *src_len,
-		     const uint8_t *prev, int expect, uint8_t *dst, int cap)
+int erofs_codec_fill_next(struct erofs_codec *c, const uint8_t *src, int *src_len,
+			  const uint8_t *prev, int expect, int *budget, uint8_t *dst, int cap)
 {
-	int ret = c->ops->fill(c, src, src_len, prev, expect, dst, cap);
+	int ret;
 
+	if (c->ops->fill_next) {
+		ret = c->ops->fill_next(c, src, src_len, prev, expect, budget, dst, cap);
+	} else {
+		*budget = 0;
+		ret = c->ops->fill(c, src, src_len, prev, expect, dst, cap);
+	}
 	/* a leading zero would be taken for padding (see the header) */
 	if (ret > 0 && !dst[0])
 		ret = 0;
-	if (ret <= 0)
+	if (ret <= 0) {
 		*src_len = 0;
+		*budget = 0;
+	}
 	return ret;
+}
+
+int erofs_codec_fill(struct erofs_codec *c, const uint8_t *src, int *src_len,
+		     const uint8_t *prev, int expect, uint8_t *dst, int cap)
+{
+	int budget = 0;
+
+	return erofs_codec_fill_next(c, src, src_len, prev, expect, &budget, dst, cap);
 }

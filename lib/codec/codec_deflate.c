@@ -10,7 +10,7 @@
  * little more input than fits is cut at the cap (lib/codec/deflate_cut.c):
  * its last block ends after the last symbol that leaves room for the
  * end-of-block code.  How much input: fast LZ4's guess
- * (erofs_codec_guess_fit()), with a margin so that the first try almost
+ * (erofs_codec_guess_alone()), with a margin so that the first try almost
  * always overflows; a try that fits leaves room, and the next one grows in
  * proportion.
  */
@@ -84,20 +84,45 @@ static int deflate_whole(struct erofs_codec *c, const uint8_t *src, int len, uin
 						(size_t)out_cap);
 }
 
-static int deflate_fill(struct erofs_codec *c, const uint8_t *src, int *src_len,
-			const uint8_t *prev, int expect, uint8_t *dst, int cap)
+/*
+ * The fast LZ4 budget for this pcluster: the one the previous pcluster's
+ * input maps to, carried by the caller, or found by compressing prev
+ * again, which the carried one spares: farm-bench, 11 pairs,
+ * -zdeflate,6 -C131072 -Efragments,ztailpacking, 0.94 of the CPU on the
+ * rootfs sample and 0.93 on fs/, the same images.  Pclusters under 64 KiB carry none:
+ * there a guess a little off moves the cut block's code (SMALL_MARGIN),
+ * and with a carried budget -zdeflate,9 -C16384 grew by 8 KiB.
+ */
+static int lz4_budget(struct erofs_codec *c, const uint8_t *prev, int expect, const int *carried)
+{
+	if (!prev || expect <= 0)
+		return 0;
+	if (carried && *carried > 0)
+		return *carried;
+	return erofs_codec_lz4_size(c, prev, expect);
+}
+
+static int deflate_fill_next(struct erofs_codec *c, const uint8_t *src, int *src_len,
+			     const uint8_t *prev, int expect, int *budget, uint8_t *dst, int cap)
 {
 	struct deflate_state *s = c->state;
 	const int total = *src_len;
-	int guess, margin, best = 0, best_out = 0;
-	int64_t m;
+	int guess = 0, used, margin, best = 0, best_out = 0;
+	int64_t m, next;
 
 	/* input this short fits whatever it holds: one compression, no guess */
-	if (libdeflate_deflate_compress_bound(s->compressor, (size_t)total) <= (size_t)cap)
+	if (libdeflate_deflate_compress_bound(s->compressor, (size_t)total) <= (size_t)cap) {
+		if (budget)
+			*budget = 0;
 		return deflate_whole(c, src, total, dst, cap);
-	guess = erofs_codec_guess_fit(c, prev, expect, src, total);
-	if (!guess)
-		guess = erofs_codec_guess_alone(c, src, total, (int)((int64_t)cap * LZ4_BUDGET / 64));
+	}
+	used = lz4_budget(c, prev, expect, budget);
+	if (used > 0)
+		guess = erofs_codec_guess_alone(c, src, total, used);
+	if (!guess) {
+		used = (int)((int64_t)cap * LZ4_BUDGET / 64);
+		guess = erofs_codec_guess_alone(c, src, total, used);
+	}
 	margin = cap < SMALL_CAP ? SMALL_MARGIN : MARGIN;
 	m = guess > 0 ? guess + guess / margin : (int64_t)cap * 4;
 	for (int tries = 0; tries < MAX_TRIES; tries++) {
@@ -135,10 +160,25 @@ static int deflate_fill(struct erofs_codec *c, const uint8_t *src, int *src_len,
 		}
 		break;
 	}
+	/*
+	 * The budget whose input is what this pcluster took, in proportion
+	 * (the guess took all of used): LZ4's ratio barely moves within a
+	 * pcluster.  Kept to four caps, LZ4's output for input it cannot pack.
+	 */
+	next = guess > 0 && best > 0 && cap >= SMALL_CAP ? (int64_t)used * best / guess : 0;
+	if (budget)
+		*budget = (int)(next < 4 * (int64_t)cap ? next : 4 * (int64_t)cap);
 	*src_len = best;
 	return best_out;
 }
 
+static int deflate_fill(struct erofs_codec *c, const uint8_t *src, int *src_len,
+			const uint8_t *prev, int expect, uint8_t *dst, int cap)
+{
+	return deflate_fill_next(c, src, src_len, prev, expect, NULL, dst, cap);
+}
+
 const struct erofs_codec_ops erofs_codec_deflate_ops = {
-	.init = deflate_init, .exit = deflate_exit, .fill = deflate_fill, .whole = deflate_whole,
+	.init = deflate_init, .exit = deflate_exit, .fill = deflate_fill,
+	.fill_next = deflate_fill_next, .whole = deflate_whole,
 };

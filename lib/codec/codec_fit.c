@@ -136,16 +136,15 @@ static bool guess_room(struct erofs_codec *c, int n)
 	return true;
 }
 
-int erofs_codec_guess_fit(struct erofs_codec *c, const uint8_t *prev, int prev_len,
-			  const uint8_t *src, int total)
+int erofs_codec_lz4_size(struct erofs_codec *c, const uint8_t *prev, int prev_len)
 {
-	const int bound = prev_len > 0 ? LZ4_compressBound(prev_len) : 0;
+	const int bound = prev && prev_len > 0 ? LZ4_compressBound(prev_len) : 0;
 	int packed;
 
-	if (!prev || bound <= 0 || !guess_room(c, bound))
+	if (bound <= 0 || !guess_room(c, bound))
 		return 0;
 	packed = LZ4_compress_default((const char *)prev, c->guess, prev_len, bound);
-	return packed > 0 ? erofs_codec_guess_alone(c, src, total, packed) : 0;
+	return packed > 0 ? packed : 0;
 }
 
 int erofs_codec_guess_alone(struct erofs_codec *c, const uint8_t *src, int total, int budget)

@@ -2,7 +2,7 @@
 /*
  * zstd -1 as the yardstick of the fixed-output search's first window
  * (include/erofs/codec/zstd_guess.h).  Fast LZ4 was the yardstick before
- * (erofs_codec_guess_fit(), which DEFLATE still uses); it has no entropy
+ * (include/erofs/codec/codec_fit.h, which DEFLATE still uses); it has no entropy
  * stage, and on binaries its ratio to zstd's higher levels drifts as much
  * as the data's.  At -zzstd,19 -C131072 on the rootfs sample, its guesses
  * were within -23% to +31% of the input that fit from the 5th to the 95th

@@ -3,7 +3,8 @@
  * The fixed-output property of the codecs that search for their prefix
  * (zstd, DEFLATE; include/erofs/codec/codec_fit.h), on a stream cut into pclusters
  * the way lib/build/compress.c cuts a segment (each pcluster's guess is what
- * the one before took): every output fits the cap, and fills it to within
+ * the one before took, and DEFLATE's fast LZ4 budget is carried from one to
+ * the next, erofs_codec_fill_next()): every output fits the cap, and fills it to within
  * the old search's slack on average while input is left; it decodes
  * (lib/codec/zdecode.c) to exactly the input it says it took; and, from the
  * same starting points, it takes at least as much input in all as the
@@ -150,7 +151,7 @@ static void check_stream(enum erofs_compressor_kind kind, int level, const uint8
 	struct plain old = { .kind = kind };
 	struct erofs_codec *c;
 	static uint8_t out[1u << 20], old_out[1u << 20], back[STREAM];
-	int expect = 0, pclusters = 0;
+	int expect = 0, budget = 0, pclusters = 0, carried = 0;
 	int64_t ahead = 0;		/* input taken beyond the old search's, in all */
 	int64_t filled = 0;		/* output of the pclusters with input left */
 	int full = 0;
@@ -176,8 +177,9 @@ static void check_stream(enum erofs_compressor_kind kind, int level, const uint8
 		char why[96];
 
 		/* the previous pcluster's input ends where this one starts */
-		n = erofs_codec_fill(c, stream + pos, &len, expect ? stream + pos - expect : NULL,
-				     expect, out, cap);
+		n = erofs_codec_fill_next(c, stream + pos, &len, expect ? stream + pos - expect : NULL,
+					  expect, &budget, out, cap);
+		carried += budget > 0;
 		old_n = plain_fill(&old, stream + pos, &old_len, old_out, cap);
 		CHECK(n >= 0 && n <= cap);
 		if (n <= 0) {
@@ -204,6 +206,8 @@ static void check_stream(enum erofs_compressor_kind kind, int level, const uint8
 		pclusters++;
 	}
 	CHECK(ahead >= 0);
+	/* DEFLATE carries its budget in pclusters of 64 KiB and more; zstd has none */
+	CHECK(kind == EROFS_COMPRESS_DEFLATE && cap >= 65536 ? carried > 0 : carried == 0);
 	/*
 	 * Filled to within the old search's slack on average: a pcluster
 	 * may fall short where one byte more of input costs a hundred more

@@ -39,6 +39,18 @@ int erofs_codec_fill(struct erofs_codec *c, const uint8_t *src, int *src_len,
 		     const uint8_t *prev, int expect, uint8_t *dst, int cap);
 
 /*
+ * As erofs_codec_fill(), for the pclusters of one stream in order: *budget
+ * carries from each call to the next the fast LZ4 budget (output bytes)
+ * whose input is what this pcluster took, so that DEFLATE's guess of the
+ * next cut need not compress prev again with fast LZ4.  Start a stream
+ * with 0 (unknown), and set it back to 0 wherever prev is not this call's
+ * input; it is a function of the stream's bytes like the rest, so images
+ * stay the same for every worker count.
+ */
+int erofs_codec_fill_next(struct erofs_codec *c, const uint8_t *src, int *src_len,
+			  const uint8_t *prev, int expect, int *budget, uint8_t *dst, int cap);
+
+/*
  * Compresses all of src[0, len) as one stream into dst[0, cap): the bytes
  * written, or 0 when the whole input does not fit (or the output would
  * start with a zero byte): the caller stores it raw.  No search for the
@@ -72,6 +84,9 @@ struct erofs_codec_ops {
 	/* as erofs_codec_fill(), may write a leading zero (checked after) */
 	int (*fill)(struct erofs_codec *c, const uint8_t *src, int *src_len, const uint8_t *prev,
 		    int expect, uint8_t *dst, int cap);
+	/* optional: as erofs_codec_fill_next() (else fill(), and the budget is 0) */
+	int (*fill_next)(struct erofs_codec *c, const uint8_t *src, int *src_len,
+			 const uint8_t *prev, int expect, int *budget, uint8_t *dst, int cap);
 	/* optional: all of src in at most cap bytes, else 0 (else fill() is asked) */
 	int (*whole)(struct erofs_codec *c, const uint8_t *src, int len, uint8_t *dst, int cap);
 };
@@ -82,7 +97,7 @@ struct erofs_codec {
 	void *state;			/* the library's context */
 	uint8_t *scratch;		/* codecs that try sizes: one try's output */
 	int scratch_cap;
-	char *guess;			/* erofs_codec_guess_fit()'s LZ4 output */
+	char *guess;			/* the fast LZ4 guesses' output (codec_fit.h) */
 	int guess_cap;
 };
 

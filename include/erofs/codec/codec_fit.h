@@ -41,17 +41,15 @@ int erofs_codec_fit(struct erofs_codec *c, const uint8_t *src, int *src_len, uin
 		    int cap, const struct erofs_fit_plan *plan);
 
 /*
- * A guess of the prefix of src[0, total) that fills a pcluster: the input
- * fast LZ4 packs into as many bytes as it packed the previous pcluster's
- * input (prev[0, prev_len)) in, as the ratio of two codecs drifts much
- * less from one pcluster to the next than the data's compressibility does
- * (zstd -15 on linux-6.1's fs/: within 4% for 29 pclusters in 30, where
- * prev_len alone is within 10%).  0 when it cannot tell.
+ * Guesses of the prefix of src[0, total) that fills a pcluster: the input
+ * fast LZ4 packs into budget bytes (0 when it cannot tell), budget being
+ * what fast LZ4 packs the previous pcluster's input prev[0, prev_len) into
+ * (erofs_codec_lz4_size(); 0 when it cannot tell), as the ratio of two
+ * codecs drifts much less from one pcluster to the next than the data's
+ * compressibility does (zstd -15 on linux-6.1's fs/: within 4% for 29
+ * pclusters in 30, where prev_len alone is within 10%).
  */
-int erofs_codec_guess_fit(struct erofs_codec *c, const uint8_t *prev, int prev_len,
-			  const uint8_t *src, int total);
-
-/* The prefix of src[0, total) that fast LZ4 packs into budget bytes; 0 when it cannot tell. */
+int erofs_codec_lz4_size(struct erofs_codec *c, const uint8_t *prev, int prev_len);
 int erofs_codec_guess_alone(struct erofs_codec *c, const uint8_t *src, int total, int budget);
 
 #endif
