@@ -10,8 +10,8 @@
  * little more input than fits is cut at the cap (lib/codec/deflate_cut.c):
  * its last block ends after the last symbol that leaves room for the
  * end-of-block code.  How much input: fast LZ4's guess
- * (erofs_codec_guess_alone()), with a margin so that the first try almost
- * always overflows; a try that fits leaves room, and the next one grows in
+ * (erofs_codec_guess_alone()), with a margin so that the first try mostly
+ * overflows; a try that fits leaves room, and the next one grows in
  * proportion.
  */
 #include <errno.h>
@@ -89,9 +89,10 @@ static int deflate_whole(struct erofs_codec *c, const uint8_t *src, int len, uin
  * input maps to, carried by the caller, or found by compressing prev
  * again, which the carried one spares: farm-bench, 11 pairs,
  * -zdeflate,6 -C131072 -Efragments,ztailpacking, 0.94 of the CPU on the
- * rootfs sample and 0.93 on fs/, the same images.  Pclusters under 64 KiB carry none:
- * there a guess a little off moves the cut block's code (SMALL_MARGIN),
- * and with a carried budget -zdeflate,9 -C16384 grew by 8 KiB.
+ * rootfs sample and 0.93 on fs/, the same images.  Pclusters under 64 KiB
+ * carry none: there a guess a little off moves the cut block's code
+ * (SMALL_MARGIN), and with a carried budget -zdeflate,9 -C16384 grew by
+ * 8 KiB.
  */
 static int lz4_budget(struct erofs_codec *c, const uint8_t *prev, int expect, const int *carried)
 {
@@ -163,7 +164,7 @@ static int deflate_fill_next(struct erofs_codec *c, const uint8_t *src, int *src
 	/*
 	 * The budget whose input is what this pcluster took, in proportion
 	 * (the guess took all of used): LZ4's ratio barely moves within a
-	 * pcluster.  Kept to four caps, LZ4's output for input it cannot pack.
+	 * pcluster.  At most four caps, whatever the guess.
 	 */
 	next = guess > 0 && best > 0 && cap >= SMALL_CAP ? (int64_t)used * best / guess : 0;
 	if (budget)
