@@ -94,12 +94,12 @@ static int deflate_whole(struct erofs_codec *c, const uint8_t *src, int len, uin
  * (SMALL_MARGIN), and with a carried budget -zdeflate,9 -C16384 grew by
  * 8 KiB.
  */
-static int lz4_budget(struct erofs_codec *c, const uint8_t *prev, int expect, const int *carried)
+static int lz4_budget(struct erofs_codec *c, const uint8_t *prev, int expect, int carried)
 {
 	if (!prev || expect <= 0)
 		return 0;
-	if (carried && *carried > 0)
-		return *carried;
+	if (carried > 0)
+		return carried;
 	return erofs_codec_lz4_size(c, prev, expect);
 }
 
@@ -113,11 +113,10 @@ static int deflate_fill_next(struct erofs_codec *c, const uint8_t *src, int *src
 
 	/* input this short fits whatever it holds: one compression, no guess */
 	if (libdeflate_deflate_compress_bound(s->compressor, (size_t)total) <= (size_t)cap) {
-		if (budget)
-			*budget = 0;
+		*budget = 0;
 		return deflate_whole(c, src, total, dst, cap);
 	}
-	used = lz4_budget(c, prev, expect, budget);
+	used = lz4_budget(c, prev, expect, *budget);
 	if (used > 0)
 		guess = erofs_codec_guess_alone(c, src, total, used);
 	if (!guess) {
@@ -167,8 +166,7 @@ static int deflate_fill_next(struct erofs_codec *c, const uint8_t *src, int *src
 	 * pcluster.  At most four caps, whatever the guess.
 	 */
 	next = guess > 0 && best > 0 && cap >= SMALL_CAP ? (int64_t)used * best / guess : 0;
-	if (budget)
-		*budget = (int)(next < 4 * (int64_t)cap ? next : 4 * (int64_t)cap);
+	*budget = (int)(next < 4 * (int64_t)cap ? next : 4 * (int64_t)cap);
 	*src_len = best;
 	return best_out;
 }
@@ -176,7 +174,9 @@ static int deflate_fill_next(struct erofs_codec *c, const uint8_t *src, int *src
 static int deflate_fill(struct erofs_codec *c, const uint8_t *src, int *src_len,
 			const uint8_t *prev, int expect, uint8_t *dst, int cap)
 {
-	return deflate_fill_next(c, src, src_len, prev, expect, NULL, dst, cap);
+	int budget = 0;		/* unknown: prev is compressed again */
+
+	return deflate_fill_next(c, src, src_len, prev, expect, &budget, dst, cap);
 }
 
 const struct erofs_codec_ops erofs_codec_deflate_ops = {

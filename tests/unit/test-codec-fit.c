@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * The fixed-output property of the codecs that search for their prefix
- * (zstd, DEFLATE; include/erofs/codec/codec_fit.h), on a stream cut into pclusters
- * the way lib/build/compress.c cuts a segment (each pcluster's guess is what
- * the one before took, and DEFLATE's fast LZ4 budget is carried from one to
- * the next, erofs_codec_fill_next()): every output fits the cap, and fills it to within
- * the old search's slack on average while input is left; it decodes
+ * The fixed-output property of the codecs without a destination-size mode
+ * (zstd's prefix search, include/erofs/codec/codec_fit.h, and DEFLATE's cut
+ * at the cap, deflate_cut.h), on a stream cut into pclusters the way
+ * lib/build/compress.c cuts a segment (each pcluster's guess is what the
+ * one before took, and DEFLATE's fast LZ4 budget is carried from one to the
+ * next, erofs_codec_fill_next()): every output fits the cap, and fills it
+ * to within the old search's slack on average while input is left; it decodes
  * (lib/codec/zdecode.c) to exactly the input it says it took; and, from the
  * same starting points, it takes at least as much input in all as the
  * search that compresses every try from scratch (one plain compression

@@ -2,7 +2,7 @@
 /*
  * The prefix search of lib/codec/codec_fit.c, used by codec_zstd.c, and
  * the fast LZ4 guesses of the input that fills a pcluster, which
- * codec_deflate.c sizes its one compression by too.
+ * codec_deflate.c sizes its one compression by.
  */
 #ifndef EROFS_CODEC_FIT_H
 #define EROFS_CODEC_FIT_H
